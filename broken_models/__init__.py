@@ -1,0 +1,20 @@
+"""Deliberately broken models: each differs from model/ in exactly one rule.
+
+Every module states the rule it breaks (RULE) and the invariant that must
+catch it (CATCHES); `python runner.py --broken` runs them all and a test pins
+that each is caught.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# name -> module path; each module exposes MODEL, step, RULE, CATCHES and a docstring
+BROKEN = {
+    "adopt_any_instance": "broken_models.adopt_any_instance",
+}
+
+
+def load(name: str):
+    """The broken model's module."""
+    return importlib.import_module(BROKEN[name])

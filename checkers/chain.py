@@ -1,0 +1,54 @@
+"""INV-3: conditional writes form a chain.
+
+For each key, every write that took effect named (by its condition) the
+version it replaced, as the writer knew it: the versions form one path,
+never a fork. A stale `If-Match` that succeeds because identical bytes got
+the same ETag (A-B-A) names an older version than the one it replaced, and
+is reported. Writes to protocol keys (`nodes/` in format 3 and `owners/`)
+must be conditional at all: an unconditional one names no predecessor.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from .history import History, Violation
+
+INVARIANT = "INV-3"
+
+# keys whose every write the protocol makes conditional (NL-7, NL-8, FN-3, OR-3, OR-5)
+CONDITIONAL_PREFIXES = ("nodes/", "owners/")
+# a `nodes/` write in an old format is unconditional by design (section 6)
+_OLD_FORMAT_STATES = ("node ",)
+
+
+def check(history: History) -> list[Violation]:
+    graphs: dict[str, nx.DiGraph] = {}
+    where: dict[tuple[str, int], int] = {}  # (key, serial) -> event index that wrote it
+    out: list[Violation] = []
+    for i, (t, p, kind, f) in enumerate(history.events):
+        if kind != "apply":
+            continue
+        key, op, cond, prev, named, serial, state = f
+        g = graphs.get(key)
+        if g is None:
+            g = graphs[key] = nx.DiGraph()
+        g.add_edge(prev, serial if serial else -(i + 1), event=i)  # a delete ends the path in a leaf
+        if serial:
+            where[(key, serial)] = i
+        if cond is None:
+            if key.startswith(CONDITIONAL_PREFIXES) and not state.startswith(_OLD_FORMAT_STATES):
+                out.append(Violation(INVARIANT, f"{key}: unconditional {op} by {history.processes[p].label} "
+                                     f"replaced version #{prev} without naming it", (i,)))
+            continue
+        if named != prev:
+            ev = (where[(key, named)],) if (key, named) in where else ()
+            named_s = "no object" if named == 0 else (f"version #{named}" if named and named > 0 else "a version it never read")
+            out.append(Violation(INVARIANT, f"{key}: {op} {cond} by {history.processes[p].label} named {named_s} "
+                                 f"but replaced version #{prev}: a fork in the chain", ev + (i,)))
+    for key, g in graphs.items():
+        for n in g.nodes:
+            if g.out_degree(n) > 1:
+                evs = tuple(sorted(d["event"] for _, _, d in g.out_edges(n, data=True)))
+                out.append(Violation(INVARIANT, f"{key}: version #{n} has {g.out_degree(n)} successors", evs))
+    return out

@@ -1,0 +1,135 @@
+"""What a run leaves behind: the history every checker judges.
+
+A history is the seed's drawn options, a table of processes (each with the
+clock it ran on) and a list of events `(t_ms, proc, kind, fields)` in true
+time order. `proc` indexes `processes`; `kind` is one of
+model.observations.KINDS. The encoding used for hashing is stable: JSON of
+primitives with sorted keys, no `repr`, no `hash()`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from model.observations import KINDS
+
+
+class Clock:
+    """A machine's clock: local(t) = t + offset + floor(t * drift_ppm / 1e6)."""
+
+    __slots__ = ("offset_ms", "drift_ppm")
+
+    def __init__(self, offset_ms: int, drift_ppm: int = 0) -> None:
+        self.offset_ms = offset_ms
+        self.drift_ppm = drift_ppm
+
+    def local(self, t_ms: int) -> int:
+        if self.drift_ppm:
+            return t_ms + self.offset_ms + (t_ms * self.drift_ppm) // 1_000_000
+        return t_ms + self.offset_ms
+
+    def true_at(self, local_ms: int) -> int:
+        """The first true instant at which this clock reads `local_ms` or later."""
+        if not self.drift_ppm:
+            return local_ms - self.offset_ms
+        t = ((local_ms - self.offset_ms) * 1_000_000) // (1_000_000 + self.drift_ppm)
+        while self.local(t) < local_ms:
+            t += 1
+        while self.local(t - 1) >= local_ms:
+            t -= 1
+        return t
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    node_id: str
+    instance: str
+    machine: str
+    offset_ms: int
+    drift_ppm: int
+
+    @property
+    def clock(self) -> Clock:
+        return Clock(self.offset_ms, self.drift_ppm)
+
+    @property
+    def label(self) -> str:
+        return f"{self.node_id}/{self.instance}"
+
+
+@dataclass
+class History:
+    seed: int
+    model: str
+    scenario: str
+    params: dict
+    options: dict
+    processes: list[Process] = field(default_factory=list)
+    events: list[tuple] = field(default_factory=list)
+    rules: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    end_ms: int = 0
+    _sha: str | None = None
+
+    def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
+        self.events.append((t_ms, proc, kind, fields))
+
+    # --- encoding ------------------------------------------------------------
+
+    def header(self) -> dict:
+        return {
+            "seed": self.seed,
+            "model": self.model,
+            "scenario": self.scenario,
+            "params": self.params,
+            "options": self.options,
+            "processes": [[p.node_id, p.instance, p.machine, p.offset_ms, p.drift_ppm] for p in self.processes],
+            "end_ms": self.end_ms,
+        }
+
+    def encode(self) -> bytes:
+        """The stable byte encoding that `sha256` hashes."""
+        head = json.dumps(self.header(), sort_keys=True, separators=(",", ":"))
+        body = json.dumps(self.events, separators=(",", ":"))
+        rules = json.dumps(self.rules, sort_keys=True, separators=(",", ":"))
+        return (head + "\n" + body + "\n" + rules).encode()
+
+    def sha256(self) -> str:
+        if self._sha is None:
+            self._sha = hashlib.sha256(self.encode()).hexdigest()
+        return self._sha
+
+    # --- reading -------------------------------------------------------------
+
+    def describe(self, i: int) -> str:
+        """One event as a readable line: `12.345 s  n1/ab12  lease_valid written_at_ms=... `."""
+        t, p, kind, fields = self.events[i]
+        who = self.processes[p].label if p >= 0 else "world"
+        names = KINDS.get(kind, ())
+        parts = [f"{n}={_fmt(v)}" for n, v in zip(names, fields)]
+        return f"#{i:<5} {t / 1000:9.3f} s  {who:<16} {kind:<14} {' '.join(parts)}"
+
+    def timeline(self) -> str:
+        return "\n".join(self.describe(i) for i in range(len(self.events)))
+
+
+def _fmt(v) -> str:
+    if isinstance(v, str) and (" " in v or v == ""):
+        return json.dumps(v)
+    return str(v)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A broken invariant, with the events (indices into history.events) that prove it."""
+
+    invariant: str
+    message: str
+    events: tuple[int, ...] = ()
+
+    def explain(self, history: History) -> str:
+        lines = [f"{self.invariant}: {self.message}"]
+        lines += ["    " + history.describe(i) for i in self.events]
+        return "\n".join(lines)

@@ -1,0 +1,45 @@
+"""Immutable helpers for model state: a read-only dict and copy-on-write updates.
+
+The model never mutates the state it was given (DESIGN.md); these make the
+cheap way the only way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenDict(dict):
+    """A dict that refuses mutation. Build a new one with `with_item`/`without`."""
+
+    __slots__ = ()
+
+    def _refuse(self, *a: Any, **k: Any) -> None:
+        raise TypeError("FrozenDict is immutable: use with_item() or without()")
+
+    __setitem__ = __delitem__ = _refuse  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def with_item(self, k: Any, v: Any) -> "FrozenDict":
+        d = dict(self)
+        d[k] = v
+        return FrozenDict(d)
+
+    def without(self, k: Any) -> "FrozenDict":
+        if k not in self:
+            return self
+        d = dict(self)
+        del d[k]
+        return FrozenDict(d)
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        raise TypeError("FrozenDict is not hashable")
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+
+EMPTY = FrozenDict()

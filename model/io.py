@@ -1,0 +1,149 @@
+"""The contract between the model and the worlds that execute it.
+
+Inputs are past-tense facts a world hands to `step`; effects are commands
+`step` hands back; observations are facts for the history. Everything here
+is immutable data made of ints, strings, None and tuples, so that a history
+can be hashed with a stable encoding and a state can be compared by value.
+
+This module must not know any protocol rule: it is only the vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+# --- bucket requests (carried by the Send effect) ---------------------------
+
+GET = "GET"
+PUT = "PUT"
+DELETE = "DELETE"
+LIST = "LIST"
+
+# conditions
+IF_MATCH = "if-match"
+IF_NONE_MATCH = "if-none-match"  # If-None-Match: *
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One bucket request. `version` is the If-Match token when cond is IF_MATCH."""
+
+    op: str
+    key: str  # the key, or the prefix for LIST
+    cond: str | None = None
+    version: str | None = None
+    body: str | None = None
+
+
+# --- replies (carried by the ReplyArrived input) -----------------------------
+
+OK = "ok"
+NOT_FOUND = "not_found"  # 404
+PRECONDITION_FAILED = "precondition_failed"  # 412
+CONFLICT = "conflict"  # 409 ConditionalRequestConflict: not applied
+TIMED_OUT = "timed_out"  # no reply within the attempt timeout: outcome unknown
+FAILED_FAST = "failed_fast"  # connection refused / reset before sending: not applied
+
+REPLY_STATUSES = (OK, NOT_FOUND, PRECONDITION_FAILED, CONFLICT, TIMED_OUT, FAILED_FAST)
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A bucket's answer. GET ok: version and body; PUT ok: version; LIST ok: entries.
+
+    `entries` is a tuple of (key, version) sorted by key.
+    """
+
+    status: str
+    version: str | None = None
+    body: str | None = None
+    entries: tuple[tuple[str, str], ...] | None = None
+
+
+# --- inputs -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessStarted:
+    """A process was started under `node_id` with a fresh `instance` token."""
+
+    node_id: str
+    instance: str
+    params: Any  # model.params.Params
+
+
+@dataclass(frozen=True, slots=True)
+class TimerFired:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyArrived:
+    request_id: int
+    reply: Reply
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """An instruction from outside the protocol: a client request, an operator
+    command, a stop. `name` says which; `args` are its arguments."""
+
+    name: str
+    args: tuple = ()
+
+
+Input = Union[ProcessStarted, TimerFired, ReplyArrived, Command]
+
+# --- effects ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send `request`; the world answers with ReplyArrived(request_id, ...) once,
+    at the latest `timeout_ms` after sending (TIMED_OUT)."""
+
+    request_id: int
+    request: Request
+    timeout_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SetTimer:
+    """Fire TimerFired(key) when the node's own clock reads `at_ms`.
+    Replaces any pending timer with the same key."""
+
+    key: str
+    at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTimer:
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    """The process exits now: nothing more is sent, no timer fires."""
+
+    status: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Observe:
+    """A fact for the history. `kind` is one of model.observations.KINDS and
+    `fields` its values, in the order that table gives."""
+
+    kind: str
+    fields: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """The model exercised protocol rule `rule` (an id from spec/PROTOCOL.md)."""
+
+    rule: str
+
+
+Effect = Union[Send, SetTimer, CancelTimer, Exit, Observe, Mark]

@@ -1,0 +1,309 @@
+"""ADR 0020 section 1: the node lease (NL-1..NL-12), timing of section 5 (T-3, T-4).
+
+Owns: the start check, the first write, the lease task's cadence and
+retries, validity, the re-read-and-adopt on a failed condition, the lapse and
+recovery of a lease that only ran out, and the exit on a lost lease.
+Must not know: clocks, randomness, the bucket's implementation, or how a
+world delivers inputs. Everything arrives as an input with the node's own
+local time; everything leaves as an effect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import io
+from .io import IF_MATCH, IF_NONE_MATCH, PUT, GET, Exit, Mark, Observe, Request, SetTimer
+from .records import LIVE, FENCED, RELEASED, NodeRecord, decode_node, encode_node, node_key
+
+# phases of the lease
+CHECK = "check"  # NL-5: the start check
+FIRST_WRITE = "first_write"  # NL-7
+RUNNING = "running"  # NL-2..NL-4, NL-8, NL-11
+GONE = "gone"  # exited (NL-10, NL-6)
+
+RETRY_MS = 250  # NL-3: pause before retrying a failed attempt within the period
+CHECK_RETRY_MS = 500  # a failed start-check read is retried after this
+
+FAILED_CONDITION = (io.PRECONDITION_FAILED, io.CONFLICT, io.NOT_FOUND)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseState:
+    phase: str = CHECK
+    # --- the start check (NL-5, NL-6, NL-7) ---
+    check_seen: bool = False  # at least one read answered
+    check_first_instance: str | None = None  # instance named by the check's first read
+    check_body: str | None = None  # last body read; None: absent
+    check_version: str | None = None  # last version read; None: absent
+    check_deadline_ms: int = 0
+    check_changes: int = 0  # changes seen under a live instance not ours (NL-6)
+    # --- the lease (NL-2..NL-4, NL-8, NL-11) ---
+    version: str | None = None  # version of the last acknowledged (or adopted) write
+    written_at_ms: int = -1  # written_at stored by that write
+    valid_until_ms: int = 0  # written_at + ttl - safety, on this node's clock
+    lapsed: bool = False  # NL-11: ran out, not lost
+    ever_valid: bool = False
+    next_send_ms: int = 0  # NL-2: P after the previous send
+    attempt_rid: int | None = None  # lease write in flight
+    reread_rid: int | None = None  # NL-9 re-read in flight
+    tick_due: bool = False  # the period came while something was in flight
+
+
+class NodeLease:
+    """Section 1 handlers, mixed into model.node.Model. Stateless: state in, state out."""
+
+    # --- queries ------------------------------------------------------------
+
+    @staticmethod
+    def lease_valid(st, now_ms: int) -> bool:
+        """NL-4: valid until written_at + ttl - safety on this node's clock."""
+        ls = st.lease
+        return ls.phase == RUNNING and not ls.lapsed and now_ms < ls.valid_until_ms
+
+    # --- the start check (NL-5, NL-6, NL-7) ----------------------------------
+
+    def begin_check(self, st, now_ms, out):
+        """NL-5: read nodes/<id>, waiting ttl + grace in every case."""
+        out.append(Observe("check_began"))
+        out.append(Mark("NL-5"))
+        st = replace(st, lease=LeaseState())
+        return self.send(st, ("check_read",), Request(GET, node_key(st.node_id)), out)
+
+    def on_timer_check_read(self, st, key, now_ms, out):
+        return self.send(st, ("check_read",), Request(GET, node_key(st.node_id)), out)
+
+    def on_reply_check_read(self, st, purpose, reply, now_ms, out):
+        ls = st.lease
+        p = st.params
+        if reply.status not in (io.OK, io.NOT_FOUND):
+            if ls.check_seen and now_ms >= ls.check_deadline_ms:
+                return self.first_write(st, now_ms, out)
+            out.append(SetTimer("check_read", now_ms + CHECK_RETRY_MS))
+            return st
+        body = reply.body if reply.status == io.OK else None
+        rec = decode_node(body) if body is not None else None
+        if not ls.check_seen:
+            first = rec.instance if isinstance(rec, NodeRecord) else None
+            ls = replace(
+                ls,
+                check_seen=True,
+                check_first_instance=first,
+                check_deadline_ms=now_ms + p.takeover_ms,
+            )
+        elif body != ls.check_body:
+            # Bodies, never version tokens, tell a change (a read's token may
+            # differ for one write). Whoever wrote may be valid until its
+            # written_at + ttl - safety, so the wait starts again from here.
+            changes = ls.check_changes
+            if isinstance(rec, NodeRecord) and rec.state == LIVE and rec.instance != st.instance:
+                changes += 1
+                out.append(Mark("NL-6"))
+                if changes >= 2:
+                    # NL-6 / NL-12: it keeps changing under a live instance not ours
+                    reason = f"NL-6: nodes/{st.node_id} keeps changing under live instance {rec.instance}: the id is taken"
+                    out.append(Observe("check_refused", (reason,)))
+                    return self.exit(st, 2, reason, out)
+            ls = replace(ls, check_changes=changes, check_deadline_ms=now_ms + p.takeover_ms)
+        if (
+            isinstance(rec, NodeRecord)
+            and rec.state in (FENCED, RELEASED)
+            and rec.instance is not None
+            and rec.instance == ls.check_first_instance
+            and rec.written_at_ms + p.takeover_ms < ls.check_deadline_ms
+        ):
+            # NL-5 shortcut: the process first read lapsed by written_at + ttl + grace
+            out.append(Mark("NL-5"))
+            ls = replace(ls, check_deadline_ms=rec.written_at_ms + p.takeover_ms)
+        ls = replace(ls, check_body=body, check_version=reply.version if body is not None else None)
+        st = replace(st, lease=ls)
+        if now_ms >= ls.check_deadline_ms:
+            return self.first_write(st, now_ms, out)
+        # read again every period, and once more at the deadline, so the first
+        # write is conditioned on a read taken after the whole wait
+        out.append(SetTimer("check_read", min(now_ms + p.period_ms, ls.check_deadline_ms)))
+        return st
+
+    def first_write(self, st, now_ms, out):
+        """NL-7: If-None-Match: * if the check found nothing, else If-Match on its last read."""
+        ls = st.lease
+        if ls.check_version is None:
+            cond, version = IF_NONE_MATCH, None
+        else:
+            cond, version = IF_MATCH, ls.check_version
+        out.append(Mark("NL-7"))
+        out.append(Observe("check_passed", (cond,)))
+        st = replace(st, lease=replace(ls, phase=FIRST_WRITE))
+        return self.send_lease_write(st, now_ms, cond, version, out)
+
+    # --- the lease task (NL-2, NL-3, NL-8) ----------------------------------
+
+    def send_lease_write(self, st, now_ms, cond, version, out):
+        body = encode_node(NodeRecord(LIVE, st.instance, now_ms, st.node_id))
+        req = Request(PUT, node_key(st.node_id), cond, version, body)
+        rid = st.next_rid
+        st = self.send(st, ("lease_write", now_ms), req, out)
+        return replace(st, lease=replace(st.lease, attempt_rid=rid, tick_due=False))
+
+    def on_timer_lease_tick(self, st, key, now_ms, out):
+        """NL-2: a lease write every P from the previous send, never waiting for anything else."""
+        ls = st.lease
+        if ls.phase != RUNNING:
+            return st
+        if ls.attempt_rid is not None or ls.reread_rid is not None:
+            return replace(st, lease=replace(ls, tick_due=True))
+        return self.lease_tick(st, now_ms, out)
+
+    def lease_tick(self, st, now_ms, out):
+        out.append(Mark("NL-2"))
+        out.append(Mark("NL-8"))
+        p = st.params
+        next_send = now_ms + p.period_ms
+        st = replace(st, lease=replace(st.lease, next_send_ms=next_send))
+        out.append(SetTimer("lease_tick", next_send))
+        # NL-8 / NL-11: always If-Match on the last acknowledged version, lapsed or not
+        return self.send_lease_write(st, now_ms, IF_MATCH, st.lease.version, out)
+
+    def on_timer_lease_retry(self, st, key, now_ms, out):
+        ls = st.lease
+        if ls.phase != RUNNING or ls.attempt_rid is not None or ls.reread_rid is not None:
+            return st
+        out.append(Mark("NL-3"))
+        return self.send_lease_write(st, now_ms, IF_MATCH, ls.version, out)
+
+    def on_reply_lease_write(self, st, purpose, reply, now_ms, out):
+        sent_ms = purpose[1]
+        ls = replace(st.lease, attempt_rid=None)
+        st = replace(st, lease=ls)
+        status = reply.status
+        if status == io.OK:
+            st = self.lease_acknowledged(st, reply.version, sent_ms, "ack", now_ms, out)
+            if ls.phase == FIRST_WRITE:
+                st = self.lease_started(st, sent_ms, now_ms, out)
+            return self.after_lease_op(st, now_ms, out)
+        if status in FAILED_CONDITION or (status == io.TIMED_OUT and ls.phase == FIRST_WRITE):
+            # NL-9: a failed condition is not proof of a fence: read once.
+            # NL-7: a first write whose reply was lost follows the re-read too.
+            out.append(Mark("NL-9"))
+            rid = st.next_rid
+            st = self.send(st, ("lease_reread",), Request(GET, node_key(st.node_id)), out)
+            return replace(st, lease=replace(st.lease, reread_rid=rid))
+        if ls.phase == FIRST_WRITE:
+            # failed fast: it never reached the bucket; NL-7 back to the check
+            return self.back_to_check(st, now_ms, out)
+        # NL-3: timed out or failed fast: retry within the period if a whole
+        # attempt still fits before the next send
+        p = st.params
+        if now_ms + RETRY_MS + p.attempt_timeout_ms <= ls.next_send_ms:
+            out.append(SetTimer("lease_retry", now_ms + RETRY_MS))
+        return self.after_lease_op(st, now_ms, out)
+
+    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
+        ls = replace(st.lease, reread_rid=None)
+        st = replace(st, lease=ls)
+        if reply.status == io.OK:
+            rec = decode_node(reply.body)
+            if self.is_own_live_write(st, rec):
+                # NL-9: our own write landed; adopt the read's token and its written_at
+                st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, "adopt", now_ms, out)
+                if ls.phase == FIRST_WRITE:
+                    st = self.lease_started(st, rec.written_at_ms, now_ms, out)
+                return self.after_lease_op(st, now_ms, out)
+        elif reply.status != io.NOT_FOUND:
+            # the read failed: no proof either way
+            if ls.phase == FIRST_WRITE:
+                return self.back_to_check(st, now_ms, out)
+            return self.after_lease_op(st, now_ms, out)
+        if ls.phase == FIRST_WRITE:
+            return self.back_to_check(st, now_ms, out)
+        # NL-10 / NL-12: fenced, released, another instance, absent: lost
+        reason = self.describe_loss(st, reply)
+        out.append(Mark("NL-10"))
+        if "instance" in reason:
+            out.append(Mark("NL-12"))
+        return self.lease_lost(st, reason, now_ms, out)
+
+    def is_own_live_write(self, st, rec) -> bool:
+        """NL-9: `live` and naming this process's instance."""
+        return isinstance(rec, NodeRecord) and rec.state == LIVE and rec.instance == st.instance
+
+    @staticmethod
+    def describe_loss(st, reply) -> str:
+        if reply.status == io.NOT_FOUND:
+            return f"nodes/{st.node_id} is absent"
+        rec = decode_node(reply.body)
+        if isinstance(rec, NodeRecord):
+            if rec.state == LIVE:
+                return f"nodes/{st.node_id} is live under another instance {rec.instance}"
+            return f"nodes/{st.node_id} is {rec.state} naming {rec.instance}"
+        return f"nodes/{st.node_id} holds an old or unreadable format"
+
+    def after_lease_op(self, st, now_ms, out):
+        """Nothing of the lease task is in flight: send a write the period asked for meanwhile."""
+        if st.lease.tick_due and st.lease.phase == RUNNING:
+            return self.lease_tick(st, now_ms, out)
+        return st
+
+    def back_to_check(self, st, now_ms, out):
+        """NL-7: a failed first write goes back to the start check, keeping the instance."""
+        out.append(Mark("NL-7"))
+        return self.begin_check(st, now_ms, out)
+
+    def lease_started(self, st, sent_ms, now_ms, out):
+        ls = replace(st.lease, phase=RUNNING, next_send_ms=sent_ms + st.params.period_ms)
+        out.append(SetTimer("lease_tick", ls.next_send_ms))
+        return replace(st, lease=ls)
+
+    def lease_acknowledged(self, st, version, written_at_ms, how, now_ms, out):
+        """NL-4: valid until written_at + ttl - safety; NL-11: a success after a lapse recovers."""
+        ls = st.lease
+        until = written_at_ms + st.params.lease_span_ms
+        if written_at_ms < ls.written_at_ms:
+            # an older write of ours acknowledged late cannot move validity back
+            # (its version is not current either: a later write already landed)
+            return st
+        was_valid = self.lease_valid(st, now_ms)
+        ls = replace(ls, version=version, written_at_ms=written_at_ms, valid_until_ms=until)
+        if until > now_ms:
+            if ls.lapsed:
+                out.append(Mark("NL-11"))
+                how = "recovered"
+            ls = replace(ls, lapsed=False, ever_valid=True)
+            out.append(Mark("NL-4"))
+            out.append(Observe("lease_valid", (written_at_ms, until, how)))
+            out.append(SetTimer("lease_deadline", until))
+        st = replace(st, lease=ls)
+        if not was_valid and self.lease_valid(st, now_ms):
+            st = self.on_lease_became_valid(st, now_ms, out)
+        return st
+
+    def on_timer_lease_deadline(self, st, key, now_ms, out):
+        """NL-11: a lease that only ran out is not lost."""
+        ls = st.lease
+        if ls.phase != RUNNING or ls.lapsed or now_ms < ls.valid_until_ms:
+            return st
+        out.append(Mark("NL-11"))
+        out.append(Observe("lease_ran_out", (ls.valid_until_ms,)))
+        st = replace(st, lease=replace(ls, lapsed=True))
+        return self.on_lease_ran_out(st, now_ms, out)
+
+    def lease_lost(self, st, reason, now_ms, out):
+        """NL-10: drop every hold without releasing anything and exit at once, non-zero."""
+        out.append(Observe("lease_lost", (reason,)))
+        st = self.drop_all_holds(st, now_ms, out)
+        return self.exit(st, 1, "NL-10: lease lost: " + reason, out)
+
+    def exit(self, st, status, reason, out):
+        out.append(Exit(status, reason))
+        return replace(st, lease=replace(st.lease, phase=GONE), exited=True)
+
+    # --- hooks for the later sections ----------------------------------------
+
+    def on_lease_became_valid(self, st, now_ms, out):
+        return st
+
+    def on_lease_ran_out(self, st, now_ms, out):
+        return st
+
+    def drop_all_holds(self, st, now_ms, out):
+        return st

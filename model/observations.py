@@ -1,0 +1,26 @@
+"""The observation kinds a history can hold, with the names of their fields.
+
+Observations come from the model (through the Observe effect) and from the
+world (process starts, crashes, exits, bucket writes applied). Events in a
+history carry values only; this table names them for timelines and checkers.
+"""
+
+KINDS: dict[str, tuple[str, ...]] = {
+    # --- from the model -----------------------------------------------------
+    "check_began": (),
+    "check_passed": ("cond",),  # NL-7: the first write's condition
+    "check_refused": ("reason",),  # NL-6
+    "lease_valid": ("written_at_ms", "until_ms", "how"),  # NL-4 / NL-9 / NL-11; until on the node's clock
+    "lease_ran_out": ("until_ms",),  # NL-11
+    "lease_lost": ("reason",),  # NL-10
+    # --- from the world ----------------------------------------------------
+    "start": ("node_id", "instance", "machine"),
+    "crash": (),
+    "exit": ("status", "reason"),
+    # a bucket write or delete that took effect: the serial of the object it
+    # replaced (0: none), the serial the writer's condition named as it knew
+    # it (None: unconditional; 0: If-None-Match), the new serial (0: deleted)
+    "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state"),
+    "outage": ("machine", "until_ms"),
+    "twin": ("node_id", "machine"),
+}

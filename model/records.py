@@ -1,0 +1,87 @@
+"""Record codecs: the bytes the protocol stores in the bucket.
+
+`nodes/<id>` (NL-1): format 3 is the node lease; formats 1 and 2 are the old
+unconditional heartbeats, decoded only as "old format" with their written_at.
+These codecs are part of the protocol (DESIGN.md) and know nothing of time
+or of the bucket.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NODE_HEADER_3 = "wasmkeep-node 3"
+OLD_NODE_HEADERS = ("wasmkeep-node 1", "wasmkeep-node 2")
+
+LIVE = "live"
+RELEASED = "released"
+FENCED = "fenced"
+NODE_STATES = (LIVE, RELEASED, FENCED)
+
+NO_INSTANCE = "-"  # an operator's fence created over an absent object names nobody (FN-7)
+
+
+def node_key(node_id: str) -> str:
+    return "nodes/" + node_id
+
+
+NODES_PREFIX = "nodes/"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    """A format-3 node lease (NL-1). `instance` is None for an operator's fence over nothing."""
+
+    state: str
+    instance: str | None
+    written_at_ms: int
+    node_id: str
+
+    @property
+    def live(self) -> bool:
+        return self.state == LIVE
+
+
+@dataclass(frozen=True, slots=True)
+class OldHeartbeat:
+    """A heartbeat in format 1 or 2, written unconditionally by an old binary."""
+
+    fmt: int
+    node_id: str
+    written_at_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Corrupt:
+    """Bytes no decoder here accepts."""
+
+    body: str
+
+
+def encode_node(rec: NodeRecord) -> str:
+    inst = NO_INSTANCE if rec.instance is None else rec.instance
+    return f"{NODE_HEADER_3}\n{rec.state} {inst}\nwritten_at_ms {rec.written_at_ms}\nnode {rec.node_id}\n"
+
+
+def encode_old_heartbeat(hb: OldHeartbeat) -> str:
+    return f"wasmkeep-node {hb.fmt}\nnode {hb.node_id}\nwritten_at_ms {hb.written_at_ms}\n"
+
+
+def decode_node(body: str) -> NodeRecord | OldHeartbeat | Corrupt:
+    """Decode a `nodes/<id>` body; never raises."""
+    lines = body.split("\n")
+    try:
+        header = lines[0]
+        if header == NODE_HEADER_3:
+            state, inst = lines[1].split(" ")
+            k1, written = lines[2].split(" ")
+            k2, node_id = lines[3].split(" ")
+            if state not in NODE_STATES or k1 != "written_at_ms" or k2 != "node":
+                return Corrupt(body)
+            return NodeRecord(state, None if inst == NO_INSTANCE else inst, int(written), node_id)
+        if header in OLD_NODE_HEADERS:
+            fields = dict(line.split(" ", 1) for line in lines[1:] if line)
+            return OldHeartbeat(int(header[-1]), fields["node"], int(fields["written_at_ms"]))
+    except (ValueError, KeyError, IndexError):
+        pass
+    return Corrupt(body)

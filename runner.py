@@ -1,0 +1,585 @@
+#!/usr/bin/env python3
+"""Run the node-lease model checker over many seeds, write a report, replay a seed.
+
+    python runner.py --seeds 20000                 # the CI run
+    python runner.py --model unconditional_fence   # a broken model: must fail
+    python runner.py --broken --seeds 200          # every broken model must be caught
+    python runner.py --replay reports/X.json --seed 7
+
+Exit status: 0 every seed passed (or, with --broken, every broken model was
+caught and the correct model passed), 1 a violation, 2 bad usage or input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+MAIN_MODEL = "correct"
+DEFAULT_SCENARIO = "swarm"
+
+
+class UsageError(Exception):
+    """Bad usage or input: one line, exit status 2."""
+
+
+# --- what can be run ---------------------------------------------------------------
+
+
+def model_names() -> list[str]:
+    from broken_models import BROKEN
+
+    return [MAIN_MODEL] + list(BROKEN)
+
+
+def load_model(name: str):
+    """The model object (with .step) registered under `name`."""
+    if name == MAIN_MODEL:
+        from model import MODEL
+
+        return MODEL
+    from broken_models import BROKEN, load
+
+    if name not in BROKEN:
+        raise UsageError(f"unknown model {name!r} (choices: {', '.join(model_names())})")
+    return load(name).MODEL
+
+
+def check_scenario(name: str) -> str:
+    from scenarios.swarm import SCENARIOS
+
+    if name not in SCENARIOS:
+        raise UsageError(f"unknown scenario {name!r} (choices: {', '.join(SCENARIOS)})")
+    return name
+
+
+def parse_params(pairs: list[str], base: dict | None = None):
+    """--param KEY=VALUE pairs over the defaults (or `base`), validated (T-2, T-3, T-4)."""
+    from model.params import Params, ParamsError
+
+    d = dict(base) if base is not None else Params().to_dict()
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--param wants KEY=VALUE, got {pair!r}")
+        try:
+            d[key.strip()] = int(value)
+        except ValueError:
+            raise UsageError(f"--param {key}: {value!r} is not an integer number of ms") from None
+    try:
+        return Params.from_dict(d)
+    except ParamsError as e:
+        raise UsageError(f"invalid params: {e}") from None
+
+
+# --- running seeds ---------------------------------------------------------------------
+
+
+@dataclass
+class SeedResult:
+    seed: int
+    sha256: str
+    counts: dict
+    rules: dict
+    failures: list = field(default_factory=list)  # (invariant, message, explanation)
+
+
+def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False):
+    """Run and check one seed. Returns a SeedResult (and the history if asked)."""
+    from checkers import check_all
+    from scenarios.sim import run_seed
+
+    model = load_model(model_name)
+    history = None
+    try:
+        history = run_seed(seed, model, scenario, params, model_name)
+        violations = check_all(history)
+        failures = [(v.invariant, v.message, v.explain(history)) for v in violations]
+        sha = history.sha256()
+        counts = dict(history.counts)
+        counts["events"] = len(history.events)
+        counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
+        rules = history.rules
+    except Exception as e:  # a bug in the model or the world: report it as a failure of the seed
+        tb = traceback.format_exc()
+        failures = [("EXCEPTION", f"{type(e).__name__}: {e}", tb)]
+        sha = hashlib.sha256(tb.encode()).hexdigest()
+        counts, rules = {}, {}
+    result = SeedResult(seed, sha, counts, rules, failures)
+    return (result, history) if keep_history else result
+
+
+_W: dict = {}
+
+
+def _worker_init(model_name, scenario, params) -> None:
+    _W.update(model=model_name, scenario=scenario, params=params)
+
+
+def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
+    return [run_one(s, _W["model"], _W["scenario"], _W["params"]) for s in seeds]
+
+
+def run_seeds(model_name, scenario, params, start, count, workers, progress=None):
+    """Yield SeedResults in seed order, in `workers` processes."""
+    seeds = list(range(start, start + count))
+    chunk = max(1, min(50, count // (workers * 8) or 1))
+    chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
+    if workers <= 1:
+        _worker_init(model_name, scenario, params)
+        for c in chunks:
+            yield from _worker_chunk(c)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(model_name, scenario, params)) as pool:
+        for results in pool.imap(_worker_chunk, chunks):
+            yield from results
+
+
+def digest(hashes: list[str]) -> str:
+    """sha256 of the newline-joined per-seed history sha256 hex digests, in seed order."""
+    return hashlib.sha256("\n".join(hashes).encode()).hexdigest()
+
+
+# --- progress ---------------------------------------------------------------------------
+
+
+class Progress:
+    """A rich progress bar on a terminal; a line every 10 % (or 15 s) elsewhere."""
+
+    def __init__(self, console, total: int, label: str) -> None:
+        self.console = console
+        self.total = total
+        self.label = label
+        self.done = 0
+        self.violations = 0
+        self.t0 = time.monotonic()
+        self._last_line = self.t0
+        self._next_pct = 10
+        self._bar = None
+        if console.is_terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RP, TextColumn, TimeElapsedColumn
+
+            self._bar = RP(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TextColumn("{task.fields[rate]} seeds/s"), TextColumn("{task.fields[viol]}"),
+                           TimeElapsedColumn(), console=console, transient=False)
+            self._task = self._bar.add_task(label, total=total, rate="-", viol="no violations")
+            self._bar.start()
+
+    def advance(self, violations: int) -> None:
+        self.done += 1
+        self.violations += violations
+        now = time.monotonic()
+        rate = self.done / max(now - self.t0, 1e-9)
+        if self._bar is not None:
+            if self.done % 10 == 0 or self.done == self.total or violations:
+                v = f"[red]{self.violations} violating seeds" if self.violations else "no violations"
+                self._bar.update(self._task, completed=self.done, rate=f"{rate:.0f}", viol=v)
+            return
+        pct = 100 * self.done // self.total
+        if pct >= self._next_pct or now - self._last_line > 15 or self.done == self.total:
+            self._next_pct = pct - pct % 10 + 10
+            self._last_line = now
+            print(f"{self.label}: {self.done}/{self.total} seeds, {rate:.0f} seeds/s, "
+                  f"{self.violations} violating", flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+# --- reports ---------------------------------------------------------------------------
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)),
+                             capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def invariants_checked() -> list[str]:
+    from checkers import CHECKERS
+
+    return list(CHECKERS)
+
+
+def default_report_path(model_name: str, scenario: str, start: int, count: int) -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.join(here, "reports", f"{model_name}-{scenario}-s{start}-n{count}.json")
+
+
+def replay_command(report_path: str, seed: int) -> str:
+    return f"python runner.py --replay {os.path.relpath(report_path)} --seed {seed}"
+
+
+def write_report(path: str, report: dict, summary_text: str) -> None:
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(report, f, indent=1)
+            f.write("\n")
+        with open(os.path.splitext(path)[0] + ".txt", "w") as f:
+            f.write(summary_text)
+    except OSError as e:
+        raise UsageError(f"cannot write the report {path}: {e.strerror}") from None
+
+
+def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
+                 quiet=False):
+    """Run seeds start..start+count-1 and build the report (not yet written)."""
+    prog = Progress(console, count, label or f"{model_name}/{scenario}") if not quiet else None
+    t0 = time.monotonic()
+    hashes: list[str] = []
+    totals: dict[str, int] = {}
+    rules: dict[str, int] = {}
+    failures: list[dict] = []
+    failing_seeds: list[int] = []
+    try:
+        for r in run_seeds(model_name, scenario, params, start, count, workers):
+            hashes.append(r.sha256)
+            for k, v in r.counts.items():
+                totals[k] = totals.get(k, 0) + v
+            for k, v in r.rules.items():
+                rules[k] = rules.get(k, 0) + v
+            if r.failures:
+                failing_seeds.append(r.seed)
+                for inv, msg, explanation in r.failures:
+                    failures.append({"seed": r.seed, "invariant": inv, "message": msg, "history_sha256": r.sha256,
+                                     "replay": replay_command(report_path, r.seed), "explanation": explanation})
+            if prog:
+                prog.advance(1 if r.failures else 0)
+    finally:
+        if prog:
+            prog.close()
+    elapsed = time.monotonic() - t0
+    totals["seeds_run"] = len(hashes)
+    totals.setdefault("acquisitions", 0)
+    totals["failing_seeds"] = len(failing_seeds)
+    report = {
+        "world": "sim",
+        "model": model_name,
+        "scenario": scenario,
+        "params": params.to_dict(),
+        "seeds": {"start": start, "count": count},
+        "passed": not failures,
+        "counts": dict(sorted(totals.items())),
+        "rules_hit": dict(sorted(rules.items(), key=lambda kv: _rule_order(kv[0]))),
+        "invariants_checked": invariants_checked(),
+        "failures": failures,
+        "failing_seeds": failing_seeds,
+        "history_digest": digest(hashes),
+        "seed_hashes": hashes,
+        "elapsed_s": round(elapsed, 3),
+        "seeds_per_s": round(len(hashes) / elapsed, 1) if elapsed > 0 else None,
+        "workers": workers,
+        "git_commit": git_commit(),
+        "command": "python runner.py " + " ".join(sys.argv[1:]),
+    }
+    return report
+
+
+def _rule_order(rule: str):
+    prefix, _, n = rule.partition("-")
+    return (prefix, int(n) if n.isdigit() else 0)
+
+
+def summary_text(report: dict) -> str:
+    """The report for a person: what ran, what held, what failed and how to replay it."""
+    c = report["counts"]
+    n = max(c.get("seeds_run", 0), 1)
+    lines = [
+        f"model {report['model']}, scenario {report['scenario']}, seeds {report['seeds']['start']}.."
+        f"{report['seeds']['start'] + report['seeds']['count'] - 1}: "
+        + ("PASSED" if report["passed"] else f"FAILED ({c.get('failing_seeds', 0)} violating seeds)"),
+        f"  {c.get('seeds_run', 0)} seeds in {report['elapsed_s']} s ({report['seeds_per_s']} seeds/s, "
+        f"{report['workers']} workers)",
+        f"  per seed: {c.get('events', 0) / n:.0f} history events, {c.get('kernel_events', 0) / n:.0f} kernel events, "
+        f"{c.get('bucket_requests', 0) / n:.0f} bucket requests, {c.get('acquisitions', 0) / n:.1f} acquisitions",
+        f"  invariants checked: {', '.join(report['invariants_checked'])}",
+        f"  rules hit: " + ", ".join(f"{k} {v}" for k, v in report["rules_hit"].items()),
+        f"  history digest: {report['history_digest']}",
+    ]
+    by_inv: dict[str, list[int]] = {}
+    for f in report["failures"]:
+        by_inv.setdefault(f["invariant"], []).append(f["seed"])
+    for inv, seeds in by_inv.items():
+        lines.append(f"  {inv}: {len(set(seeds))} seeds, first {min(seeds)}")
+    if report["failures"]:
+        first = report["failures"][0]
+        lines += ["", f"first failure, seed {first['seed']}:", first["explanation"], "", f"replay: {first['replay']}"]
+    return "\n".join(lines) + "\n"
+
+
+def print_summary(console, report: dict, report_path: str) -> None:
+    from rich.table import Table
+
+    c = report["counts"]
+    n = max(c.get("seeds_run", 0), 1)
+    t = Table(title=f"{report['model']} / {report['scenario']}", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    t.add_row("seeds", f"{c.get('seeds_run', 0)} ({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
+    t.add_row("elapsed", f"{report['elapsed_s']} s")
+    t.add_row("seeds/s", f"{report['seeds_per_s']}")
+    t.add_row("history events / seed", f"{c.get('events', 0) / n:.0f}")
+    t.add_row("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}")
+    t.add_row("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}")
+    t.add_row("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")
+    t.add_row("invariants", ", ".join(report["invariants_checked"]))
+    for extra in report.get("table_rows", []):
+        t.add_row(*extra)
+    t.add_row("violating seeds", str(c.get("failing_seeds", 0)))
+    t.add_row("result", "[green]PASSED" if report["passed"] else "[red]FAILED")
+    console.print(t)
+    seen = set()
+    for f in report["failures"]:
+        if f["invariant"] in seen:
+            continue
+        seen.add(f["invariant"])
+        console.print(f"[red]{f['invariant']}[/red] seed {f['seed']}: {f['message']}", highlight=False)
+        console.print(f"  replay: {f['replay']}", highlight=False)
+    console.print(f"history digest {report['history_digest']}", highlight=False)
+    print(f"report: {os.path.relpath(report_path)} (summary: {os.path.relpath(os.path.splitext(report_path)[0] + '.txt')})")
+
+
+# --- replay --------------------------------------------------------------------------------
+
+
+def load_report(path: str) -> dict:
+    try:
+        with open(path) as f:
+            report = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"no report at {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read the report {path}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"the report {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+    if not isinstance(report, dict):
+        raise UsageError(f"the report {path} is not a report (expected a JSON object)")
+    for key in ("model", "scenario", "params", "seeds"):
+        if key not in report:
+            raise UsageError(f"the report {path} has no {key!r} field: not a report of this tool")
+    s = report["seeds"]
+    if not (isinstance(s, dict) and isinstance(s.get("start"), int) and isinstance(s.get("count"), int)):
+        raise UsageError(f"the report {path} has a malformed 'seeds' field")
+    if not isinstance(report["params"], dict):
+        raise UsageError(f"the report {path} has a malformed 'params' field")
+    return report
+
+
+def replay(console, path: str, seed: int | None) -> int:
+    report = load_report(path)
+    if report.get("world", "sim") != "sim":
+        raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
+    start, count = report["seeds"]["start"], report["seeds"]["count"]
+    if seed is None:
+        failing = report.get("failing_seeds") or []
+        if not failing:
+            raise UsageError(f"--replay needs --seed S (the report ran seeds {start}..{start + count - 1})")
+        seed = failing[0]
+    if not (start <= seed < start + count):
+        raise UsageError(f"seed {seed} is not in the report's range {start}..{start + count - 1}")
+    model_name = report["model"]
+    load_model(model_name)
+    scenario = check_scenario(report["scenario"])
+    params = parse_params([], report["params"])
+    result, history = run_one(seed, model_name, scenario, params, keep_history=True)
+    if history is not None:
+        print(f"seed {seed}, model {model_name}, scenario {scenario}")
+        print("drawn options: " + json.dumps(history.options, sort_keys=True))
+        for i, p in enumerate(history.processes):
+            print(f"  process {i}: {p.label} on {p.machine} (clock offset {p.offset_ms} ms, drift {p.drift_ppm} ppm)")
+        print(history.timeline())
+        print("rules hit: " + ", ".join(f"{k} {v}" for k, v in history.rules.items()))
+    for inv, msg, explanation in result.failures:
+        print()
+        print(explanation)
+    print()
+    print(f"history sha256: {result.sha256}")
+    expected = None
+    hashes = report.get("seed_hashes")
+    if isinstance(hashes, list) and len(hashes) == count:
+        expected = hashes[seed - start]
+    else:
+        for f in report.get("failures", []):
+            if f.get("seed") == seed:
+                expected = f.get("history_sha256")
+    if expected is None:
+        print("the report holds no hash for this seed to compare with")
+    elif expected == result.sha256:
+        print("matches the report: the replay is byte-identical")
+    else:
+        print(f"DIFFERS from the report's {expected}: the code or the environment changed since the report")
+    if result.failures:
+        print(f"{len(result.failures)} violation(s): " + ", ".join(sorted({f[0] for f in result.failures})))
+        return 1
+    print("no violation")
+    return 0
+
+
+# --- broken models -------------------------------------------------------------------------
+
+
+def run_broken(console, args, params) -> int:
+    """Run every broken model over the same seeds, and the correct model as the control."""
+    from rich.table import Table
+
+    from broken_models import BROKEN, load
+
+    rows = []
+    all_caught = True
+    names = [MAIN_MODEL] + list(BROKEN)
+    per_model = {}
+    for name in names:
+        path = default_report_path(name, args.scenario, args.start, args.seeds)
+        rep = run_campaign(console, name, args.scenario, params, args.start, args.seeds, args.workers, path)
+        write_report(path, rep, summary_text(rep))
+        per_model[name] = rep
+        if name == MAIN_MODEL:
+            rule, catches = "-", "-"
+        else:
+            mod = load(name)
+            rule, catches = mod.RULE, mod.CATCHES
+        failing = rep["failing_seeds"]
+        invs = sorted({f["invariant"] for f in rep["failures"]})
+        caught = bool(failing)
+        if name == MAIN_MODEL:
+            ok = not failing
+        else:
+            ok = caught
+        all_caught &= ok
+        rows.append({"model": name, "rule_broken": rule, "must_catch": catches, "invariants_violated": invs,
+                     "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
+                     "seeds_run": rep["counts"]["seeds_run"], "ok": ok, "report": os.path.relpath(path),
+                     "replay": replay_command(path, failing[0]) if failing else None})
+    t = Table(title=f"broken models, seeds {args.start}..{args.start + args.seeds - 1}, scenario {args.scenario}")
+    for col in ("model", "rule broken", "invariant violated", "first failing seed", "failing / run", "verdict"):
+        t.add_column(col)
+    for r in rows:
+        if r["model"] == MAIN_MODEL:
+            verdict = "[green]passes (control)" if r["ok"] else "[red]FAILS (the correct model!)"
+        else:
+            verdict = "[green]caught" if r["ok"] else "[red]NOT CAUGHT"
+        t.add_row(r["model"], r["rule_broken"], ", ".join(r["invariants_violated"]) or "-",
+                  "-" if r["first_failing_seed"] is None else str(r["first_failing_seed"]),
+                  f"{r['failing_seeds']} / {r['seeds_run']}", verdict)
+    console.print(t)
+    path = args.report or os.path.join(os.path.dirname(os.path.abspath(__file__)), "reports",
+                                       f"broken-{args.scenario}-s{args.start}-n{args.seeds}.json")
+    report = {"world": "sim", "kind": "broken", "scenario": args.scenario, "params": params.to_dict(),
+              "seeds": {"start": args.start, "count": args.seeds}, "passed": all_caught, "models": rows,
+              "git_commit": git_commit(), "command": "python runner.py " + " ".join(sys.argv[1:])}
+    text = "\n".join(
+        f"{r['model']:<22} breaks {r['rule_broken']:<6} caught by {','.join(r['invariants_violated']) or '-':<16} "
+        f"first seed {r['first_failing_seed']}  {r['failing_seeds']}/{r['seeds_run']}  {'ok' if r['ok'] else 'NOT OK'}"
+        for r in rows) + "\n"
+    write_report(path, report, text)
+    console.print(f"report: {os.path.relpath(path)}", highlight=False)
+    if not all_caught:
+        console.print("[red]not every broken model was caught, or the correct model failed[/red]")
+    return 0 if all_caught else 1
+
+
+# --- the command line -------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, no usage dump
+        raise UsageError(message)
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def _natural(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="runner.py", description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", type=_positive, default=1000, help="how many seeds (default 1000)")
+    p.add_argument("--start", type=_natural, default=0, help="first seed (default 0)")
+    p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
+                   help="worker processes (default: all cores)")
+    p.add_argument("--model", default=MAIN_MODEL, help="correct (default) or a broken model's name")
+    p.add_argument("--scenario", default=DEFAULT_SCENARIO, help="the fault mix (default: swarm)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=MS",
+                   help="override a timing parameter, e.g. --param ttl_ms=12000 (repeatable)")
+    p.add_argument("--report", help="where to write the JSON report (default: reports/<model>-<scenario>-s<start>-n<count>.json)")
+    p.add_argument("--replay", metavar="REPORT", help="re-run one seed of REPORT and print its timeline")
+    p.add_argument("--seed", type=_natural, help="with --replay: the seed (default: the report's first failing seed)")
+    p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
+    p.add_argument("--list", action="store_true", help="list the models and scenarios, then exit")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+
+    console = Console()
+    err = Console(stderr=True)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.list:
+            from broken_models import BROKEN, load
+            from scenarios.swarm import SCENARIOS
+
+            print("models:")
+            print(f"  {MAIN_MODEL:<22} the protocol as ADR 0020 specifies it")
+            for name in BROKEN:
+                m = load(name)
+                print(f"  {name:<22} breaks {m.RULE}, must be caught by {m.CATCHES}")
+            print("scenarios:")
+            for name, what in SCENARIOS.items():
+                print(f"  {name:<22} {what}")
+            return 0
+        if args.replay:
+            return replay(console, args.replay, args.seed)
+        if args.seed is not None:
+            raise UsageError("--seed goes with --replay; to run one seed use --start S --seeds 1")
+        check_scenario(args.scenario)
+        params = parse_params(args.param)
+        if args.broken:
+            return run_broken(console, args, params)
+        load_model(args.model)
+        path = args.report or default_report_path(args.model, args.scenario, args.start, args.seeds)
+        report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path)
+        write_report(path, report, summary_text(report))
+        print_summary(console, report, path)
+        return 0 if report["passed"] else 1
+    except UsageError as e:
+        err.print(f"runner.py: error: {e}", highlight=False, markup=False)
+        return 2
+    except KeyboardInterrupt:
+        err.print("runner.py: interrupted", highlight=False)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

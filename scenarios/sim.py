@@ -1,0 +1,303 @@
+"""The SimPy world: executes the model's effects against a simulated bucket,
+network, clocks and faults, and records the history.
+
+True time is SimPy's clock, in integer milliseconds. Each process runs on a
+machine whose clock is true time plus an offset (and a drift); the model only
+ever sees its machine's local time. The world owns the one seeded RNG of the
+run and every fault decision; it holds no protocol decision (those are in
+model/). It uses plain SimPy events with callbacks (no generator per
+request), so a seed costs few kernel events.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from functools import partial
+
+import simpy
+from simpy.events import NORMAL
+
+from checkers.history import Clock, History, Process
+from model import io
+from model.io import (
+    DELETE,
+    FAILED_FAST,
+    PUT,
+    TIMED_OUT,
+    CancelTimer,
+    Exit,
+    Mark,
+    Observe,
+    ProcessStarted,
+    ReplyArrived,
+    Send,
+    SetTimer,
+    TimerFired,
+)
+from model.params import Params
+
+from .bucket import SimBucket
+from .swarm import draw
+
+WORLD = -1  # the proc index of events the world itself records
+
+
+class _Proc:
+    """One process: a node id and instance running on a machine."""
+
+    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
+                 "pending", "learned", "slot")
+
+    def __init__(self, index, node_id, instance, machine, clock, slot) -> None:
+        self.index = index
+        self.node_id = node_id
+        self.instance = instance
+        self.machine = machine
+        self.clock = clock
+        self.slot = slot
+        self.state = None
+        self.alive = True
+        self.timers: dict[str, int] = {}
+        self.pending: dict[int, bool] = {}
+        self.learned: dict[tuple[str, str], int] = {}  # (key, token) -> serial, as this process learned it
+
+
+class _Slot:
+    """Where a supervisor keeps one node id running on one machine."""
+
+    __slots__ = ("node_id", "machine", "wanted", "proc")
+
+    def __init__(self, node_id, machine) -> None:
+        self.node_id = node_id
+        self.machine = machine
+        self.wanted = True
+        self.proc: _Proc | None = None
+
+
+class SimWorld:
+    def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | None = None,
+                 model_name: str = "correct") -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.params = params or Params()
+        self.model = model
+        self.options = draw(self.rng, scenario, self.params)
+        o = self.options
+        self.env = simpy.Environment()
+        self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"], self.rng)
+        self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
+        self.rules: Counter = Counter()
+        self.kernel_events = 0
+        self.bucket_requests = 0
+        self.procs: list[_Proc] = []
+        self.clocks = {m: Clock(off, drift) for m, (off, drift) in o["clocks"].items()}
+        self.cut: dict[str, str] = {}  # machine or "*" -> mode, while an outage lasts
+        self.slots = [_Slot(f"n{i}", f"m{i}") for i in range(o["nodes"])]
+        self._instances = 0
+
+    # --- scheduling -------------------------------------------------------------
+
+    def later(self, delay_ms: int, fn, *args) -> None:
+        ev = simpy.Event(self.env)
+        ev._ok = True
+        ev._value = None
+        ev.callbacks.append(partial(fn, *args) if args else fn)
+        self.env.schedule(ev, NORMAL, delay_ms if delay_ms > 0 else 0)
+        self.kernel_events += 1
+
+    @property
+    def now(self) -> int:
+        return self.env.now
+
+    # --- running ----------------------------------------------------------------
+
+    def run(self) -> History:
+        o = self.options
+        for slot in self.slots:
+            self.start_process(slot)
+        for who, at, length, mode in o["outages"]:
+            self.later(at, self._outage_begins, who, length, mode)
+        for node_id, at in o["crashes"]:
+            self.later(at, self._crash_node, node_id)
+        for k, (node_id, at, life) in enumerate(o["twins"]):
+            self.later(at, self._twin_begins, node_id, f"t{k}", life)
+        end = o["fault_ms"]
+        self.env.run(until=end)
+        h = self.history
+        h.end_ms = end
+        h.rules = dict(sorted(self.rules.items()))
+        h.counts = {"kernel_events": self.kernel_events, "bucket_requests": self.bucket_requests,
+                    "processes": len(self.procs)}
+        return h
+
+    def start_process(self, slot: _Slot) -> None:
+        self._instances += 1
+        instance = f"{self.rng.getrandbits(32):08x}"
+        proc = _Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot)
+        self.procs.append(proc)
+        slot.proc = proc
+        c = proc.clock
+        self.history.processes.append(Process(slot.node_id, instance, slot.machine, c.offset_ms, c.drift_ppm))
+        self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
+        self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
+
+    def record(self, proc: int, kind: str, fields: tuple = ()) -> None:
+        self.history.events.append((self.env.now, proc, kind, fields))
+
+    # --- the model's side ---------------------------------------------------------
+
+    def deliver(self, proc: _Proc, inp) -> None:
+        if not proc.alive:
+            return
+        state, effects = self.model.step(proc.state, inp, proc.clock.local(self.env.now))
+        proc.state = state
+        for eff in effects:
+            t = type(eff)
+            if t is Send:
+                self.send(proc, eff)
+            elif t is SetTimer:
+                self.set_timer(proc, eff)
+            elif t is Mark:
+                self.rules[eff.rule] += 1
+            elif t is Observe:
+                self.record(proc.index, eff.kind, eff.fields)
+            elif t is CancelTimer:
+                proc.timers.pop(eff.key, None)
+            elif t is Exit:
+                self.record(proc.index, "exit", (eff.status, eff.reason))
+                self.end_process(proc)
+            else:
+                raise TypeError(f"not an effect: {eff!r}")
+
+    def set_timer(self, proc: _Proc, eff: SetTimer) -> None:
+        self._instances += 1
+        token = self._instances
+        proc.timers[eff.key] = token
+        self.later(proc.clock.true_at(eff.at_ms) - self.env.now, self._timer_fires, proc, eff.key, token)
+
+    def _timer_fires(self, proc, key, token, _ev) -> None:
+        if proc.timers.get(key) == token:
+            del proc.timers[key]
+            self.deliver(proc, TimerFired(key))
+
+    def end_process(self, proc: _Proc) -> None:
+        proc.alive = False
+        proc.timers.clear()
+        proc.pending.clear()
+        slot = proc.slot
+        if slot.wanted and slot.proc is proc:
+            # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
+            self.later(self.rng.randint(100, self.options["restart_ms_max"]), self._restart, slot)
+
+    def _restart(self, slot, _ev) -> None:
+        if slot.wanted and (slot.proc is None or not slot.proc.alive):
+            self.start_process(slot)
+
+    # --- the network and the bucket ---------------------------------------------------
+
+    def _is_cut(self, machine: str) -> str | None:
+        if not self.cut:
+            return None
+        return self.cut.get(machine) or self.cut.get("*")
+
+    def send(self, proc: _Proc, eff: Send) -> None:
+        self.bucket_requests += 1
+        o = self.options
+        rng = self.rng
+        rid = eff.request_id
+        proc.pending[rid] = True
+        timeout = proc.clock.true_at(proc.clock.local(self.env.now) + eff.timeout_ms) - self.env.now
+        self.later(timeout, self._timed_out, proc, rid)
+        cut = self._is_cut(proc.machine)
+        if cut == "blackhole":
+            return
+        if cut == "refuse" or (o["p_fail_fast"] and rng.random() < o["p_fail_fast"]):
+            self.later(rng.randint(1, 20), self._reply, proc, rid, io.Reply(FAILED_FAST))
+            return
+        delay = rng.randint(1, o["delay_ms_max"])
+        if o["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < o["p_late"]:
+            delay = timeout + rng.randint(1, o["late_ms_max"])  # applied after its sender gave up
+        self.later(delay, self._apply, proc, eff.request, rid)
+
+    def _apply(self, proc, req, rid, _ev) -> None:
+        reply, prev, serial = self.bucket.apply(req, self.env.now)
+        learned = proc.learned
+        if reply.status == io.OK:
+            if req.op == io.GET:
+                learned[(req.key, reply.version)] = serial
+            elif req.op == PUT or req.op == DELETE:
+                if req.op == PUT:
+                    learned[(req.key, reply.version)] = serial
+                if req.cond == io.IF_MATCH:
+                    named = learned.get((req.key, req.version), -1)
+                elif req.cond == io.IF_NONE_MATCH:
+                    named = 0
+                else:
+                    named = None
+                self.record(proc.index, "apply", (req.key, req.op, req.cond, prev, named, serial,
+                                                   _second_line(req.body)))
+        o = self.options
+        rng = self.rng
+        if o["p_reply_lost"] and req.op != io.GET and rng.random() < o["p_reply_lost"]:
+            return
+        self.later(rng.randint(1, o["delay_ms_max"]), self._reply, proc, rid, reply)
+
+    def _reply(self, proc, rid, reply, _ev) -> None:
+        if proc.pending.pop(rid, None) is None:
+            return  # timed out already, or the process is gone
+        if reply.status != FAILED_FAST and self._is_cut(proc.machine):
+            proc.pending[rid] = True  # the reply is lost on the way: the timeout answers
+            return
+        self.deliver(proc, ReplyArrived(rid, reply))
+
+    def _timed_out(self, proc, rid, _ev) -> None:
+        if proc.pending.pop(rid, None) is None:
+            return
+        self.deliver(proc, ReplyArrived(rid, io.Reply(TIMED_OUT)))
+
+    # --- faults ------------------------------------------------------------------
+
+    def _outage_begins(self, who, length, mode, _ev) -> None:
+        self.cut[who] = mode
+        self.record(WORLD, "outage", (who, self.env.now + length))
+        self.later(length, self._outage_ends, who)
+
+    def _outage_ends(self, who, _ev) -> None:
+        self.cut.pop(who, None)
+
+    def _crash_node(self, node_id, _ev) -> None:
+        for slot in self.slots:
+            if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
+                self.crash(slot.proc)
+
+    def crash(self, proc: _Proc) -> None:
+        """Kill without any write: requests in flight may still land."""
+        self.record(proc.index, "crash")
+        self.end_process(proc)
+
+    def _twin_begins(self, node_id, machine, life, _ev) -> None:
+        slot = _Slot(node_id, machine)
+        self.slots.append(slot)
+        self.record(WORLD, "twin", (node_id, machine))
+        self.start_process(slot)
+        self.later(life, self._twin_ends, slot)
+
+    def _twin_ends(self, slot, _ev) -> None:
+        slot.wanted = False
+        if slot.proc and slot.proc.alive:
+            self.crash(slot.proc)
+
+
+def _second_line(body: str | None) -> str:
+    """The line of a record that says its state ("live <instance>", ...), for the history."""
+    if not body:
+        return ""
+    parts = body.split("\n", 2)
+    return parts[1] if len(parts) > 1 else ""
+
+
+def run_seed(seed: int, model, scenario: str = "swarm", params: Params | None = None,
+             model_name: str = "correct") -> History:
+    """Run one seed in the simulated world and return its history."""
+    return SimWorld(seed, model, scenario, params, model_name).run()

@@ -1,0 +1,103 @@
+"""What a seed draws: its world (swarm testing) and the named scenarios.
+
+Each seed draws its own mix and rates of faults from the world's one seeded
+RNG (TigerBeetle's VOPR, "swarm testing"): a fault is switched on for a seed
+or not, and if on, at a rate of its own. A named scenario forces parts of the
+draw; the draw itself always consumes the RNG the same way, so a scenario
+changes only what it forces. Every drawn option lands in the history.
+"""
+
+from __future__ import annotations
+
+from model.params import Params
+
+SCENARIOS = {
+    "swarm": "the default: every fault switched on or off per seed, at rates of its own",
+    "calm": "no faults at all: a baseline",
+    "twins": "a second process under an existing node id, always",
+    "outages": "bucket outages for one node or all, always, some longer than ttl + grace",
+    "lossy": "lost replies, late-applied writes and failed requests, always",
+    "skew": "clocks exactly max_skew apart, with drift",
+}
+
+
+def _pick(rng, options):
+    return options[rng.randrange(len(options))]
+
+
+def draw(rng, scenario: str, params: Params) -> dict:
+    """Draw one seed's world. Returns plain data (ints, strings, lists, dicts)."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"unknown scenario {scenario!r} (choices: {', '.join(SCENARIOS)})")
+    p = params
+    o: dict = {}
+    o["nodes"] = rng.randint(2, 4)
+    o["fault_ms"] = rng.randint(60_000, 120_000)
+    # the bucket
+    o["versioning"] = _pick(rng, ("md5", "opaque"))
+    o["absent_if_match"] = _pick(rng, (404, 412))
+    o["p_conflict"] = _pick(rng, (0.0, 0.0, 0.3))
+    o["p_alias"] = _pick(rng, (0.0, 0.5)) if o["versioning"] == "opaque" else 0.0
+    # the network
+    o["delay_ms_max"] = _pick(rng, (5, 40, 200, 600))
+    on = {k: rng.random() < 0.5 for k in ("fail_fast", "reply_lost", "late", "outages", "crashes", "twins")}
+    o["p_fail_fast"] = _pick(rng, (0.01, 0.05, 0.2)) if on["fail_fast"] else 0.0
+    o["p_reply_lost"] = _pick(rng, (0.02, 0.1, 0.3)) if on["reply_lost"] else 0.0
+    o["p_late"] = _pick(rng, (0.02, 0.1, 0.3)) if on["late"] else 0.0
+    o["late_ms_max"] = _pick(rng, (1_000, 5_000, 15_000))
+    # processes
+    o["restart_ms_max"] = _pick(rng, (200, 2_000, 10_000))
+    n_out = rng.randint(1, 4) if on["outages"] else 0
+    n_crash = rng.randint(1, 4) if on["crashes"] else 0
+    n_twin = rng.randint(1, 2) if on["twins"] else 0
+    # clocks: all within max_skew of each other; half the seeds exactly at the bound
+    o["skew_at_bound"] = rng.random() < 0.5
+    o["drift_ppm_max"] = 0 if o["skew_at_bound"] else _pick(rng, (0, 0, 100, 500))
+
+    if scenario == "calm":
+        o.update(p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, p_conflict=0.0)
+        n_out = n_crash = n_twin = 0
+    elif scenario == "twins":
+        n_twin = max(n_twin, 1)
+    elif scenario == "outages":
+        n_out = max(n_out, 2)
+    elif scenario == "lossy":
+        o.update(p_fail_fast=max(o["p_fail_fast"], 0.05), p_reply_lost=max(o["p_reply_lost"], 0.1),
+                 p_late=max(o["p_late"], 0.1))
+    elif scenario == "skew":
+        o.update(skew_at_bound=True, drift_ppm_max=0)
+
+    fault = o["fault_ms"]
+    nodes = [f"n{i}" for i in range(o["nodes"])]
+    o["outages"] = []
+    for _ in range(n_out):
+        who = _pick(rng, ["*"] + nodes)
+        length = _pick(rng, (rng.randint(300, 3_000), rng.randint(3_000, p.ttl_ms + p.grace_ms),
+                             rng.randint(p.ttl_ms + p.grace_ms, 3 * (p.ttl_ms + p.grace_ms))))
+        mode = _pick(rng, ("blackhole", "refuse"))
+        o["outages"].append([who, rng.randint(0, fault), length, mode])
+    o["crashes"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(n_crash)]
+    o["twins"] = []
+    for k in range(n_twin):
+        o["twins"].append([_pick(rng, nodes), rng.randint(0, fault), rng.randint(5_000, 60_000)])
+
+    machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))]
+    o["clocks"] = _draw_clocks(rng, machines, p.max_skew_ms, o["skew_at_bound"], o["drift_ppm_max"],
+                               fault + 10 * (p.ttl_ms + p.grace_ms))
+    return o
+
+
+def _draw_clocks(rng, machines, max_skew_ms, at_bound, drift_ppm_max, horizon_ms):
+    """Offsets and drifts such that any two clocks differ by at most max_skew over the run."""
+    base = rng.randint(0, 1_000_000)  # local time is never true time
+    margin = 2 * drift_ppm_max * horizon_ms // 1_000_000 + (2 if drift_ppm_max else 0)
+    spread = max(0, max_skew_ms - margin)
+    clocks = {}
+    for m in machines:
+        drift = rng.randint(-drift_ppm_max, drift_ppm_max) if drift_ppm_max else 0
+        clocks[m] = [base + rng.randint(0, spread), drift]
+    if at_bound and len(machines) >= 2:
+        lo, hi = rng.sample(range(len(machines)), 2)
+        clocks[machines[lo]] = [base, 0]
+        clocks[machines[hi]] = [base + max_skew_ms, 0]
+    return clocks
