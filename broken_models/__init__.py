@@ -11,6 +11,9 @@ import importlib
 
 # name -> module path; each module exposes MODEL, step, RULE, CATCHES and a docstring
 BROKEN = {
+    "unconditional_fence": "broken_models.unconditional_fence",  # BM-1
+    "reused_generation": "broken_models.reused_generation",  # BM-2
+    "unlocked_resolver": "broken_models.unlocked_resolver",  # BM-3
     "adopt_any_instance": "broken_models.adopt_any_instance",
 }
 

@@ -29,7 +29,7 @@ def check(history: History) -> list[Violation]:
     for i, (t, p, kind, f) in enumerate(history.events):
         if kind != "apply":
             continue
-        key, op, cond, prev, named, serial, state = f
+        key, op, cond, prev, named, serial, state = f[:7]
         g = graphs.get(key)
         if g is None:
             g = graphs[key] = nx.DiGraph()

@@ -146,4 +146,13 @@ class Mark:
     rule: str
 
 
-Effect = Union[Send, SetTimer, CancelTimer, Exit, Observe, Mark]
+@dataclass(frozen=True, slots=True)
+class Forward:
+    """Hand `command` to the live process of node `node_id` (OR-10: a request
+    reaching another node is forwarded to the named owner)."""
+
+    node_id: str
+    command: Command
+
+
+Effect = Union[Send, SetTimer, CancelTimer, Exit, Observe, Mark, Forward]

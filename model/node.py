@@ -20,7 +20,9 @@ from typing import Any
 from . import io
 from .frozen import EMPTY, FrozenDict
 from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
+from .fencing import Fencing
 from .node_lease import LeaseState, NodeLease
+from .ownership import Ownership
 from .params import Params, validate
 
 
@@ -33,13 +35,26 @@ class NodeState:
     next_rid: int = 1
     inflight: FrozenDict = EMPTY  # request id -> purpose tuple (its first item names the handler)
     exited: bool = False
+    # section 2: the membership view and fences
+    view: FrozenDict = EMPTY  # node id -> fencing.Seen
+    listing_queue: tuple = ()  # keys the listing still has to read
+    fencing: FrozenDict = EMPTY  # node id -> the Seen it was watched at (BD-1)
+    watch_from_ms: int | None = None  # FN-2: first acknowledged lease write after any lapse
+    # section 3: ownership records
+    holds: FrozenDict = EMPTY  # actor -> ownership.Hold
+    acquiring: FrozenDict = EMPTY  # actor -> ownership.Acquiring
+    locks: FrozenDict = EMPTY  # actor -> "acquire" | "resolve" (OR-9)
+    pending: FrozenDict = EMPTY  # (actor, generation, version) -> ownership.Pending (OR-5)
+    unresolved: FrozenDict = EMPTY  # (actor, generation) -> ownership.Unresolved (OR-7)
+    background_at_ms: int | None = None  # when the background task is due
+    refusals: int = 0  # BD-3: refusals in a row
 
 
 class ContractError(RuntimeError):
     """A world broke the contract of model.io (an input the model cannot accept)."""
 
 
-class Model(NodeLease):
+class Model(NodeLease, Fencing, Ownership):
     """The correct model. Broken models subclass it and override one decision."""
 
     name = "correct"
@@ -89,6 +104,7 @@ class Model(NodeLease):
                 raise ContractError("ProcessStarted sent to a process that already started")
             state = NodeState(node_id=inp.node_id, instance=inp.instance, params=validate(inp.params))
             state = self.begin_check(state, now_ms, out)
+            state = self.start_listing(state, now_ms, out)
         else:
             raise ContractError(f"not an input: {inp!r}")
         return state, tuple(out)
@@ -100,6 +116,23 @@ class Model(NodeLease):
         if state.exited:
             raise ContractError(f"{type(inp).__name__} after the process exited")
         return state
+
+    # --- how the sections meet -----------------------------------------------------
+
+    def on_lease_became_valid(self, st, now_ms, out):
+        # FN-2: the watch counts from the first acknowledged lease write after any lapse;
+        # OR-6: pending work resumes
+        st = replace(st, watch_from_ms=now_ms)
+        if st.pending or st.unresolved:
+            st = self.kick_background(st, now_ms, out)
+        return st
+
+    def on_lease_ran_out(self, st, now_ms, out):
+        # NL-11: every hold ends locally, into the pending releases
+        return self.hold_to_pending(st, now_ms, "lease ran out", out)
+
+    def drop_all_holds(self, st, now_ms, out):
+        return self.drop_holds_lost(st, out)
 
     # --- shared helpers ---------------------------------------------------------
 

@@ -13,6 +13,19 @@ KINDS: dict[str, tuple[str, ...]] = {
     "lease_valid": ("written_at_ms", "until_ms", "how"),  # NL-4 / NL-9 / NL-11; until on the node's clock
     "lease_ran_out": ("until_ms",),  # NL-11
     "lease_lost": ("reason",),  # NL-10
+    "fenced": ("node", "instance"),  # FN-3: this node's fence landed
+    "served": ("actor", "generation", "request"),  # OR-4: acted as owner
+    "forwarded": ("actor", "request", "to"),  # OR-10
+    "request_failed": ("actor", "request", "reason"),
+    "hold_began": ("actor", "generation", "version", "how"),  # OR-3 (ack) / OR-7 (readback)
+    "hold_ended": ("actor", "generation", "reason"),  # OR-5 / NL-10 / NL-11
+    "released": ("actor", "generation"),  # OR-5 landed
+    "release_pending": ("actor", "generation"),  # OR-5 / OR-11
+    "release_dropped": ("actor", "generation"),  # OR-5: the record no longer names us at g
+    "acquire_unresolved": ("actor", "generation"),  # OR-7
+    "resolver_release": ("actor", "generation"),  # OR-8
+    "unresolved_ended": ("actor", "generation"),  # OR-8
+    "operator_done": ("command", "node", "outcome"),  # FN-7 / FN-8
     # --- from the world ----------------------------------------------------
     "start": ("node_id", "instance", "machine"),
     "crash": (),
@@ -20,7 +33,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     # a bucket write or delete that took effect: the serial of the object it
     # replaced (0: none), the serial the writer's condition named as it knew
     # it (None: unconditional; 0: If-None-Match), the new serial (0: deleted)
-    "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state"),
+    "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state", "prev_state"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
+    "operator": ("command", "node"),
 }

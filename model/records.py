@@ -85,3 +85,48 @@ def decode_node(body: str) -> NodeRecord | OldHeartbeat | Corrupt:
     except (ValueError, KeyError, IndexError):
         pass
     return Corrupt(body)
+
+
+# --- owners/<tenant>/<class>/<name> (OR-1) ---------------------------------------
+
+OWNER_HEADER = "wasmkeep-owner 1"
+OWNERS_PREFIX = "owners/"
+
+
+def owner_key(actor: str) -> str:
+    """`actor` is "<tenant>/<class>/<name>"."""
+    return OWNERS_PREFIX + actor
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRecord:
+    """OR-1: node id, instance and generation; or nobody (node None), generation kept."""
+
+    node_id: str | None
+    instance: str | None
+    generation: int
+
+    @property
+    def nobody(self) -> bool:
+        return self.node_id is None
+
+
+def encode_owner(rec: OwnerRecord) -> str:
+    if rec.node_id is None:
+        return f"{OWNER_HEADER}\nnobody {rec.generation}\n"
+    return f"{OWNER_HEADER}\nheld {rec.node_id} {rec.instance} {rec.generation}\n"
+
+
+def decode_owner(body: str) -> OwnerRecord | Corrupt:
+    """Decode an `owners/` body; never raises."""
+    lines = body.split("\n")
+    try:
+        if lines[0] == OWNER_HEADER:
+            parts = lines[1].split(" ")
+            if parts[0] == "nobody" and len(parts) == 2:
+                return OwnerRecord(None, None, int(parts[1]))
+            if parts[0] == "held" and len(parts) == 4:
+                return OwnerRecord(parts[1], parts[2], int(parts[3]))
+    except (ValueError, IndexError):
+        pass
+    return Corrupt(body)

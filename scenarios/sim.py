@@ -26,7 +26,9 @@ from model.io import (
     PUT,
     TIMED_OUT,
     CancelTimer,
+    Command,
     Exit,
+    Forward,
     Mark,
     Observe,
     ProcessStarted,
@@ -35,6 +37,7 @@ from model.io import (
     SetTimer,
     TimerFired,
 )
+from model.operator import OPERATOR
 from model.params import Params
 
 from .bucket import SimBucket
@@ -47,9 +50,10 @@ class _Proc:
     """One process: a node id and instance running on a machine."""
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
-                 "pending", "learned", "slot")
+                 "pending", "learned", "slot", "step")
 
-    def __init__(self, index, node_id, instance, machine, clock, slot) -> None:
+    def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
+        self.step = step
         self.index = index
         self.node_id = node_id
         self.instance = instance
@@ -94,7 +98,12 @@ class SimWorld:
         self.clocks = {m: Clock(off, drift) for m, (off, drift) in o["clocks"].items()}
         self.cut: dict[str, str] = {}  # machine or "*" -> mode, while an outage lasts
         self.slots = [_Slot(f"n{i}", f"m{i}") for i in range(o["nodes"])]
+        self.node_ids = [slot.node_id for slot in self.slots]
+        self.actors = [f"t{k % 2}/c/a{k}" for k in range(o["actors"])]
         self._instances = 0
+        self._requests = 0
+        self._retries: dict[int, int] = {}  # client request -> retries so far
+        self.operator: _Proc | None = None
 
     # --- scheduling -------------------------------------------------------------
 
@@ -116,6 +125,15 @@ class SimWorld:
         o = self.options
         for slot in self.slots:
             self.start_process(slot)
+        op = _Slot("operator", "op")
+        op.wanted = False
+        self.operator = self.start_process(op, OPERATOR.step, instance="op")
+        for node_id, at in o["operator_fences"]:
+            self.later(at, self._operator, Command("cluster_fence", (node_id,)))
+        self.later(self.rng.randint(0, o["request_gap_ms"]), self._client_request)
+        self.later(self.rng.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+        if o["move_gap_ms"]:
+            self.later(self.rng.randint(0, 2 * o["move_gap_ms"]), self._move)
         for who, at, length, mode in o["outages"]:
             self.later(at, self._outage_begins, who, length, mode)
         for node_id, at in o["crashes"]:
@@ -128,19 +146,21 @@ class SimWorld:
         h.end_ms = end
         h.rules = dict(sorted(self.rules.items()))
         h.counts = {"kernel_events": self.kernel_events, "bucket_requests": self.bucket_requests,
-                    "processes": len(self.procs)}
+                    "processes": len(self.procs), "client_requests": self._requests}
         return h
 
-    def start_process(self, slot: _Slot) -> None:
-        self._instances += 1
-        instance = f"{self.rng.getrandbits(32):08x}"
-        proc = _Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot)
+    def start_process(self, slot: _Slot, step=None, instance: str | None = None) -> _Proc:
+        if instance is None:
+            instance = f"{self.rng.getrandbits(32):08x}"
+        proc = _Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
+                     step or self.model.step)
         self.procs.append(proc)
         slot.proc = proc
         c = proc.clock
         self.history.processes.append(Process(slot.node_id, instance, slot.machine, c.offset_ms, c.drift_ppm))
         self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
         self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
+        return proc
 
     def record(self, proc: int, kind: str, fields: tuple = ()) -> None:
         self.history.events.append((self.env.now, proc, kind, fields))
@@ -150,7 +170,7 @@ class SimWorld:
     def deliver(self, proc: _Proc, inp) -> None:
         if not proc.alive:
             return
-        state, effects = self.model.step(proc.state, inp, proc.clock.local(self.env.now))
+        state, effects = proc.step(proc.state, inp, proc.clock.local(self.env.now))
         proc.state = state
         for eff in effects:
             t = type(eff)
@@ -162,8 +182,12 @@ class SimWorld:
                 self.rules[eff.rule] += 1
             elif t is Observe:
                 self.record(proc.index, eff.kind, eff.fields)
+                if eff.kind == "request_failed" and self.options["p_client_retry"]:
+                    self._client_retry(proc, eff.fields)
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
+            elif t is Forward:
+                self.later(self.rng.randint(1, self.options["delay_ms_max"]), self._forwarded, eff.node_id, eff.command)
             elif t is Exit:
                 self.record(proc.index, "exit", (eff.status, eff.reason))
                 self.end_process(proc)
@@ -215,12 +239,15 @@ class SimWorld:
         if cut == "refuse" or (o["p_fail_fast"] and rng.random() < o["p_fail_fast"]):
             self.later(rng.randint(1, 20), self._reply, proc, rid, io.Reply(FAILED_FAST))
             return
+        if o["p_request_lost"] and rng.random() < o["p_request_lost"]:
+            return  # lost on the way: never applied, never answered
         delay = rng.randint(1, o["delay_ms_max"])
         if o["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < o["p_late"]:
             delay = timeout + rng.randint(1, o["late_ms_max"])  # applied after its sender gave up
         self.later(delay, self._apply, proc, eff.request, rid)
 
     def _apply(self, proc, req, rid, _ev) -> None:
+        before = self.bucket.objects.get(req.key)
         reply, prev, serial = self.bucket.apply(req, self.env.now)
         learned = proc.learned
         if reply.status == io.OK:
@@ -236,12 +263,16 @@ class SimWorld:
                 else:
                     named = None
                 self.record(proc.index, "apply", (req.key, req.op, req.cond, prev, named, serial,
-                                                   _second_line(req.body)))
+                                                   _second_line(req.body),
+                                                   _second_line(before.body) if before is not None else ""))
         o = self.options
         rng = self.rng
         if o["p_reply_lost"] and req.op != io.GET and rng.random() < o["p_reply_lost"]:
             return
-        self.later(rng.randint(1, o["delay_ms_max"]), self._reply, proc, rid, reply)
+        delay = rng.randint(1, o["delay_ms_max"])
+        if o["p_slow_reply"] and rng.random() < o["p_slow_reply"]:
+            delay = rng.randint(delay, delay + self.params.attempt_timeout_ms)
+        self.later(delay, self._reply, proc, rid, reply)
 
     def _reply(self, proc, rid, reply, _ev) -> None:
         if proc.pending.pop(rid, None) is None:
@@ -255,6 +286,70 @@ class SimWorld:
         if proc.pending.pop(rid, None) is None:
             return
         self.deliver(proc, ReplyArrived(rid, io.Reply(TIMED_OUT)))
+
+    # --- the workload -------------------------------------------------------------
+
+    def live_proc(self, node_id: str) -> _Proc | None:
+        """The live process serving `node_id` (the supervised one first, then a twin)."""
+        for slot in self.slots:
+            if slot.node_id == node_id and slot.proc is not None and slot.proc.alive:
+                return slot.proc
+        return None
+
+    def _forwarded(self, node_id, command, _ev) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, command)
+
+    def _client_request(self, _ev) -> None:
+        rng = self.rng
+        self._requests += 1
+        if self.options["hot_share"] and rng.random() < self.options["hot_share"]:
+            actor = self.actors[0]
+        else:
+            actor = self.actors[rng.randrange(len(self.actors))]
+        proc = self.live_proc(self.node_ids[rng.randrange(len(self.node_ids))])
+        if proc is not None:
+            self.deliver(proc, Command("request", (actor, self._requests, 0)))
+        self.later(rng.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
+
+    def _client_retry(self, proc, fields) -> None:
+        """The client saw its request fail; it may try the same node again soon."""
+        rng = self.rng
+        actor, req = fields[0], fields[1]
+        tries = self._retries.get(req, 0)
+        if tries < 2 and rng.random() < self.options["p_client_retry"]:
+            self._retries[req] = tries + 1
+            self.later(rng.randint(50, 1_000), self._retry_request, proc.node_id, actor, req)
+
+    def _retry_request(self, node_id, actor, req, _ev) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, Command("request", (actor, req, 0)))
+
+    def _broadcast(self, command) -> None:
+        for slot in self.slots:
+            if slot.proc is not None and slot.proc.alive:
+                self.deliver(slot.proc, command)
+
+    def _hibernate(self, _ev) -> None:
+        """An actor goes idle: whoever holds it hibernates it."""
+        rng = self.rng
+        self._broadcast(Command("hibernate", (self.actors[rng.randrange(len(self.actors))],)))
+        self.later(rng.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
+
+    def _move(self, _ev) -> None:
+        """An actor is moved to another node: whoever holds it hands it over."""
+        rng = self.rng
+        self._requests += 1
+        actor = self.actors[rng.randrange(len(self.actors))]
+        target = self.node_ids[rng.randrange(len(self.node_ids))]
+        self._broadcast(Command("move", (actor, target, self._requests)))
+        self.later(rng.randint(1, 2 * self.options["move_gap_ms"]), self._move)
+
+    def _operator(self, command, _ev) -> None:
+        self.record(self.operator.index, "operator", (command.name, command.args[0]))
+        self.deliver(self.operator, command)
 
     # --- faults ------------------------------------------------------------------
 

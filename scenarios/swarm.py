@@ -40,11 +40,19 @@ def draw(rng, scenario: str, params: Params) -> dict:
     o["p_alias"] = _pick(rng, (0.0, 0.5)) if o["versioning"] == "opaque" else 0.0
     # the network
     o["delay_ms_max"] = _pick(rng, (5, 40, 200, 600))
-    on = {k: rng.random() < 0.5 for k in ("fail_fast", "reply_lost", "late", "outages", "crashes", "twins")}
+    on = {k: rng.random() < 0.5 for k in ("fail_fast", "reply_lost", "late", "outages", "crashes", "twins",
+                                           "request_lost", "slow_reply")}
     o["p_fail_fast"] = _pick(rng, (0.01, 0.05, 0.2)) if on["fail_fast"] else 0.0
     o["p_reply_lost"] = _pick(rng, (0.02, 0.1, 0.3)) if on["reply_lost"] else 0.0
     o["p_late"] = _pick(rng, (0.02, 0.1, 0.3)) if on["late"] else 0.0
     o["late_ms_max"] = _pick(rng, (1_000, 5_000, 15_000))
+    o["p_request_lost"] = _pick(rng, (0.01, 0.05, 0.15)) if on["request_lost"] else 0.0
+    o["p_slow_reply"] = _pick(rng, (0.05, 0.2, 0.5)) if on["slow_reply"] else 0.0  # a reply up to a timeout late
+    # a degraded bucket: writes applied late and replies slow together, as on a bad day
+    o["degraded"] = rng.random() < 0.3
+    if o["degraded"]:
+        o["p_late"] = max(o["p_late"], 0.3)
+        o["p_slow_reply"] = max(o["p_slow_reply"], 0.2)
     # processes
     o["restart_ms_max"] = _pick(rng, (200, 2_000, 10_000))
     n_out = rng.randint(1, 4) if on["outages"] else 0
@@ -55,7 +63,8 @@ def draw(rng, scenario: str, params: Params) -> dict:
     o["drift_ppm_max"] = 0 if o["skew_at_bound"] else _pick(rng, (0, 0, 100, 500))
 
     if scenario == "calm":
-        o.update(p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, p_conflict=0.0)
+        o.update(p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, p_conflict=0.0, p_request_lost=0.0,
+                 p_slow_reply=0.0, degraded=False)
         n_out = n_crash = n_twin = 0
     elif scenario == "twins":
         n_twin = max(n_twin, 1)
@@ -63,7 +72,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
         n_out = max(n_out, 2)
     elif scenario == "lossy":
         o.update(p_fail_fast=max(o["p_fail_fast"], 0.05), p_reply_lost=max(o["p_reply_lost"], 0.1),
-                 p_late=max(o["p_late"], 0.1))
+                 p_late=max(o["p_late"], 0.1), p_request_lost=max(o["p_request_lost"], 0.05))
     elif scenario == "skew":
         o.update(skew_at_bound=True, drift_ppm_max=0)
 
@@ -81,7 +90,19 @@ def draw(rng, scenario: str, params: Params) -> dict:
     for k in range(n_twin):
         o["twins"].append([_pick(rng, nodes), rng.randint(0, fault), rng.randint(5_000, 60_000)])
 
-    machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))]
+    # the workload: client requests for actors at random nodes, hibernation, moves, the operator
+    o["actors"] = rng.randint(3, 10)
+    o["request_gap_ms"] = _pick(rng, (300, 800, 2_000))
+    o["hibernate_gap_ms"] = _pick(rng, (1_500, 4_000, 12_000))
+    o["move_gap_ms"] = _pick(rng, (0, 5_000, 20_000))
+    o["p_client_retry"] = _pick(rng, (0.0, 0.5, 0.9))  # a client retries a failed request at the same node
+    o["hot_share"] = _pick(rng, (0.0, 0.3, 0.7))  # the share of requests that go to one hot actor
+    n_fence = rng.randint(0, 2) if rng.random() < 0.3 else 0
+    if scenario == "calm":
+        n_fence = 0
+    o["operator_fences"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(n_fence)]
+
+    machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))] + ["op"]
     o["clocks"] = _draw_clocks(rng, machines, p.max_skew_ms, o["skew_at_bound"], o["drift_ppm_max"],
                                fault + 10 * (p.ttl_ms + p.grace_ms))
     return o

@@ -1,0 +1,28 @@
+"""BM-1: the fence is written without `If-Match` (breaks FN-3).
+
+The correct fence is conditioned on the version of the GET it was decided
+on, so a write the fenced node landed in between makes it fail. Written
+unconditionally, it overwrites that fresh write and keeps the stale
+written_at it watched: the fenced node is still valid while its records are
+already free by the fence's kept written_at + ttl + grace.
+Caught by: INV-1 (two owners of one actor); INV-3 also sees the
+unconditional write on `nodes/`.
+"""
+
+from model.io import PUT, Request
+from model.node import Model
+from model.records import encode_node, node_key
+
+RULE = "FN-3"
+CATCHES = "INV-1"
+
+
+class UnconditionalFence(Model):
+    name = "unconditional_fence"
+
+    def fence_request(self, node, version, fence):
+        return Request(PUT, node_key(node), None, None, encode_node(fence))  # no If-Match
+
+
+MODEL = UnconditionalFence()
+step = MODEL.step

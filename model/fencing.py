@@ -1,0 +1,179 @@
+"""ADR 0020 section 2: the membership view, the fence watch and fencing (FN-1..FN-4, FN-6, BD-1).
+
+Owns: the heartbeat listing (one LIST of `nodes/`, then one GET per node,
+one after another, every period, on a task of its own beside the lease
+task), the membership view it keeps (bodies only: the listing's bodies carry
+no version), the watch of each peer's object, and the fence: decided on one
+fresh versioned GET and written `If-Match` on that GET's version.
+The freeing rule (FN-5) lives with the ownership record (ownership.py); the
+operator's commands (FN-7, FN-8) in operator.py.
+Must not know: clocks or the world; the watch compares bodies, never tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from . import io
+from .io import GET, IF_MATCH, LIST, PUT, Mark, Observe, Request, SetTimer
+from .records import (
+    FENCED,
+    LIVE,
+    NODES_PREFIX,
+    NodeRecord,
+    OldHeartbeat,
+    decode_node,
+    encode_node,
+    node_key,
+)
+
+FENCE_CONCURRENCY = 8  # BD-1
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What the listing last read of a peer's `nodes/<id>` (a body, no version)."""
+
+    fmt: int  # 3, or 1/2 for an old heartbeat, 0 unreadable
+    state: str  # live / released / fenced ("" for old formats)
+    instance: str | None
+    written_at_ms: int
+    since_ms: int  # when this (state, instance, written_at) was first seen, on this node's clock
+
+    @property
+    def live(self) -> bool:
+        return self.fmt == 3 and self.state == LIVE
+
+
+def seen_from(rec, now_ms: int) -> Seen:
+    if isinstance(rec, NodeRecord):
+        return Seen(3, rec.state, rec.instance, rec.written_at_ms, now_ms)
+    if isinstance(rec, OldHeartbeat):
+        return Seen(rec.fmt, "", None, rec.written_at_ms, now_ms)
+    return Seen(0, "", None, -1, now_ms)
+
+
+class Fencing:
+    """Section 2 handlers (FN-1..FN-4), mixed into model.node.Model."""
+
+    # --- the listing (its own task, every period) -----------------------------
+
+    def start_listing(self, st, now_ms, out):
+        out.append(SetTimer("listing", now_ms + st.params.period_ms))
+        return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out)
+
+    def on_timer_listing(self, st, key, now_ms, out):
+        if st.listing_queue:
+            # the previous listing is still reading: this period's starts when it ends
+            return st
+        out.append(SetTimer("listing", now_ms + st.params.period_ms))
+        return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out)
+
+    def on_reply_listing(self, st, purpose, reply, now_ms, out):
+        if reply.status != io.OK:
+            return st
+        own = node_key(st.node_id)
+        keys = tuple(k for k, _v in reply.entries if k != own)
+        listed = {k[len(NODES_PREFIX):] for k in keys}
+        view = st.view
+        for node in tuple(view):
+            if node not in listed:
+                view = view.without(node)  # missing from the view: not live (OR-10)
+        st = replace(st, view=view, listing_queue=keys)
+        return self.listing_next(st, now_ms, out)
+
+    def listing_next(self, st, now_ms, out):
+        if not st.listing_queue:
+            return self.after_listing(st, now_ms, out)
+        key = st.listing_queue[0]
+        st = replace(st, listing_queue=st.listing_queue[1:])
+        return self.send(st, ("listing_get", key), Request(GET, key), out)
+
+    def on_reply_listing_get(self, st, purpose, reply, now_ms, out):
+        key = purpose[1]
+        node = key[len(NODES_PREFIX):]
+        if reply.status == io.OK:
+            st = self.saw(st, node, decode_node(reply.body), now_ms)
+        elif reply.status == io.NOT_FOUND:
+            st = replace(st, view=st.view.without(node))
+        return self.listing_next(st, now_ms, out)
+
+    @staticmethod
+    def saw(st, node, rec, now_ms):
+        """Update the view; a new (state, instance, written_at) restarts its watch."""
+        new = seen_from(rec, now_ms)
+        old = st.view.get(node)
+        if old is not None and (old.fmt, old.state, old.instance, old.written_at_ms) == (
+            new.fmt, new.state, new.instance, new.written_at_ms
+        ):
+            return st
+        return replace(st, view=st.view.with_item(node, new))
+
+    # --- the fence watch (FN-1, FN-2) ---------------------------------------------
+
+    def after_listing(self, st, now_ms, out):
+        """FN-2: a peer unchanged for a full P + A, counted from our first acknowledged
+        lease write after any lapse of our own, whose written_at + ttl + grace has
+        passed, is read once more, fresh, to decide on a fence."""
+        if not self.lease_valid(st, now_ms) or st.watch_from_ms is None:
+            return st  # FN-1
+        p = st.params
+        watch = p.period_ms + p.attempt_timeout_ms
+        for node, seen in st.view.items():
+            if len(st.fencing) >= FENCE_CONCURRENCY:  # BD-1
+                out.append(Mark("BD-1"))
+                break
+            if node in st.fencing or not seen.live:
+                continue
+            if now_ms - max(seen.since_ms, st.watch_from_ms) < watch:
+                continue
+            if seen.written_at_ms + p.takeover_ms >= now_ms:
+                continue
+            out.append(Mark("FN-2"))
+            st = self.fence_read(st, node, seen, out)
+        return st
+
+    def fence_read(self, st, node, seen, out):
+        st = replace(st, fencing=st.fencing.with_item(node, seen))
+        return self.send(st, ("fence_read", node), Request(GET, node_key(node)), out)
+
+    def on_reply_fence_read(self, st, purpose, reply, now_ms, out):
+        """FN-3: decide on this read alone."""
+        node = purpose[1]
+        watched = st.fencing.get(node)
+        st = replace(st, fencing=st.fencing.without(node))
+        if reply.status != io.OK or watched is None:
+            return st
+        rec = decode_node(reply.body)
+        if not isinstance(rec, NodeRecord) or rec.state != LIVE:
+            return self.saw(st, node, rec, now_ms)  # fenced or released already (FN-4), or not ours to fence
+        if (rec.instance, rec.written_at_ms) != (watched.instance, watched.written_at_ms):
+            # A wrote: watch again from here (FN-3)
+            out.append(Mark("FN-3"))
+            return self.saw(st, node, rec, now_ms)
+        p = st.params
+        if not self.lease_valid(st, now_ms) or rec.written_at_ms + p.takeover_ms >= now_ms:
+            return st  # FN-1, FN-3
+        fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)  # keeps A's written_at (NL-1)
+        out.append(Mark("FN-3"))
+        st = replace(st, fencing=st.fencing.with_item(node, watched))
+        return self.send(st, ("fence_write", node), self.fence_request(node, reply.version, fence), out)
+
+    def fence_request(self, node, version, fence):
+        """FN-3: the fence is written If-Match on the deciding GET's version."""
+        return Request(PUT, node_key(node), IF_MATCH, version, encode_node(fence))
+
+    def on_reply_fence_write(self, st, purpose, reply, now_ms, out):
+        node = purpose[1]
+        watched = st.fencing.get(node)
+        st = replace(st, fencing=st.fencing.without(node))
+        if reply.status == io.OK:
+            out.append(Observe("fenced", (node, watched.instance if watched else None)))
+            st = replace(st, view=st.view.with_item(
+                node, Seen(3, FENCED, watched.instance, watched.written_at_ms, now_ms)))
+            return st
+        # FN-3 / FN-4: the fence failed (A wrote, or another fencer landed): read again
+        out.append(Mark("FN-4"))
+        if watched is None or not self.lease_valid(st, now_ms):
+            return st
+        return self.fence_read(st, node, watched, out)
