@@ -542,8 +542,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
-    console = Console()
-    err = Console(stderr=True)
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    err = Console(stderr=True, width=300)
     try:
         args = build_parser().parse_args(argv)
         if args.list:

@@ -39,7 +39,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
     o["p_conflict"] = _pick(rng, (0.0, 0.0, 0.3))
     o["p_alias"] = _pick(rng, (0.0, 0.5)) if o["versioning"] == "opaque" else 0.0
     # the network
-    o["delay_ms_max"] = _pick(rng, (5, 40, 200, 600))
+    o["delay_ms_max"] = _pick(rng, (5, 20, 60, 200))  # the tails come from slow replies and late writes
     on = {k: rng.random() < 0.5 for k in ("fail_fast", "reply_lost", "late", "outages", "crashes", "twins",
                                            "request_lost", "slow_reply")}
     o["p_fail_fast"] = _pick(rng, (0.01, 0.05, 0.2)) if on["fail_fast"] else 0.0
@@ -93,7 +93,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
     # the workload: client requests for actors at random nodes, hibernation, moves, the operator
     o["actors"] = rng.randint(3, 10)
     o["request_gap_ms"] = _pick(rng, (300, 800, 2_000))
-    o["hibernate_gap_ms"] = _pick(rng, (1_500, 4_000, 12_000))
+    o["hibernate_gap_ms"] = _pick(rng, (1_000, 2_500, 6_000))
     o["move_gap_ms"] = _pick(rng, (0, 5_000, 20_000))
     o["p_client_retry"] = _pick(rng, (0.0, 0.5, 0.9))  # a client retries a failed request at the same node
     o["hot_share"] = _pick(rng, (0.0, 0.3, 0.7))  # the share of requests that go to one hot actor
