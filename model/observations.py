@@ -37,4 +37,6 @@ KINDS: dict[str, tuple[str, ...]] = {
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
     "operator": ("command", "node"),
+    "fault_delete": ("key",),  # an object deleted outside the protocol (an operator's mistake)
+    "fault_put": ("key", "header"),  # bytes written outside the protocol (an old binary)
 }

@@ -81,12 +81,13 @@ class _Slot:
 
 class SimWorld:
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | None = None,
-                 model_name: str = "correct") -> None:
+                 model_name: str = "correct", options: dict | None = None) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
         self.params = params or Params()
         self.model = model
-        self.options = draw(self.rng, scenario, self.params)
+        self.options = draw(self.rng, scenario, self.params) if options is None else options
+        self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
         o = self.options
         self.env = simpy.Environment()
         self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"], self.rng)
@@ -130,10 +131,13 @@ class SimWorld:
         self.operator = self.start_process(op, OPERATOR.step, instance="op")
         for node_id, at in o["operator_fences"]:
             self.later(at, self._operator, Command("cluster_fence", (node_id,)))
-        self.later(self.rng.randint(0, o["request_gap_ms"]), self._client_request)
-        self.later(self.rng.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+        if o["request_gap_ms"]:
+            self.later(self.rng.randint(0, o["request_gap_ms"]), self._client_request)
+        if o["hibernate_gap_ms"]:
+            self.later(self.rng.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
         if o["move_gap_ms"]:
             self.later(self.rng.randint(0, 2 * o["move_gap_ms"]), self._move)
+        self.schedule_script()
         for who, at, length, mode in o["outages"]:
             self.later(at, self._outage_begins, who, length, mode)
         for node_id, at in o["crashes"]:
@@ -142,6 +146,12 @@ class SimWorld:
             self.later(at, self._twin_begins, node_id, f"t{k}", life)
         end = o["fault_ms"]
         self.env.run(until=end)
+        return self.finish(end)
+
+    def schedule_script(self) -> None:
+        """Scripted worlds (scenarios.script) schedule their steps here."""
+
+    def finish(self, end: int) -> History:
         h = self.history
         h.end_ms = end
         h.rules = dict(sorted(self.rules.items()))
@@ -236,6 +246,17 @@ class SimWorld:
         cut = self._is_cut(proc.machine)
         if cut == "blackhole":
             return
+        fate = self.scripted_fate(proc, eff.request) if self.net_rules else None
+        if fate is not None:
+            action, ms = fate
+            if action == "lose_request":
+                return
+            if action == "fail_fast":
+                self.later(1, self._reply, proc, rid, io.Reply(FAILED_FAST))
+                return
+            if action == "delay_apply":
+                self.later(ms, self._apply, proc, eff.request, rid, None)
+                return
         if cut == "refuse" or (o["p_fail_fast"] and rng.random() < o["p_fail_fast"]):
             self.later(rng.randint(1, 20), self._reply, proc, rid, io.Reply(FAILED_FAST))
             return
@@ -244,9 +265,13 @@ class SimWorld:
         delay = rng.randint(1, o["delay_ms_max"])
         if o["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < o["p_late"]:
             delay = timeout + rng.randint(1, o["late_ms_max"])  # applied after its sender gave up
-        self.later(delay, self._apply, proc, eff.request, rid)
+        self.later(delay, self._apply, proc, eff.request, rid, fate)
 
-    def _apply(self, proc, req, rid, _ev) -> None:
+    def scripted_fate(self, proc, request):
+        """(action, ms) for a request a scripted rule matches; None otherwise."""
+        return None
+
+    def _apply(self, proc, req, rid, fate, _ev) -> None:
         before = self.bucket.objects.get(req.key)
         reply, prev, serial = self.bucket.apply(req, self.env.now)
         learned = proc.learned
@@ -267,6 +292,12 @@ class SimWorld:
                                                    _second_line(before.body) if before is not None else ""))
         o = self.options
         rng = self.rng
+        if fate is not None:
+            if fate[0] == "lose_reply":
+                return
+            if fate[0] == "delay_reply":
+                self.later(fate[1], self._reply, proc, rid, reply)
+                return
         if o["p_reply_lost"] and req.op != io.GET and rng.random() < o["p_reply_lost"]:
             return
         delay = rng.randint(1, o["delay_ms_max"])

@@ -1,0 +1,186 @@
+"""Scripted scenarios: the SimPy world with faults at chosen times instead of drawn ones.
+
+For the deterministic tests of the ADR's verification list: no random fault
+is on (every probability is zero, delays are a fixed few ms), nothing
+happens unless a step says so, and network faults are rules that match
+requests by sender, operation and key:
+
+    world = ScriptedWorld(nodes=2, model=MODEL)
+    world.at(20_000, "request", "n0", "t0/c/a0")
+    world.rule(NetRule("lose_reply", node="n0", op="PUT", key="owners/", after_ms=30_000))
+    history = world.run(until_ms=60_000)
+
+The world still holds no protocol decision: a step is something a client, an
+operator, a machine or the network does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from checkers.history import History
+from model.io import PUT, Command, Request
+from model.params import Params
+
+from .sim import WORLD, SimWorld, _Slot
+
+ACTIONS = ("lose_request", "fail_fast", "delay_apply", "lose_reply", "delay_reply")
+
+
+@dataclass
+class NetRule:
+    """A scripted network fault for requests matching it, at most `times` times (None: always)."""
+
+    action: str
+    node: str | None = None  # the sender's node id; None: any sender
+    op: str | None = None  # GET / PUT / DELETE / LIST
+    key: str | None = None  # a key prefix
+    after_ms: int = 0
+    until_ms: int | None = None
+    times: int | None = 1
+    ms: int = 0  # for delay_apply / delay_reply
+    machine: str | None = None  # the sender's machine, to single out one of two twins
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise ValueError(f"unknown action {self.action!r} (choices: {', '.join(ACTIONS)})")
+
+    def matches(self, now: int, node: str, machine: str, req: Request) -> bool:
+        return ((self.times is None or self.times > 0) and now >= self.after_ms
+                and (self.until_ms is None or now < self.until_ms)
+                and (self.node is None or self.node == node) and (self.machine is None or self.machine == machine)
+                and (self.op is None or self.op == req.op) and (self.key is None or req.key.startswith(self.key)))
+
+
+def calm_options(nodes: int, params: Params, clocks: dict | None = None, versioning: str = "opaque",
+                 absent_if_match: int = 404) -> dict:
+    """A world with nothing drawn: every fault off, no random workload."""
+    machines = [f"m{i}" for i in range(nodes)] + ["op"] + [f"t{k}" for k in range(4)]
+    clk = {m: [100_000, 0] for m in machines}
+    if clocks:
+        clk.update({m: list(v) for m, v in clocks.items()})
+    return {
+        "nodes": nodes, "fault_ms": 0, "versioning": versioning, "absent_if_match": absent_if_match,
+        "p_conflict": 0.0, "p_alias": 0.0, "delay_ms_max": 5, "p_fail_fast": 0.0, "p_reply_lost": 0.0,
+        "p_late": 0.0, "late_ms_max": 1, "p_request_lost": 0.0, "p_slow_reply": 0.0, "degraded": False,
+        "restart_ms_max": 100, "skew_at_bound": False, "drift_ppm_max": 0, "actors": 0,
+        "request_gap_ms": 0, "hibernate_gap_ms": 0, "move_gap_ms": 0, "p_client_retry": 0.0, "hot_share": 0.0,
+        "operator_fences": [], "outages": [], "crashes": [], "twins": [], "clocks": clk,
+    }
+
+
+class ScriptedWorld(SimWorld):
+    """The SimPy world driven by a script of steps and network rules."""
+
+    def __init__(self, nodes: int = 2, model=None, params: Params | None = None, seed: int = 0,
+                 model_name: str = "correct", clocks: dict | None = None, restart: bool = True,
+                 versioning: str = "opaque", absent_if_match: int = 404) -> None:
+        if model is None:
+            from model import MODEL as model
+        params = params or Params()
+        super().__init__(seed, model, "scripted", params, model_name,
+                         options=calm_options(nodes, params, clocks, versioning, absent_if_match))
+        self.steps: list[tuple[int, str, tuple]] = []
+        self.restart = restart
+        if not restart:
+            for slot in self.slots:
+                slot.wanted = False
+
+    # --- writing the script ------------------------------------------------------
+
+    def at(self, t_ms: int, what: str, *args) -> "ScriptedWorld":
+        """Schedule a step: request / hibernate / move / command / crash / restart / twin / fence /
+        forget / outage / delete / put_raw."""
+        if not hasattr(self, "_step_" + what):
+            raise ValueError(f"unknown step {what!r}")
+        self.steps.append((t_ms, what, args))
+        return self
+
+    def rule(self, rule: NetRule) -> "ScriptedWorld":
+        self.net_rules.append(rule)
+        return self
+
+    def run(self, until_ms: int = 60_000) -> History:  # type: ignore[override]
+        self.options["fault_ms"] = until_ms
+        return super().run()
+
+    # --- the world's side ----------------------------------------------------------
+
+    def schedule_script(self) -> None:
+        for t, what, args in self.steps:
+            self.later(t, self._do, what, args)
+
+    def _do(self, what, args, _ev) -> None:
+        getattr(self, "_step_" + what)(*args)
+
+    def scripted_fate(self, proc, request):
+        for r in self.net_rules:
+            if r.matches(self.env.now, proc.node_id, proc.machine, request):
+                if r.times is not None:
+                    r.times -= 1
+                return (r.action, r.ms)
+        return None
+
+    def _req(self) -> int:
+        self._requests += 1
+        return self._requests
+
+    def _step_request(self, node_id, actor) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, Command("request", (actor, self._req(), 0)))
+
+    def _step_hibernate(self, node_id, actor) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, Command("hibernate", (actor,)))
+
+    def _step_move(self, node_id, actor, target) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, Command("move", (actor, target, self._req())))
+
+    def _step_command(self, node_id, name, *args) -> None:
+        """Any command to a node's live process (stop, drain, ...)."""
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, Command(name, tuple(args)))
+
+    def _step_crash(self, node_id, machine=None) -> None:
+        for slot in self.slots:
+            if slot.node_id == node_id and (machine is None or slot.machine == machine):
+                if slot.proc is not None and slot.proc.alive:
+                    self.crash(slot.proc)
+                    return
+
+    def _step_restart(self, node_id) -> None:
+        for slot in self.slots:
+            if slot.node_id == node_id and (slot.proc is None or not slot.proc.alive):
+                self.start_process(slot)
+                return
+
+    def _step_twin(self, node_id, machine) -> None:
+        slot = _Slot(node_id, machine)
+        slot.wanted = self.restart
+        self.slots.append(slot)
+        self.record(WORLD, "twin", (node_id, machine))
+        self.start_process(slot)
+
+    def _step_fence(self, node_id) -> None:
+        self._operator(Command("cluster_fence", (node_id,)), None)
+
+    def _step_forget(self, node_id) -> None:
+        self._operator(Command("cluster_forget", (node_id,)), None)
+
+    def _step_outage(self, who, length_ms, mode="blackhole") -> None:
+        self._outage_begins(who, length_ms, mode, None)
+
+    def _step_delete(self, key) -> None:
+        """An operator deletes an object by mistake (recorded as a fault, not a protocol write)."""
+        self.record(WORLD, "fault_delete", (key,))
+        self.bucket.objects.pop(key, None)
+
+    def _step_put_raw(self, key, body) -> None:
+        """Bytes written outside the protocol (an old binary's heartbeat, say)."""
+        self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0]))
+        self.bucket.apply(Request(PUT, key, None, None, body), self.env.now)
