@@ -211,3 +211,23 @@ def test_lease1_sweep_broken_caught_and_correct_clean():
     clean = [s for s in range(300)
              if any(v.invariant == "LEASE-1" for v in check_all(run_seed(s, MODEL, "twins", None, "correct")))]
     assert clean == []
+
+
+# --- the clock conversion LEASE-1 relies on ------------------------------------------------------------
+
+
+def test_lease1_clock_true_at_is_the_first_instant_reading_the_local_time():
+    """LEASE-1 ends a window at true_at(until): the first true instant whose local reading is >= until."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from checkers.history import Clock
+
+    @settings(max_examples=500, deadline=None)
+    @given(st.integers(-10**6, 10**6), st.integers(-1_000, 1_000), st.integers(-10**7, 10**9))
+    def prop(offset_ms, drift_ppm, local_ms):
+        c = Clock(offset_ms, drift_ppm)
+        t = c.true_at(local_ms)
+        assert c.local(t) >= local_ms > c.local(t - 1)
+
+    prop()

@@ -17,6 +17,7 @@ from model.io import (
     GET,
     IF_MATCH,
     IF_NONE_MATCH,
+    LIST,
     NOT_FOUND,
     OK,
     PRECONDITION_FAILED,
@@ -381,6 +382,31 @@ def test_nl4_lease_becoming_valid_on_first_write_reaches_the_sections_hook():
     _first, _sent, effects = n.start_running()
     assert n.observed(effects, "lease_valid")  # valid it is ...
     assert "probe:became-valid" in n.marks(effects)  # ... and the sections hear of it
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "consequence of the hook never firing on the first write: a node whose lease never lapsed keeps "
+    "watch_from_ms None, so after_listing returns before FN-2's watch and it never fences a dead peer"))
+def test_nl4_fn2_a_node_valid_since_its_first_write_fences_a_dead_peer():
+    """NL-4 -> FN-2/FN-3: n1, valid since its first write and never lapsed, lists n2's object
+    unchanged (written a minute ago) for 40 periods: it must fence n2, If-Match on its read's version."""
+    n, _s0 = running_node('"v1"')
+    peer = live("i-peer", n.now - 60_000, "n2")
+    for _ in range(40):
+        rid, _ = n.tick()
+        n.reply(rid, Reply(OK, f'"v{rid}"'), n.now + 5)
+        # the listing: a LIST of nodes/, then a GET of each peer's object
+        for rid2, _send in [(r, s) for r, (s, _t) in sorted(n.inflight.items()) if s.request.op == LIST]:
+            n.reply(rid2, Reply(OK, entries=(("nodes/n1", '"x"'), ("nodes/n2", '"p"'))), n.now + 1)
+        for rid2, _send in [(r, s) for r, (s, _t) in sorted(n.inflight.items()) if s.request == Request(GET, "nodes/n2")]:
+            n.reply(rid2, Reply(OK, '"p"', peer), n.now + 1)
+    fences = [e for _t, e in n.logged(Send) if e.request.key == "nodes/n2" and e.request.op == PUT]
+    assert fences and fences[0].request.cond == IF_MATCH and fences[0].request.version == '"p"'
+    assert decode_node(fences[0].request.body) == NodeRecord("fenced", "i-peer", peer_written_at(peer), "n2")  # NL-1: keeps written_at
+
+
+def peer_written_at(body: str) -> int:
+    return decode_node(body).written_at_ms
 
 
 # --- NL-8: every later write -----------------------------------------------------------------------
