@@ -26,16 +26,29 @@ def check(history: History) -> list[Violation]:
     graphs: dict[str, nx.DiGraph] = {}
     where: dict[tuple[str, int], int] = {}  # (key, serial) -> event index that wrote it
     out: list[Violation] = []
+    absent: dict[str, int] = {}  # key -> the graph node standing for "no object" now (0: never written)
     for i, (t, p, kind, f) in enumerate(history.events):
+        if kind == "fault_delete":
+            key = f[0]
+            if key in graphs:  # the newest version (serials only grow) is the one deleted
+                last = max((n for n in graphs[key].nodes if n > 0), default=0)
+                graphs[key].add_edge(last, -(i + 1), event=i)
+            absent[key] = -(i + 1)
+            continue
         if kind != "apply":
             continue
         key, op, cond, prev, named, serial, state = f[:7]
         g = graphs.get(key)
         if g is None:
             g = graphs[key] = nx.DiGraph()
-        g.add_edge(prev, serial if serial else -(i + 1), event=i)  # a delete ends the path in a leaf
+        # a delete ends a path in a leaf of its own; the next write after it starts from that leaf
+        source = prev if prev else absent.get(key, 0)
+        target = serial if serial else -(i + 1)
+        g.add_edge(source, target, event=i)
         if serial:
             where[(key, serial)] = i
+        else:
+            absent[key] = target
         if cond is None:
             if key.startswith(CONDITIONAL_PREFIXES) and not state.startswith(_OLD_FORMAT_STATES):
                 out.append(Violation(INVARIANT, f"{key}: unconditional {op} by {history.processes[p].label} "

@@ -20,6 +20,7 @@ from typing import Any
 from . import io
 from .frozen import EMPTY, FrozenDict
 from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
+from .clean_stop import CleanStop, Stop
 from .fencing import Fencing
 from .node_lease import LeaseState, NodeLease
 from .ownership import Ownership
@@ -48,13 +49,18 @@ class NodeState:
     unresolved: FrozenDict = EMPTY  # (actor, generation) -> ownership.Unresolved (OR-7)
     background_at_ms: int | None = None  # when the background task is due
     refusals: int = 0  # BD-3: refusals in a row
+    data_seq: int = 0  # actor data segments written by this process
+    # section 4: clean stop and drain
+    stop: Stop | None = None
+    draining: bool = False
+    drained: bool = False
 
 
 class ContractError(RuntimeError):
     """A world broke the contract of model.io (an input the model cannot accept)."""
 
 
-class Model(NodeLease, Fencing, Ownership):
+class Model(NodeLease, Fencing, Ownership, CleanStop):
     """The correct model. Broken models subclass it and override one decision."""
 
     name = "correct"
@@ -107,6 +113,11 @@ class Model(NodeLease, Fencing, Ownership):
             state = self.start_listing(state, now_ms, out)
         else:
             raise ContractError(f"not an input: {inp!r}")
+        if not state.exited:
+            if state.stop is not None:
+                state = self.stop_progress(state, now_ms, out)
+            elif state.draining and not state.drained:
+                state = self.check_drained(state, now_ms, out)
         return state, tuple(out)
 
     @staticmethod

@@ -48,6 +48,7 @@ class LeaseState:
     attempt_rid: int | None = None  # lease write in flight
     reread_rid: int | None = None  # NL-9 re-read in flight
     tick_due: bool = False  # the period came while something was in flight
+    invalidated: bool = False  # CS-1: made locally invalid by a clean stop; the lease task has stopped
 
 
 class NodeLease:
@@ -59,7 +60,7 @@ class NodeLease:
     def lease_valid(st, now_ms: int) -> bool:
         """NL-4: valid until written_at + ttl - safety on this node's clock."""
         ls = st.lease
-        return ls.phase == RUNNING and not ls.lapsed and now_ms < ls.valid_until_ms
+        return ls.phase == RUNNING and not ls.lapsed and not ls.invalidated and now_ms < ls.valid_until_ms
 
     # --- the start check (NL-5, NL-6, NL-7) ----------------------------------
 
@@ -148,7 +149,7 @@ class NodeLease:
     def on_timer_lease_tick(self, st, key, now_ms, out):
         """NL-2: a lease write every P from the previous send, never waiting for anything else."""
         ls = st.lease
-        if ls.phase != RUNNING:
+        if ls.phase != RUNNING or ls.invalidated:
             return st
         if ls.attempt_rid is not None or ls.reread_rid is not None:
             return replace(st, lease=replace(ls, tick_due=True))
@@ -166,7 +167,7 @@ class NodeLease:
 
     def on_timer_lease_retry(self, st, key, now_ms, out):
         ls = st.lease
-        if ls.phase != RUNNING or ls.attempt_rid is not None or ls.reread_rid is not None:
+        if ls.phase != RUNNING or ls.invalidated or ls.attempt_rid is not None or ls.reread_rid is not None:
             return st
         out.append(Mark("NL-3"))
         return self.send_lease_write(st, now_ms, IF_MATCH, ls.version, out)
@@ -240,7 +241,7 @@ class NodeLease:
 
     def after_lease_op(self, st, now_ms, out):
         """Nothing of the lease task is in flight: send a write the period asked for meanwhile."""
-        if st.lease.tick_due and st.lease.phase == RUNNING:
+        if st.lease.tick_due and st.lease.phase == RUNNING and not st.lease.invalidated:
             return self.lease_tick(st, now_ms, out)
         return st
 
@@ -262,6 +263,10 @@ class NodeLease:
             # an older write of ours acknowledged late cannot move validity back
             # (its version is not current either: a later write already landed)
             return st
+        if ls.invalidated:
+            # CS-1: an attempt that finishes after the lease was made invalid gives the
+            # version to condition `released` on, and extends nothing
+            return replace(st, lease=replace(ls, version=version, written_at_ms=written_at_ms))
         was_valid = self.lease_valid(st, now_ms)
         ls = replace(ls, version=version, written_at_ms=written_at_ms, valid_until_ms=until)
         if until > now_ms:
@@ -280,7 +285,7 @@ class NodeLease:
     def on_timer_lease_deadline(self, st, key, now_ms, out):
         """NL-11: a lease that only ran out is not lost."""
         ls = st.lease
-        if ls.phase != RUNNING or ls.lapsed or now_ms < ls.valid_until_ms:
+        if ls.phase != RUNNING or ls.lapsed or ls.invalidated or now_ms < ls.valid_until_ms:
             return st
         out.append(Mark("NL-11"))
         out.append(Observe("lease_ran_out", (ls.valid_until_ms,)))

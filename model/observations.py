@@ -26,6 +26,13 @@ KINDS: dict[str, tuple[str, ...]] = {
     "resolver_release": ("actor", "generation"),  # OR-8
     "unresolved_ended": ("actor", "generation"),  # OR-8
     "operator_done": ("command", "node", "outcome"),  # FN-7 / FN-8
+    "data_acked": ("actor", "generation", "segment"),  # OR-4: the acknowledgement rule held
+    "restored": ("actor", "generation", "segments"),  # OR-3: the new owner's listing
+    "drain_began": (),
+    "drained": (),  # CS-3
+    "stop_began": (),
+    "lease_invalidated": (),  # CS-1
+    "lease_released": (),  # CS-1: the released write landed
     # --- from the world ----------------------------------------------------
     "start": ("node_id", "instance", "machine"),
     "crash": (),
@@ -36,6 +43,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state", "prev_state"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
+    "client": ("actor", "node", "request"),  # a client request reached a node
+    "quiet": (),  # the fault phase ended: faults stop, the quiet phase begins
+    "final_round": (),  # every actor is requested once more before the end
     "operator": ("command", "node"),
     "fault_delete": ("key",),  # an object deleted outside the protocol (an operator's mistake)
     "fault_put": ("key", "header"),  # bytes written outside the protocol (an old binary)

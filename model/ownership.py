@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import io
-from .io import GET, IF_MATCH, IF_NONE_MATCH, PUT, Command, Forward, Mark, Observe, Request, SetTimer
+from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Command, Forward, Mark, Observe, Request, SetTimer
 from .records import (
     FENCED,
     LIVE,
@@ -36,6 +36,7 @@ BACKOFF_MAX_MS = 8_000  # ... to here
 RESOLVE_MIN_MS = 250  # OR-8: the resolver reads until it can decide, from here ...
 RESOLVE_MAX_MS = 2_000  # ... to here (an unresolved acquire blocks nothing, but its record may be held)
 MAX_HOPS = 2  # a forwarded request is forwarded at most this many times
+DATA_PREFIX = "wal/"  # actor data: wal/<actor>/<generation>-<instance>-<seq> (ADR 0007: keys carry the generation)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +93,13 @@ class Ownership:
 
     def on_command_request(self, st, args, now_ms, out):
         actor, req, hops = args
-        if self.is_valid(st, actor, now_ms):
-            return self.serve(st, actor, req, now_ms, out)
         acq = st.acquiring.get(actor)
         if acq is not None:
             return replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, waiting=acq.waiting + ((req, hops),))))
+        if self.is_valid(st, actor, now_ms):
+            return self.serve(st, actor, req, now_ms, out)
+        if st.stop is not None or st.draining:
+            return self.fail_requests(st, actor, ((req, hops),), "not ready: stopping or draining", out)
         if not self.lease_valid(st, now_ms):
             return self.fail_requests(st, actor, ((req, hops),), "not ready: node lease not valid", out)
         out.append(Mark("OR-10"))
@@ -104,7 +107,48 @@ class Ownership:
         return self.send(st, ("route_read", actor), Request(GET, owner_key(actor)), out, ADMISSION_WAIT_MS)
 
     def serve(self, st, actor, req, now_ms, out):
-        out.append(Observe("served", (actor, st.holds[actor].generation, req)))
+        """Act as owner (OR-4): every request writes a segment keyed by the hold's generation."""
+        gen = st.holds[actor].generation
+        out.append(Observe("served", (actor, gen, req)))
+        key = f"{DATA_PREFIX}{actor}/{gen:06d}-{st.instance}-{st.data_seq:05d}"
+        st = replace(st, data_seq=st.data_seq + 1)
+        return self.send(st, ("data_write", actor, gen, key), Request(PUT, key, None, None, "segment"), out)
+
+    def on_reply_data_write(self, st, purpose, reply, now_ms, out):
+        """The acknowledgement rule of Replica::put: acknowledged only if is_valid still holds
+        after the bucket acknowledged the write (OR-4)."""
+        _, actor, gen, key = purpose
+        if reply.status == io.OK and self.data_write_valid(st, actor, gen, now_ms):
+            out.append(Observe("data_acked", (actor, gen, key[len(DATA_PREFIX) + len(actor) + 1:])))
+        return st
+
+    def data_write_valid(self, st, actor, gen, now_ms) -> bool:
+        hold = st.holds.get(actor)
+        return hold is not None and hold.generation == gen and self.is_valid(st, actor, now_ms)
+
+    def restore(self, st, actor, now_ms, out):
+        """OR-3: the new owner restores: it lists the actor's segments after acquiring."""
+        acq = st.acquiring[actor]
+        st = replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, stage="restore")))
+        return self.send(st, ("restore", actor), Request(LIST, f"{DATA_PREFIX}{actor}/"), out)
+
+    def on_reply_restore(self, st, purpose, reply, now_ms, out):
+        actor = purpose[1]
+        acq = st.acquiring[actor]
+        st = replace(st, acquiring=st.acquiring.without(actor))
+        hold = st.holds.get(actor)
+        if hold is None:  # the hold ended meanwhile (a lapse, a stop)
+            return self.fail_requests(st, actor, acq.waiting, "hold ended while restoring", out)
+        if reply.status != io.OK:
+            # an interrupted restore abandons the hold (OR-5)
+            st = self.release(st, actor, "restore failed", now_ms, out)
+            return self.fail_requests(st, actor, acq.waiting, "restore failed", out)
+        cut = len(DATA_PREFIX) + len(actor) + 1
+        out.append(Observe("restored", (actor, hold.generation, [k[cut:] for k, _v in reply.entries])))
+        for req, _hops in acq.waiting:
+            if not self.is_valid(st, actor, now_ms):
+                return self.fail_requests(st, actor, ((req, _hops),), "not ready: node lease not valid", out)
+            st = self.serve(st, actor, req, now_ms, out)
         return st
 
     def fail_requests(self, st, actor, waiting, reason, out):
@@ -260,16 +304,21 @@ class Ownership:
     def hold_began(self, st, actor, generation, version, how, now_ms, out):
         acq = st.acquiring[actor]
         st = replace(st, holds=st.holds.with_item(actor, Hold(generation, version)),
-                     acquiring=st.acquiring.without(actor), locks=st.locks.without(actor))
+                     locks=st.locks.without(actor))
         out.append(Observe("hold_began", (actor, generation, version, how)))
         if not self.lease_valid(st, now_ms):
-            # the lease ran out while the write was in flight: the lapse ends this hold too (NL-11)
-            st = self.hold_to_pending(st, now_ms, "lease ran out", out)
+            # the lease ran out (or was made invalid) while the write was in flight:
+            # the lapse ends this hold too (NL-11)
+            st = replace(st, acquiring=st.acquiring.without(actor))
+            st = self.hold_to_pending(st, now_ms, "lease not valid", out)
             st = self.fail_requests(st, actor, acq.waiting, "not ready: node lease not valid", out)
             return self.after_unlock(st, actor, now_ms, out)
         out.append(Mark("OR-4"))
-        for req, _hops in acq.waiting:
-            st = self.serve(st, actor, req, now_ms, out)
+        if st.stop is not None or st.draining:
+            st = replace(st, acquiring=st.acquiring.without(actor))
+            st = self.release(st, actor, "stopping or draining", now_ms, out)
+            return self.fail_requests(st, actor, acq.waiting, "not ready: stopping or draining", out)
+        st = self.restore(st, actor, now_ms, out)
         return self.after_unlock(st, actor, now_ms, out)
 
     def acquire_failed(self, st, actor, reason, out):

@@ -70,13 +70,14 @@ class _Proc:
 class _Slot:
     """Where a supervisor keeps one node id running on one machine."""
 
-    __slots__ = ("node_id", "machine", "wanted", "proc")
+    __slots__ = ("node_id", "machine", "wanted", "proc", "restart_after_stop")
 
     def __init__(self, node_id, machine) -> None:
         self.node_id = node_id
         self.machine = machine
-        self.wanted = True
+        self.wanted = True  # the supervisor restarts a process that failed (Restart=on-failure)
         self.proc: _Proc | None = None
+        self.restart_after_stop: int | None = None  # a clean stop is followed by a start this much later
 
 
 class SimWorld:
@@ -89,6 +90,9 @@ class SimWorld:
         self.options = draw(self.rng, scenario, self.params) if options is None else options
         self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
         o = self.options
+        # the fault rates in force: the drawn ones, zero once the quiet phase begins
+        self.fault = {k: o[k] for k in ("p_fail_fast", "p_request_lost", "p_late", "p_reply_lost", "p_slow_reply")}
+        self.in_quiet = False
         self.env = simpy.Environment()
         self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"], self.rng)
         self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
@@ -144,7 +148,28 @@ class SimWorld:
             self.later(at, self._crash_node, node_id)
         for k, (node_id, at, life) in enumerate(o["twins"]):
             self.later(at, self._twin_begins, node_id, f"t{k}", life)
+        for node_id, at, restart_after in o.get("stops", ()):
+            self.later(at, self._stop_node, node_id, restart_after)
+        for node_id, at, after, then in o.get("drains", ()):
+            self.later(at, self._command_node, node_id, Command("drain"))
+            if then == "resume":
+                self.later(at + after, self._command_node, node_id, Command("resume"))
+            else:
+                self.later(at + after, self._stop_node, node_id, 5_000)
+        for node_id, at in o.get("deletes", ()):
+            self.later(at, self._delete, "nodes/" + node_id)
+        if o.get("blip"):
+            at, length, mode = o["blip"]
+            self.later(at, self._outage_begins, "*", length, mode)
         end = o["fault_ms"]
+        quiet = o.get("quiet_ms", 0)
+        if quiet:
+            self.later(end, self._quiet_begins)
+            if o["quiet_crash"]:
+                self.later(end + 5_000, self._quiet_crash)
+            self.later(end + quiet - 12_000, self._final_round)
+            self.later(end + quiet - 6_000, self._final_round)
+            end += quiet
         self.env.run(until=end)
         return self.finish(end)
 
@@ -200,7 +225,7 @@ class SimWorld:
                 self.later(self.rng.randint(1, self.options["delay_ms_max"]), self._forwarded, eff.node_id, eff.command)
             elif t is Exit:
                 self.record(proc.index, "exit", (eff.status, eff.reason))
-                self.end_process(proc)
+                self.end_process(proc, eff.status)
             else:
                 raise TypeError(f"not an effect: {eff!r}")
 
@@ -215,14 +240,22 @@ class SimWorld:
             del proc.timers[key]
             self.deliver(proc, TimerFired(key))
 
-    def end_process(self, proc: _Proc) -> None:
+    def end_process(self, proc: _Proc, status: int | None = None) -> None:
+        """The process is gone (exit `status`, or a crash when None)."""
         proc.alive = False
         proc.timers.clear()
         proc.pending.clear()
         slot = proc.slot
-        if slot.wanted and slot.proc is proc:
-            # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
-            self.later(self.rng.randint(100, self.options["restart_ms_max"]), self._restart, slot)
+        if not slot.wanted or slot.proc is not proc:
+            return
+        if status == 0:
+            # a clean stop: started again only if the scenario says so (a deploy)
+            if slot.restart_after_stop is not None:
+                self.later(slot.restart_after_stop, self._restart, slot)
+                slot.restart_after_stop = None
+            return
+        # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
+        self.later(self.rng.randint(100, self.options["restart_ms_max"]), self._restart, slot)
 
     def _restart(self, slot, _ev) -> None:
         if slot.wanted and (slot.proc is None or not slot.proc.alive):
@@ -257,13 +290,14 @@ class SimWorld:
             if action == "delay_apply":
                 self.later(ms, self._apply, proc, eff.request, rid, None)
                 return
-        if cut == "refuse" or (o["p_fail_fast"] and rng.random() < o["p_fail_fast"]):
+        f = self.fault
+        if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
             self.later(rng.randint(1, 20), self._reply, proc, rid, io.Reply(FAILED_FAST))
             return
-        if o["p_request_lost"] and rng.random() < o["p_request_lost"]:
+        if f["p_request_lost"] and rng.random() < f["p_request_lost"]:
             return  # lost on the way: never applied, never answered
         delay = rng.randint(1, o["delay_ms_max"])
-        if o["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < o["p_late"]:
+        if f["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < f["p_late"]:
             delay = timeout + rng.randint(1, o["late_ms_max"])  # applied after its sender gave up
         self.later(delay, self._apply, proc, eff.request, rid, fate)
 
@@ -298,10 +332,11 @@ class SimWorld:
             if fate[0] == "delay_reply":
                 self.later(fate[1], self._reply, proc, rid, reply)
                 return
-        if o["p_reply_lost"] and req.op != io.GET and rng.random() < o["p_reply_lost"]:
+        f = self.fault
+        if f["p_reply_lost"] and req.op != io.GET and rng.random() < f["p_reply_lost"]:
             return
         delay = rng.randint(1, o["delay_ms_max"])
-        if o["p_slow_reply"] and rng.random() < o["p_slow_reply"]:
+        if f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
             delay = rng.randint(delay, delay + self.params.attempt_timeout_ms)
         self.later(delay, self._reply, proc, rid, reply)
 
@@ -339,10 +374,15 @@ class SimWorld:
             actor = self.actors[0]
         else:
             actor = self.actors[rng.randrange(len(self.actors))]
-        proc = self.live_proc(self.node_ids[rng.randrange(len(self.node_ids))])
-        if proc is not None:
-            self.deliver(proc, Command("request", (actor, self._requests, 0)))
+        self._ask(self.node_ids[rng.randrange(len(self.node_ids))], actor, self._requests)
         self.later(rng.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
+
+    def _ask(self, node_id: str, actor: str, req: int) -> None:
+        """A client request for `actor` reaches `node_id` (lost if no process serves that id)."""
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.record(proc.index, "client", (actor, node_id, req))
+            self.deliver(proc, Command("request", (actor, req, 0)))
 
     def _client_retry(self, proc, fields) -> None:
         """The client saw its request fail; it may try the same node again soon."""
@@ -354,9 +394,7 @@ class SimWorld:
             self.later(rng.randint(50, 1_000), self._retry_request, proc.node_id, actor, req)
 
     def _retry_request(self, node_id, actor, req, _ev) -> None:
-        proc = self.live_proc(node_id)
-        if proc is not None:
-            self.deliver(proc, Command("request", (actor, req, 0)))
+        self._ask(node_id, actor, req)
 
     def _broadcast(self, command) -> None:
         for slot in self.slots:
@@ -365,18 +403,80 @@ class SimWorld:
 
     def _hibernate(self, _ev) -> None:
         """An actor goes idle: whoever holds it hibernates it."""
+        if self.in_quiet:
+            return
         rng = self.rng
         self._broadcast(Command("hibernate", (self.actors[rng.randrange(len(self.actors))],)))
         self.later(rng.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
 
     def _move(self, _ev) -> None:
         """An actor is moved to another node: whoever holds it hands it over."""
+        if self.in_quiet:
+            return
         rng = self.rng
         self._requests += 1
         actor = self.actors[rng.randrange(len(self.actors))]
         target = self.node_ids[rng.randrange(len(self.node_ids))]
         self._broadcast(Command("move", (actor, target, self._requests)))
         self.later(rng.randint(1, 2 * self.options["move_gap_ms"]), self._move)
+
+    def _command_node(self, node_id, command, _ev) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None and proc.slot.machine.startswith("m"):
+            self.deliver(proc, command)
+
+    def _stop_node(self, node_id, restart_after, _ev) -> None:
+        """A clean stop (CS-1) of the node's supervised process, started again `restart_after` ms
+        after it exits (None: it stays down)."""
+        slot = self.slots[self.node_ids.index(node_id)]
+        if slot.proc is not None and slot.proc.alive:
+            slot.restart_after_stop = restart_after
+            self.deliver(slot.proc, Command("stop"))
+
+    def _delete(self, key, _ev) -> None:
+        """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
+        self.record(WORLD, "fault_delete", (key,))
+        self.bucket.objects.pop(key, None)
+
+    # --- the quiet phase ---------------------------------------------------------------
+
+    def _quiet_begins(self, _ev) -> None:
+        """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
+        self.in_quiet = True
+        self.record(WORLD, "quiet")
+        for k in self.fault:
+            self.fault[k] = 0.0
+        self.cut.clear()
+        for slot in self.slots:
+            if not slot.machine.startswith("m"):
+                slot.wanted = False
+                if slot.proc is not None and slot.proc.alive:
+                    self.crash(slot.proc)
+        for slot in self.slots[: len(self.node_ids)]:
+            slot.restart_after_stop = None
+            if slot.proc is None or not slot.proc.alive:
+                self.start_process(slot)
+            elif slot.proc.state is not None and slot.proc.state.draining:
+                self.deliver(slot.proc, Command("resume"))
+        if self.options["quiet_stop"]:
+            node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
+            self._stop_node(node_id, None, None)
+
+    def _quiet_crash(self, _ev) -> None:
+        node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.crash(proc)
+
+    def _final_round(self, _ev) -> None:
+        """Every actor is requested once more, at a node that runs, before the end (INV-4)."""
+        self.record(WORLD, "final_round")
+        rng = self.rng
+        live = [n for n in self.node_ids if self.live_proc(n) is not None]
+        for actor in self.actors:
+            if live:
+                self._requests += 1
+                self._ask(live[rng.randrange(len(live))], actor, self._requests)
 
     def _operator(self, command, _ev) -> None:
         self.record(self.operator.index, "operator", (command.name, command.args[0]))

@@ -18,6 +18,8 @@ SCENARIOS = {
     "outages": "bucket outages for one node or all, always, some longer than ttl + grace",
     "lossy": "lost replies, late-applied writes and failed requests, always",
     "skew": "clocks exactly max_skew apart, with drift",
+    "blip": "one global bucket blip and no other fault around it (INV-9's proviso)",
+    "stops": "clean stops, drains and moves, always",
 }
 
 
@@ -32,7 +34,9 @@ def draw(rng, scenario: str, params: Params) -> dict:
     p = params
     o: dict = {}
     o["nodes"] = rng.randint(2, 4)
-    o["fault_ms"] = rng.randint(60_000, 120_000)
+    o["fault_ms"] = rng.randint(45_000, 100_000)
+    # the quiet phase: long enough for every bound of the protocol to pass (INV-4, INV-7)
+    o["quiet_ms"] = 4 * (p.ttl_ms + p.grace_ms)
     # the bucket
     o["versioning"] = _pick(rng, ("md5", "opaque"))
     o["absent_if_match"] = _pick(rng, (404, 412))
@@ -76,8 +80,31 @@ def draw(rng, scenario: str, params: Params) -> dict:
     elif scenario == "skew":
         o.update(skew_at_bound=True, drift_ppm_max=0)
 
-    fault = o["fault_ms"]
+    # section 4 and the operator's mistakes
     nodes = [f"n{i}" for i in range(o["nodes"])]
+    fault = o["fault_ms"]
+    on_stops = rng.random() < 0.5 or scenario == "stops"
+    o["stops"] = [[_pick(rng, nodes), rng.randint(0, fault), _pick(rng, (0, 1_000, 10_000, 30_000))]
+                  for _ in range(rng.randint(1, 2) if on_stops else 0)]  # [node, at, restarted after (0: at once)]
+    o["drains"] = [[_pick(rng, nodes), rng.randint(0, fault), rng.randint(2_000, 20_000), _pick(rng, ("resume", "stop"))]
+                   for _ in range(rng.randint(1, 2) if on_stops else 0)]  # [node, at, then after, resume|stop]
+    o["deletes"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(1 if rng.random() < 0.15 else 0)]
+    o["quiet_crash"] = rng.random() < 0.6  # an owner dies early in the quiet phase: failover is measured (INV-7)
+    o["quiet_stop"] = rng.random() < 0.2  # a node stops cleanly as the quiet phase begins and stays down
+    # INV-9: a global blip, restored at once; in "blip" seeds with no other fault around it
+    o["blip_alone"] = scenario == "blip" or rng.random() < 0.1
+    blip_len = _pick(rng, (rng.randint(200, 3_000), rng.randint(3_000, p.ttl_ms), rng.randint(p.ttl_ms, 6 * p.ttl_ms)))
+    o["blip"] = [rng.randint(p.ttl_ms + p.grace_ms + 5_000, max(p.ttl_ms + p.grace_ms + 5_000, fault - 5_000)), blip_len,
+                 _pick(rng, ("blackhole", "refuse"))] if (o["blip_alone"] or rng.random() < 0.2) else []
+    if scenario == "calm":
+        o.update(deletes=[], blip=[], quiet_crash=False)
+    if scenario == "stops" and not o["stops"]:
+        o["stops"] = [[nodes[0], fault // 2, 1_000]]
+    if o["blip_alone"]:
+        o.update(p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, p_request_lost=0.0, p_slow_reply=0.0,
+                 degraded=False, stops=[], drains=[], deletes=[], quiet_crash=False, quiet_stop=False)
+        n_out = n_crash = n_twin = 0
+
     o["outages"] = []
     for _ in range(n_out):
         who = _pick(rng, ["*"] + nodes)
@@ -98,7 +125,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
     o["p_client_retry"] = _pick(rng, (0.0, 0.5, 0.9))  # a client retries a failed request at the same node
     o["hot_share"] = _pick(rng, (0.0, 0.3, 0.7))  # the share of requests that go to one hot actor
     n_fence = rng.randint(0, 2) if rng.random() < 0.3 else 0
-    if scenario == "calm":
+    if scenario == "calm" or o["blip_alone"]:
         n_fence = 0
     o["operator_fences"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(n_fence)]
 
