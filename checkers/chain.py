@@ -27,13 +27,14 @@ def check(history: History) -> list[Violation]:
     where: dict[tuple[str, int], int] = {}  # (key, serial) -> event index that wrote it
     out: list[Violation] = []
     absent: dict[str, int] = {}  # key -> the graph node standing for "no object" now (0: never written)
+    current: dict[str, int] = {}  # key -> the serial of its current version (0: none)
     for i, (t, p, kind, f) in enumerate(history.events):
         if kind == "fault_delete":
             key = f[0]
-            if key in graphs:  # the newest version (serials only grow) is the one deleted
-                last = max((n for n in graphs[key].nodes if n > 0), default=0)
-                graphs[key].add_edge(last, -(i + 1), event=i)
-            absent[key] = -(i + 1)
+            if current.get(key):  # the version the mistake deleted
+                graphs[key].add_edge(current[key], -(i + 1), event=i)
+                current[key] = 0
+                absent[key] = -(i + 1)
             continue
         if kind != "apply":
             continue
@@ -45,6 +46,7 @@ def check(history: History) -> list[Violation]:
         source = prev if prev else absent.get(key, 0)
         target = serial if serial else -(i + 1)
         g.add_edge(source, target, event=i)
+        current[key] = serial
         if serial:
             where[(key, serial)] = i
         else:
