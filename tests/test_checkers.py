@@ -149,9 +149,6 @@ def test_inv3_fork_violates():
     assert any(set(v.events) == {e2, e3} and "successors" in v.message for v in violations)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "checkers/chain.py uses serial 0 as one graph node for 'no object' over the key's whole life, so "
-    "create -> delete -> create gives node 0 two successors and is reported as a fork"))
 def test_inv3_create_delete_create_is_one_chain():
     """INV-3: a key created, deleted (If-Match) and created again (If-None-Match) has one history."""
     h = history(("n1", "a", "m0", 0, 0),)
