@@ -89,11 +89,12 @@ class SeedResult:
     counts: dict
     rules: dict
     failures: list = field(default_factory=list)  # (invariant, message, explanation)
+    failover_ms: list = field(default_factory=list)  # INV-7's measurements
 
 
 def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False):
     """Run and check one seed. Returns a SeedResult (and the history if asked)."""
-    from checkers import check_all
+    from checkers import check_all, measure_all
     from scenarios.sim import run_seed
 
     model = load_model(model_name)
@@ -106,13 +107,16 @@ def run_one(seed: int, model_name: str, scenario: str, params, keep_history: boo
         counts = dict(history.counts)
         counts["events"] = len(history.events)
         counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
+        measured = measure_all(history)
+        counts["blip_runs_judged"] = measured["blip_judged"]
+        failover = measured["failover_ms"]
         rules = history.rules
     except Exception as e:  # a bug in the model or the world: report it as a failure of the seed
         tb = traceback.format_exc()
         failures = [("EXCEPTION", f"{type(e).__name__}: {e}", tb)]
         sha = hashlib.sha256(tb.encode()).hexdigest()
-        counts, rules = {}, {}
-    result = SeedResult(seed, sha, counts, rules, failures)
+        counts, rules, failover = {}, {}, []
+    result = SeedResult(seed, sha, counts, rules, failures, failover)
     return (result, history) if keep_history else result
 
 
@@ -246,9 +250,11 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
     rules: dict[str, int] = {}
     failures: list[dict] = []
     failing_seeds: list[int] = []
+    failover: list[int] = []
     try:
         for r in run_seeds(model_name, scenario, params, start, count, workers):
             hashes.append(r.sha256)
+            failover.extend(r.failover_ms)
             for k, v in r.counts.items():
                 totals[k] = totals.get(k, 0) + v
             for k, v in r.rules.items():
@@ -277,6 +283,7 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
         "counts": dict(sorted(totals.items())),
         "rules_hit": dict(sorted(rules.items(), key=lambda kv: _rule_order(kv[0]))),
         "invariants_checked": invariants_checked(),
+        "failover_ms": distribution(failover),
         "failures": failures,
         "failing_seeds": failing_seeds,
         "history_digest": digest(hashes),
@@ -288,6 +295,18 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
         "command": "python runner.py " + " ".join(sys.argv[1:]),
     }
     return report
+
+
+def distribution(values: list[int]) -> dict:
+    """count, p50, p99, max (nearest-rank percentiles) of a list of ms."""
+    if not values:
+        return {"count": 0, "p50": None, "p99": None, "max": None}
+    v = sorted(values)
+
+    def rank(q: float) -> int:
+        return v[max(0, -(-len(v) * q // 100) - 1)]
+
+    return {"count": len(v), "p50": rank(50), "p99": rank(99), "max": v[-1]}
 
 
 def _rule_order(rule: str):
@@ -308,6 +327,8 @@ def summary_text(report: dict) -> str:
         f"  per seed: {c.get('events', 0) / n:.0f} history events, {c.get('kernel_events', 0) / n:.0f} kernel events, "
         f"{c.get('bucket_requests', 0) / n:.0f} bucket requests, {c.get('acquisitions', 0) / n:.1f} acquisitions",
         f"  invariants checked: {', '.join(report['invariants_checked'])}",
+        f"  failover (INV-7): {_failover_text(report.get('failover_ms') or {})}; "
+        f"blip runs judged (INV-9): {c.get('blip_runs_judged', 0)}",
         f"  rules hit: " + ", ".join(f"{k} {v}" for k, v in report["rules_hit"].items()),
         f"  history digest: {report['history_digest']}",
     ]
@@ -320,6 +341,13 @@ def summary_text(report: dict) -> str:
         first = report["failures"][0]
         lines += ["", f"first failure, seed {first['seed']}:", first["explanation"], "", f"replay: {first['replay']}"]
     return "\n".join(lines) + "\n"
+
+
+def _failover_text(d: dict) -> str:
+    if not d.get("count"):
+        return "no failover measured"
+    return (f"{d['count']} measured, p50 {d['p50'] / 1000:.1f} s, p99 {d['p99'] / 1000:.1f} s, "
+            f"max {d['max'] / 1000:.1f} s")
 
 
 def print_summary(console, report: dict, report_path: str) -> None:
@@ -338,6 +366,8 @@ def print_summary(console, report: dict, report_path: str) -> None:
     t.add_row("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}")
     t.add_row("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")
     t.add_row("invariants", ", ".join(report["invariants_checked"]))
+    t.add_row("failover (INV-7)", _failover_text(report.get("failover_ms") or {}))
+    t.add_row("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0)))
     for extra in report.get("table_rows", []):
         t.add_row(*extra)
     t.add_row("violating seeds", str(c.get("failing_seeds", 0)))

@@ -57,8 +57,10 @@ class CleanStop:
         return False
 
     def check_drained(self, st, now_ms, out):
-        """CS-3: drained only when every resident actor was released and none is pending."""
-        if st.holds or self.releases_outstanding(st):
+        """CS-3: drained only when every resident actor was released and none is pending.
+        Unresolved acquires live in the same set as pending releases (OR-7), and an
+        acquisition still in flight may land: the drain waits for both too."""
+        if st.holds or st.acquiring or st.unresolved or self.releases_outstanding(st):
             return st
         out.append(Mark("CS-3"))
         out.append(Observe("drained"))

@@ -179,8 +179,6 @@ class NodeLease:
         status = reply.status
         if status == io.OK:
             st = self.lease_acknowledged(st, reply.version, sent_ms, "ack", now_ms, out)
-            if ls.phase == FIRST_WRITE:
-                st = self.lease_started(st, sent_ms, now_ms, out)
             return self.after_lease_op(st, now_ms, out)
         if status in FAILED_CONDITION or (status == io.TIMED_OUT and ls.phase == FIRST_WRITE):
             # NL-9: a failed condition is not proof of a fence: read once.
@@ -207,8 +205,6 @@ class NodeLease:
             if self.is_own_live_write(st, rec):
                 # NL-9: our own write landed; adopt the read's token and its written_at
                 st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, "adopt", now_ms, out)
-                if ls.phase == FIRST_WRITE:
-                    st = self.lease_started(st, rec.written_at_ms, now_ms, out)
                 return self.after_lease_op(st, now_ms, out)
         elif reply.status != io.NOT_FOUND:
             # the read failed: no proof either way
@@ -250,14 +246,14 @@ class NodeLease:
         out.append(Mark("NL-7"))
         return self.begin_check(st, now_ms, out)
 
-    def lease_started(self, st, sent_ms, now_ms, out):
-        ls = replace(st.lease, phase=RUNNING, next_send_ms=sent_ms + st.params.period_ms)
-        out.append(SetTimer("lease_tick", ls.next_send_ms))
-        return replace(st, lease=ls)
-
     def lease_acknowledged(self, st, version, written_at_ms, how, now_ms, out):
-        """NL-4: valid until written_at + ttl - safety; NL-11: a success after a lapse recovers."""
+        """NL-4: valid until written_at + ttl - safety; NL-11: a success after a lapse recovers.
+        The first one starts the lease task (NL-2: every P from that send)."""
         ls = st.lease
+        if ls.phase == FIRST_WRITE:
+            ls = replace(ls, phase=RUNNING, next_send_ms=written_at_ms + st.params.period_ms)
+            out.append(SetTimer("lease_tick", ls.next_send_ms))
+            st = replace(st, lease=ls)
         until = written_at_ms + st.params.lease_span_ms
         if written_at_ms < ls.written_at_ms:
             # an older write of ours acknowledged late cannot move validity back

@@ -182,5 +182,5 @@ class ScriptedWorld(SimWorld):
 
     def _step_put_raw(self, key, body) -> None:
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""
-        self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0]))
+        self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0]))  # header only: an old format
         self.bucket.apply(Request(PUT, key, None, None, body), self.env.now)

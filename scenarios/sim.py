@@ -38,6 +38,7 @@ from model.io import (
     TimerFired,
 )
 from model.operator import OPERATOR
+from model.records import NODE_HEADER_3
 from model.params import Params
 
 from .bucket import SimBucket
@@ -485,6 +486,9 @@ class SimWorld:
     # --- faults ------------------------------------------------------------------
 
     def _outage_begins(self, who, length, mode, _ev) -> None:
+        """Cut the bucket off from node `who`'s machine, or from everyone ("*")."""
+        if who != "*" and who.startswith("n"):
+            who = "m" + who[1:]
         self.cut[who] = mode
         self.record(WORLD, "outage", (who, self.env.now + length))
         self.later(length, self._outage_ends, who)
@@ -516,11 +520,17 @@ class SimWorld:
 
 
 def _second_line(body: str | None) -> str:
-    """The line of a record that says its state ("live <instance>", ...), for the history."""
+    """A record's state for the history: "live <instance> <written_at>" for a node lease,
+    "held <node> <instance> <generation>" or "nobody <generation>" for an owner record,
+    the second line otherwise ("node <id>" for an old heartbeat)."""
     if not body:
         return ""
-    parts = body.split("\n", 2)
-    return parts[1] if len(parts) > 1 else ""
+    parts = body.split("\n", 3)
+    if len(parts) < 2:
+        return ""
+    if parts[0] == NODE_HEADER_3 and len(parts) > 2:
+        return parts[1] + " " + parts[2][len("written_at_ms "):]
+    return parts[1]
 
 
 def run_seed(seed: int, model, scenario: str = "swarm", params: Params | None = None,

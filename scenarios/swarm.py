@@ -43,7 +43,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
     o["p_conflict"] = _pick(rng, (0.0, 0.0, 0.3))
     o["p_alias"] = _pick(rng, (0.0, 0.5)) if o["versioning"] == "opaque" else 0.0
     # the network
-    o["delay_ms_max"] = _pick(rng, (5, 20, 60, 200))  # the tails come from slow replies and late writes
+    o["delay_ms_max"] = _pick(rng, (5, 20, 60, 120))  # each way; the tails come from slow replies and late writes
     on = {k: rng.random() < 0.5 for k in ("fail_fast", "reply_lost", "late", "outages", "crashes", "twins",
                                            "request_lost", "slow_reply")}
     o["p_fail_fast"] = _pick(rng, (0.01, 0.05, 0.2)) if on["fail_fast"] else 0.0

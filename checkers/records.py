@@ -1,0 +1,42 @@
+"""The bucket's records over time, rebuilt from a history's writes (for INV-4 and INV-5).
+
+Each `apply` event carries the state line of the record it wrote ("held n i g",
+"nobody g", "live i written_at", "fenced i written_at", ...); mistakes made
+outside the protocol are `fault_delete` and `fault_put` events.
+"""
+
+from __future__ import annotations
+
+from .history import History
+
+
+def apply_to(state: dict[str, str], kind: str, f: tuple) -> bool:
+    """Apply one event to `state` (key -> state line); True if it was a write."""
+    if kind == "apply":
+        if f[5]:
+            state[f[0]] = f[6]
+        else:
+            state.pop(f[0], None)
+        return True
+    if kind == "fault_delete":
+        state.pop(f[0], None)
+        return True
+    if kind == "fault_put":
+        state[f[0]] = "old " + f[1]
+        return True
+    return False
+
+
+def final_state(history: History) -> dict[str, str]:
+    state: dict[str, str] = {}
+    for _t, _p, kind, f in history.events:
+        apply_to(state, kind, f)
+    return state
+
+
+def names(state_line: str) -> tuple[str, str] | None:
+    """(node, instance) an owner record's state line names, or None."""
+    parts = state_line.split(" ")
+    if parts[0] == "held" and len(parts) == 4:
+        return parts[1], parts[2]
+    return None
