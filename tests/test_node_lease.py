@@ -364,11 +364,6 @@ def test_nl4_validity_counts_from_the_send_not_from_the_acknowledgement():
     assert v["until_ms"] == sent + SPAN == n.written_at(put) + SPAN
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "NodeLease.lease_acknowledged calls on_lease_became_valid only if lease_valid() is true, which "
-    "needs phase RUNNING; on the first write the phase is still FIRST_WRITE (lease_started runs after), "
-    "so the hook never fires on the first acknowledgement or adoption, only on a recovery after a lapse "
-    "(NodeState.watch_from_ms stays None: FN-2's watch never starts on a node that never lapsed)"))
 def test_nl4_lease_becoming_valid_on_first_write_reaches_the_sections_hook():
     """NL-4 / FN-2 / OR-2: when the first write is acknowledged the lease becomes valid, and the
     model must tell the other sections (Model.on_lease_became_valid: FN-2's watch starts there)."""
@@ -384,9 +379,6 @@ def test_nl4_lease_becoming_valid_on_first_write_reaches_the_sections_hook():
     assert "probe:became-valid" in n.marks(effects)  # ... and the sections hear of it
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "consequence of the hook never firing on the first write: a node whose lease never lapsed keeps "
-    "watch_from_ms None, so after_listing returns before FN-2's watch and it never fences a dead peer"))
 def test_nl4_fn2_a_node_valid_since_its_first_write_fences_a_dead_peer():
     """NL-4 -> FN-2/FN-3: n1, valid since its first write and never lapsed, lists n2's object
     unchanged (written a minute ago) for 40 periods: it must fence n2, If-Match on its read's version."""
