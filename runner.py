@@ -573,7 +573,6 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    err = Console(stderr=True, width=300)
     try:
         args = build_parser().parse_args(argv)
         if args.list:
@@ -604,10 +603,10 @@ def main(argv: list[str] | None = None) -> int:
         print_summary(console, report, path)
         return 0 if report["passed"] else 1
     except UsageError as e:
-        err.print(f"runner.py: error: {e}", highlight=False, markup=False)
+        print(f"runner.py: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        err.print("runner.py: interrupted", highlight=False)
+        print("runner.py: interrupted", file=sys.stderr)
         return 130
 
 

@@ -15,6 +15,10 @@ BROKEN = {
     "reused_generation": "broken_models.reused_generation",  # BM-2
     "unlocked_resolver": "broken_models.unlocked_resolver",  # BM-3
     "adopt_any_instance": "broken_models.adopt_any_instance",
+    "drain_with_pending": "broken_models.drain_with_pending",
+    "unchecked_data_ack": "broken_models.unchecked_data_ack",
+    "dropped_pending_release": "broken_models.dropped_pending_release",
+    "instant_start_check": "broken_models.instant_start_check",
 }
 
 

@@ -1,9 +1,11 @@
 """INV-8 nothing lost: every data write acknowledged by a valid owner is seen by every later
 owner's restore.
 
-A write is acknowledged (`data_acked`) only if the hold was still valid after the bucket
-acknowledged it (OR-4); a hold that began after that acknowledgement must list it when it
-restores (`restored`).
+A write is acknowledged (`data_acked`) only if its hold was still valid after the bucket
+acknowledged it (OR-4); every hold of the actor at a higher generation began after that
+hold ended (INV-1, INV-2), so its restore (`restored`, the listing made after acquiring)
+must list the segment. A segment acknowledged after a later owner already restored
+without it is lost to that owner.
 """
 
 from __future__ import annotations
@@ -14,31 +16,29 @@ INVARIANT = "INV-8"
 
 
 def check(history: History) -> list[Violation]:
-    acked: dict[str, list[tuple[int, str, int]]] = {}  # actor -> [(t, segment, event)]
-    began: dict[tuple[int, str, int], int] = {}  # (proc, actor, generation) -> begin time
-    out = []
-    flagged: set[str] = set()
+    acked: dict[str, list[tuple[int, str, int]]] = {}  # actor -> [(generation, segment, event)]
+    restores: dict[str, list[tuple[int, set, int, int]]] = {}  # actor -> [(generation, segments, proc, event)]
     for i, (t, p, kind, f) in enumerate(history.events):
         if kind == "data_acked":
-            acked.setdefault(f[0], []).append((t, f[2], i))
-        elif kind == "hold_began":
-            began[(p, f[0], f[1])] = t
+            acked.setdefault(f[0], []).append((f[1], f[2], i))
         elif kind == "restored":
-            actor, gen, segments = f
-            if actor in flagged:
-                continue
-            since = began.get((p, actor, gen), t)
-            seen = set(segments)
-            for ta, seg, j in acked.get(actor, ()):
-                if ta >= since:
-                    break
-                if seg not in seen:
+            restores.setdefault(f[0], []).append((f[1], set(f[2]), p, i))
+    out = []
+    for actor in sorted(acked):
+        done = False
+        for gw, seg, j in acked[actor]:
+            for g, segments, p, i in restores.get(actor, ()):
+                if g > gw and seg not in segments:
+                    ev = history.events
                     out.append(Violation(
                         INVARIANT,
-                        f"actor {actor}: segment {seg} acknowledged at {ta / 1000:.3f} s is missing from the restore "
-                        f"by {history.processes[p].label} at generation {gen} (hold began {since / 1000:.3f} s)",
-                        (j, i),
+                        f"actor {actor}: segment {seg} of generation {gw}, acknowledged at {ev[j][0] / 1000:.3f} s, "
+                        f"is missing from the restore by {history.processes[p].label} at generation {g} "
+                        f"({ev[i][0] / 1000:.3f} s)",
+                        tuple(sorted((j, i))),
                     ))
-                    flagged.add(actor)
+                    done = True
                     break
+            if done:
+                break
     return out

@@ -52,7 +52,7 @@ class CleanStop:
         if st.pending:
             return True
         for purpose in st.inflight.values():
-            if purpose[0] == "release":
+            if purpose[0] in ("release", "resolve_release"):
                 return True
         return False
 

@@ -60,18 +60,19 @@ class Fencing:
 
     def start_listing(self, st, now_ms, out):
         out.append(SetTimer("listing", now_ms + st.params.period_ms))
+        st = replace(st, listing_busy=True)
         return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out)
 
     def on_timer_listing(self, st, key, now_ms, out):
-        if st.listing_queue:
-            # the previous listing is still reading: this period's starts when it ends
-            return st
         out.append(SetTimer("listing", now_ms + st.params.period_ms))
+        if st.listing_queue or st.listing_busy:
+            return st  # the previous listing is still reading: this period's is skipped
+        st = replace(st, listing_busy=True)
         return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out)
 
     def on_reply_listing(self, st, purpose, reply, now_ms, out):
         if reply.status != io.OK:
-            return st
+            return replace(st, listing_busy=False)
         own = node_key(st.node_id)
         keys = tuple(k for k, _v in reply.entries if k != own)
         listed = {k[len(NODES_PREFIX):] for k in keys}
@@ -84,7 +85,7 @@ class Fencing:
 
     def listing_next(self, st, now_ms, out):
         if not st.listing_queue:
-            return self.after_listing(st, now_ms, out)
+            return self.after_listing(replace(st, listing_busy=False), now_ms, out)
         key = st.listing_queue[0]
         st = replace(st, listing_queue=st.listing_queue[1:])
         return self.send(st, ("listing_get", key), Request(GET, key), out)

@@ -6,6 +6,7 @@ cheap way the only way.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, TypeVar
 
 K = TypeVar("K")
@@ -34,6 +35,17 @@ class FrozenDict(dict):
         d = dict(self)
         del d[k]
         return FrozenDict(d)
+
+    def __reduce__(self):
+        # copy, deepcopy and pickle rebuild a dict subclass item by item, which this class
+        # refuses: rebuild it whole instead
+        return (FrozenDict, (dict(self),))
+
+    def __copy__(self) -> "FrozenDict":
+        return self
+
+    def __deepcopy__(self, memo) -> "FrozenDict":
+        return FrozenDict(copy.deepcopy(dict(self), memo))
 
     def __hash__(self) -> int:  # type: ignore[override]
         raise TypeError("FrozenDict is not hashable")

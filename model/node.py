@@ -39,6 +39,7 @@ class NodeState:
     # section 2: the membership view and fences
     view: FrozenDict = EMPTY  # node id -> fencing.Seen
     listing_queue: tuple = ()  # keys the listing still has to read
+    listing_busy: bool = False  # a listing is under way (its LIST or one of its GETs)
     fencing: FrozenDict = EMPTY  # node id -> the Seen it was watched at (BD-1)
     watch_from_ms: int | None = None  # FN-2: first acknowledged lease write after any lapse
     # section 3: ownership records

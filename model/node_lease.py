@@ -273,6 +273,11 @@ class NodeLease:
             out.append(Mark("NL-4"))
             out.append(Observe("lease_valid", (written_at_ms, until, how)))
             out.append(SetTimer("lease_deadline", until))
+        elif not ls.lapsed:
+            # acknowledged too late to be valid at all: it ran out already (NL-11)
+            out.append(Mark("NL-11"))
+            out.append(Observe("lease_ran_out", (until,)))
+            ls = replace(ls, lapsed=True)
         st = replace(st, lease=ls)
         if not was_valid and self.lease_valid(st, now_ms):
             st = self.on_lease_became_valid(st, now_ms, out)

@@ -61,7 +61,9 @@ def validate(p: Params) -> Params:
     """Return `p` if the protocol accepts it; raise ParamsError naming the rule otherwise."""
     for f in fields(p):
         v = getattr(p, f.name)
-        if v < 0 or (v == 0 and f.name != "max_skew_ms"):
+        if v < 0:
+            raise ParamsError(f"{f.name} must not be negative, got {v}")
+        if v == 0 and f.name in ("ttl_ms", "heartbeat_period_ms", "attempt_timeout_ms"):
             raise ParamsError(f"{f.name} must be positive, got {v}")
     if p.safety_ms >= p.ttl_ms:
         raise ParamsError(f"NL-4: safety_ms ({p.safety_ms}) must be below ttl_ms ({p.ttl_ms})")

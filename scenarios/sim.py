@@ -157,8 +157,10 @@ class SimWorld:
                 self.later(at + after, self._command_node, node_id, Command("resume"))
             else:
                 self.later(at + after, self._stop_node, node_id, 5_000)
-        for node_id, at in o.get("deletes", ()):
+        for node_id, at, replacement in o.get("deletes", ()):
             self.later(at, self._delete, "nodes/" + node_id)
+            if replacement:
+                self.later(at + self.rng.randint(0, 5_000), self._twin_begins, node_id, "r0", 60_000)
         if o.get("blip"):
             at, length, mode = o["blip"]
             self.later(at, self._outage_begins, "*", length, mode)
@@ -460,8 +462,11 @@ class SimWorld:
             elif slot.proc.state is not None and slot.proc.state.draining:
                 self.deliver(slot.proc, Command("resume"))
         if self.options["quiet_stop"]:
+            # a node retired for good: stopped cleanly, then revoked by the operator (FN-7),
+            # which frees its records even where its stop wrote nothing or nodes/<id> was deleted
             node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
             self._stop_node(node_id, None, None)
+            self.later(20_000, self._operator, Command("cluster_fence", (node_id,)))
 
     def _quiet_crash(self, _ev) -> None:
         node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]

@@ -88,7 +88,10 @@ def draw(rng, scenario: str, params: Params) -> dict:
                   for _ in range(rng.randint(1, 2) if on_stops else 0)]  # [node, at, restarted after (0: at once)]
     o["drains"] = [[_pick(rng, nodes), rng.randint(0, fault), rng.randint(2_000, 20_000), _pick(rng, ("resume", "stop"))]
                    for _ in range(rng.randint(1, 2) if on_stops else 0)]  # [node, at, then after, resume|stop]
-    o["deletes"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(1 if rng.random() < 0.15 else 0)]
+    # an operator deletes nodes/<id> by mistake; in half of those seeds, thinking the machine
+    # gone, starts a replacement process under that id soon after (on machine r0)
+    o["deletes"] = [[_pick(rng, nodes), rng.randint(0, fault), rng.random() < 0.5]
+                    for _ in range(1 if rng.random() < 0.25 else 0)]
     o["quiet_crash"] = rng.random() < 0.6  # an owner dies early in the quiet phase: failover is measured (INV-7)
     o["quiet_stop"] = rng.random() < 0.2  # a node stops cleanly as the quiet phase begins and stays down
     # INV-9: a global blip, restored at once; in "blip" seeds with no other fault around it
@@ -129,7 +132,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
         n_fence = 0
     o["operator_fences"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(n_fence)]
 
-    machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))] + ["op"]
+    machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))] + ["op", "r0"]
     o["clocks"] = _draw_clocks(rng, machines, p.max_skew_ms, o["skew_at_bound"], o["drift_ppm_max"],
                                fault + 10 * (p.ttl_ms + p.grace_ms))
     return o
