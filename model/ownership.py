@@ -37,6 +37,8 @@ RESOLVE_MIN_MS = 250  # OR-8: the resolver reads until it can decide, from here 
 RESOLVE_MAX_MS = 2_000  # ... to here (an unresolved acquire blocks nothing, but its record may be held)
 MAX_HOPS = 2  # a forwarded request is forwarded at most this many times
 DATA_PREFIX = "wal/"  # actor data: wal/<actor>/<generation>-<instance>-<seq> (ADR 0007: keys carry the generation)
+SEGMENT = "segment " + "x" * 4089  # a segment's bytes (4 KiB): uploads take their time
+UPLOAD_TIMEOUT_MS = 10_000  # a segment upload is bounded, longer than a record's attempt
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +114,8 @@ class Ownership:
         out.append(Observe("served", (actor, gen, req)))
         key = f"{DATA_PREFIX}{actor}/{gen:06d}-{st.instance}-{st.data_seq:05d}"
         st = replace(st, data_seq=st.data_seq + 1)
-        return self.send(st, ("data_write", actor, gen, key), Request(PUT, key, None, None, "segment"), out)
+        return self.send(st, ("data_write", actor, gen, key), Request(PUT, key, None, None, SEGMENT), out,
+                         UPLOAD_TIMEOUT_MS)
 
     def on_reply_data_write(self, st, purpose, reply, now_ms, out):
         """The acknowledgement rule of Replica::put: acknowledged only if is_valid still holds

@@ -300,6 +300,8 @@ class SimWorld:
         if f["p_request_lost"] and rng.random() < f["p_request_lost"]:
             return  # lost on the way: never applied, never answered
         delay = rng.randint(1, o["delay_ms_max"])
+        if o["upload_ms_max"] and eff.request.body is not None and len(eff.request.body) >= 1024:
+            delay += rng.randint(0, o["upload_ms_max"])  # a segment upload takes its time
         if f["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < f["p_late"]:
             delay = timeout + rng.randint(1, o["late_ms_max"])  # applied after its sender gave up
         self.later(delay, self._apply, proc, eff.request, rid, fate)
@@ -316,14 +318,15 @@ class SimWorld:
             if req.op == io.GET:
                 learned[(req.key, reply.version)] = serial
             elif req.op == PUT or req.op == DELETE:
-                if req.op == PUT:
-                    learned[(req.key, reply.version)] = serial
+                # the version the condition named, as this process knew it before this write
                 if req.cond == io.IF_MATCH:
                     named = learned.get((req.key, req.version), -1)
                 elif req.cond == io.IF_NONE_MATCH:
                     named = 0
                 else:
                     named = None
+                if req.op == PUT:
+                    learned[(req.key, reply.version)] = serial
                 self.record(proc.index, "apply", (req.key, req.op, req.cond, prev, named, serial,
                                                    _second_line(req.body),
                                                    _second_line(before.body) if before is not None else ""))

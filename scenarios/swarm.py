@@ -44,6 +44,7 @@ def draw(rng, scenario: str, params: Params) -> dict:
     o["p_alias"] = _pick(rng, (0.0, 0.5)) if o["versioning"] == "opaque" else 0.0
     # the network
     o["delay_ms_max"] = _pick(rng, (5, 20, 60, 120))  # each way; the tails come from slow replies and late writes
+    o["upload_ms_max"] = _pick(rng, (0, 500, 3_000))  # a segment upload's extra time (not a fault: bandwidth)
     on = {k: rng.random() < 0.5 for k in ("fail_fast", "reply_lost", "late", "outages", "crashes", "twins",
                                            "request_lost", "slow_reply")}
     o["p_fail_fast"] = _pick(rng, (0.01, 0.05, 0.2)) if on["fail_fast"] else 0.0
