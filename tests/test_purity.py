@@ -218,10 +218,6 @@ def test_step_does_not_depend_on_hash_seed():
     assert len(outs) == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "model.frozen.FrozenDict refuses __setitem__, which copy.deepcopy and pickle.loads use to rebuild a "
-    "dict subclass (__reduce_ex__ yields dictitems), so a NodeState with any request in flight cannot be "
-    "deep-copied or unpickled (TypeError: FrozenDict is immutable)"))
 def test_state_can_be_deep_copied_and_pickled():
     """A model state is plain immutable data (model.io): it copies and pickles like any value."""
     state, _ = step(None, ProcessStarted(NODE, OWN, Params()), 1_000)

@@ -145,9 +145,6 @@ def test_a_long_error_message_stays_one_line_at_80_columns(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "runner.main prints usage errors through rich.console.Console(stderr=True, width=300): rich still wraps "
-    "a message longer than 300 characters (here 'no report at <a 400-character path>') onto several lines"))
 def test_an_error_message_longer_than_300_characters_stays_one_line(tmp_path):
     missing = "/nonexistent/" + "a" * 200 + "/" + "b" * 200 + ".json"
     r = run("--replay", missing, "--seed", "0", columns=80)
@@ -161,8 +158,6 @@ def test_bad_input_lists_the_choices():
     assert "adopt_any_instance" in r.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="Params validation reports grace_ms=0 as 'grace_ms must be positive' "
-                   "instead of naming T-2, the rule the configuration breaks")
 def test_t2_refusal_with_zero_grace_names_t2(tmp_path):
     r = run("--seeds", "1", "--report", str(tmp_path / "x.json"), "--param", "grace_ms=0", "--param", "safety_ms=100")
     assert_usage_error(r, "T-2")

@@ -670,11 +670,6 @@ def test_reused_generation_is_caught(versioning):
         assert "INV-6" in found
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "scenarios/sim.py _apply() records a PUT's new token in `learned` before looking up the token its "
-    "If-Match named; when the new bytes equal the old (md5 ETag unchanged) the condition resolves to the "
-    "write's own new serial, and INV-3 reports a fork ('named version #8 but replaced version #5') that "
-    "did not happen."))
 def test_identical_bytes_rewrite_is_not_reported_as_a_fork():
     """INV-3: BM-2's rewrite of identical bytes If-Match the version it replaced is a chain, not a fork; the
     other invariants (INV-2, INV-6) are the ones to report it."""
