@@ -6,7 +6,7 @@ naming a live node that no longer serves it.
 Caught by: INV-5 (drained means free).
 """
 
-from dataclasses import replace
+from model.frozen import replace
 
 from model.io import Mark, Observe
 from model.node import Model

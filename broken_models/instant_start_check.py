@@ -7,7 +7,7 @@ node lease.
 Caught by: LEASE-1 (two processes valid for one node id), and INV-1 when they both own.
 """
 
-from dataclasses import replace
+from model.frozen import replace
 
 from model import io
 from model.node import Model

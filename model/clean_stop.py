@@ -10,7 +10,9 @@ Must not know: clocks or the world.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from .frozen import replace
 
 from . import io
 from .io import GET, IF_MATCH, PUT, CancelTimer, Exit, Mark, Observe, Request, SetTimer
@@ -22,8 +24,7 @@ STOP_LIMIT_MS = 20_000  # CS-2: the stop's limit
 RELEASED_RETRY_MS = 200  # pause between tries of the `released` write
 
 
-@dataclass(frozen=True, slots=True)
-class Stop:
+class Stop(NamedTuple):
     stage: str  # releasing | finishing_attempt | writing
     began_ms: int
     write_until_ms: int = 0  # CS-2: the released write is tried until here

@@ -12,7 +12,9 @@ Must not know: clocks or the world; the watch compares bodies, never tokens.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from .frozen import replace
 
 from . import io
 from .io import GET, IF_MATCH, LIST, PUT, Mark, Observe, Request, SetTimer
@@ -30,8 +32,7 @@ from .records import (
 FENCE_CONCURRENCY = 8  # BD-1
 
 
-@dataclass(frozen=True, slots=True)
-class Seen:
+class Seen(NamedTuple):
     """What the listing last read of a peer's `nodes/<id>` (a body, no version)."""
 
     fmt: int  # 3, or 1/2 for an old heartbeat, 0 unreadable

@@ -55,3 +55,8 @@ class FrozenDict(dict):
 
 
 EMPTY = FrozenDict()
+
+
+def replace(obj, **changes):
+    """A copy of the named tuple `obj` with `changes` (the model's only way to "update" state)."""
+    return obj._replace(**changes)

@@ -10,8 +10,7 @@ This module must not know any protocol rule: it is only the vocabulary.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 # --- bucket requests (carried by the Send effect) ---------------------------
 
@@ -25,8 +24,7 @@ IF_MATCH = "if-match"
 IF_NONE_MATCH = "if-none-match"  # If-None-Match: *
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """One bucket request. `version` is the If-Match token when cond is IF_MATCH."""
 
     op: str
@@ -48,8 +46,7 @@ FAILED_FAST = "failed_fast"  # connection refused / reset before sending: not ap
 REPLY_STATUSES = (OK, NOT_FOUND, PRECONDITION_FAILED, CONFLICT, TIMED_OUT, FAILED_FAST)
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """A bucket's answer. GET ok: version and body; PUT ok: version; LIST ok: entries.
 
     `entries` is a tuple of (key, version) sorted by key.
@@ -64,8 +61,7 @@ class Reply:
 # --- inputs -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessStarted:
+class ProcessStarted(NamedTuple):
     """A process was started under `node_id` with a fresh `instance` token."""
 
     node_id: str
@@ -73,19 +69,16 @@ class ProcessStarted:
     params: Any  # model.params.Params
 
 
-@dataclass(frozen=True, slots=True)
-class TimerFired:
+class TimerFired(NamedTuple):
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyArrived:
+class ReplyArrived(NamedTuple):
     request_id: int
     reply: Reply
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     """An instruction from outside the protocol: a client request, an operator
     command, a stop. `name` says which; `args` are its arguments."""
 
@@ -98,8 +91,7 @@ Input = Union[ProcessStarted, TimerFired, ReplyArrived, Command]
 # --- effects ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Send:
+class Send(NamedTuple):
     """Send `request`; the world answers with ReplyArrived(request_id, ...) once,
     at the latest `timeout_ms` after sending (TIMED_OUT)."""
 
@@ -108,8 +100,7 @@ class Send:
     timeout_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class SetTimer:
+class SetTimer(NamedTuple):
     """Fire TimerFired(key) when the node's own clock reads `at_ms`.
     Replaces any pending timer with the same key."""
 
@@ -117,21 +108,18 @@ class SetTimer:
     at_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class CancelTimer:
+class CancelTimer(NamedTuple):
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class Exit:
+class Exit(NamedTuple):
     """The process exits now: nothing more is sent, no timer fires."""
 
     status: int
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Observe:
+class Observe(NamedTuple):
     """A fact for the history. `kind` is one of model.observations.KINDS and
     `fields` its values, in the order that table gives."""
 
@@ -139,15 +127,13 @@ class Observe:
     fields: tuple = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
+class Mark(NamedTuple):
     """The model exercised protocol rule `rule` (an id from spec/PROTOCOL.md)."""
 
     rule: str
 
 
-@dataclass(frozen=True, slots=True)
-class Forward:
+class Forward(NamedTuple):
     """Hand `command` to the live process of node `node_id` (OR-10: a request
     reaching another node is forwarded to the named owner)."""
 

@@ -14,7 +14,9 @@ package imports none of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from .frozen import replace
 from typing import Any
 
 from . import io
@@ -27,8 +29,7 @@ from .ownership import Ownership
 from .params import Params, validate
 
 
-@dataclass(frozen=True, slots=True)
-class NodeState:
+class NodeState(NamedTuple):
     node_id: str
     instance: str
     params: Params

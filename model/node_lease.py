@@ -10,7 +10,9 @@ local time; everything leaves as an effect.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from .frozen import replace
 
 from . import io
 from .io import IF_MATCH, IF_NONE_MATCH, PUT, GET, Exit, Mark, Observe, Request, SetTimer
@@ -28,8 +30,7 @@ CHECK_RETRY_MS = 500  # a failed start-check read is retried after this
 FAILED_CONDITION = (io.PRECONDITION_FAILED, io.CONFLICT, io.NOT_FOUND)
 
 
-@dataclass(frozen=True, slots=True)
-class LeaseState:
+class LeaseState(NamedTuple):
     phase: str = CHECK
     # --- the start check (NL-5, NL-6, NL-7) ---
     check_seen: bool = False  # at least one read answered

@@ -8,7 +8,9 @@ Must not know: clocks or the world.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from .frozen import replace
 
 from . import io
 from .frozen import EMPTY, FrozenDict
@@ -24,8 +26,7 @@ def old_heartbeat_stale(params: Params, written_at_ms: int, now_ms: int) -> bool
     return now_ms - written_at_ms >= 3 * params.heartbeat_period_ms + params.takeover_ms
 
 
-@dataclass(frozen=True, slots=True)
-class OperatorState:
+class OperatorState(NamedTuple):
     params: Params
     next_rid: int = 1
     inflight: FrozenDict = EMPTY  # rid -> (command, node, stage)

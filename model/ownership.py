@@ -10,7 +10,9 @@ Must not know: clocks, the world, how a request reached this node.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from .frozen import replace
 
 from . import io
 from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Command, Forward, Mark, Observe, Request, SetTimer
@@ -41,14 +43,12 @@ SEGMENT = "segment " + "x" * 4089  # a segment's bytes (4 KiB): uploads take the
 UPLOAD_TIMEOUT_MS = 10_000  # a segment upload is bounded, longer than a record's attempt
 
 
-@dataclass(frozen=True, slots=True)
-class Hold:
+class Hold(NamedTuple):
     generation: int
     version: str  # the acquire's version: the record's version while the hold lasts (OR-5)
 
 
-@dataclass(frozen=True, slots=True)
-class Acquiring:
+class Acquiring(NamedTuple):
     """An actor being routed or acquired on this node, and the requests waiting on it."""
 
     stage: str  # route | lock_wait | read | node_read | write | readback
@@ -58,8 +58,7 @@ class Acquiring:
     generation: int = 0  # the generation tried
 
 
-@dataclass(frozen=True, slots=True)
-class Pending:
+class Pending(NamedTuple):
     """OR-5: a release to retry, keyed by (actor, generation, version); this instance is implied."""
 
     actor: str
@@ -70,8 +69,7 @@ class Pending:
     rid: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Unresolved:
+class Unresolved(NamedTuple):
     """OR-7: an acquire whose outcome is unknown: (actor, generation tried)."""
 
     actor: str

@@ -8,7 +8,7 @@ or of the bucket.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 NODE_HEADER_3 = "wasmkeep-node 3"
 OLD_NODE_HEADERS = ("wasmkeep-node 1", "wasmkeep-node 2")
@@ -28,8 +28,7 @@ def node_key(node_id: str) -> str:
 NODES_PREFIX = "nodes/"
 
 
-@dataclass(frozen=True, slots=True)
-class NodeRecord:
+class NodeRecord(NamedTuple):
     """A format-3 node lease (NL-1). `instance` is None for an operator's fence over nothing."""
 
     state: str
@@ -42,8 +41,7 @@ class NodeRecord:
         return self.state == LIVE
 
 
-@dataclass(frozen=True, slots=True)
-class OldHeartbeat:
+class OldHeartbeat(NamedTuple):
     """A heartbeat in format 1 or 2, written unconditionally by an old binary."""
 
     fmt: int
@@ -51,8 +49,7 @@ class OldHeartbeat:
     written_at_ms: int
 
 
-@dataclass(frozen=True, slots=True)
-class Corrupt:
+class Corrupt(NamedTuple):
     """Bytes no decoder here accepts."""
 
     body: str
@@ -98,8 +95,7 @@ def owner_key(actor: str) -> str:
     return OWNERS_PREFIX + actor
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerRecord:
+class OwnerRecord(NamedTuple):
     """OR-1: node id, instance and generation; or nobody (node None), generation kept."""
 
     node_id: str | None
