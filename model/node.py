@@ -16,14 +16,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .frozen import replace
-from typing import Any
-
 from . import io
-from .frozen import EMPTY, FrozenDict
-from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
 from .clean_stop import CleanStop, Stop
+from .dispatch import ContractError, Dispatch
 from .fencing import Fencing
+from .frozen import EMPTY, FrozenDict, replace
 from .node_lease import LeaseState, NodeLease
 from .ownership import Ownership
 from .params import Params, validate
@@ -58,77 +55,22 @@ class NodeState(NamedTuple):
     drained: bool = False
 
 
-class ContractError(RuntimeError):
-    """A world broke the contract of model.io (an input the model cannot accept)."""
-
-
-class Model(NodeLease, Fencing, Ownership, CleanStop):
+class Model(Dispatch, NodeLease, Fencing, Ownership, CleanStop):
     """The correct model. Broken models subclass it and override one decision."""
 
     name = "correct"
 
-    def __init__(self) -> None:
-        self._reply_handlers: dict[str, Any] = {}
-        self._timer_handlers: dict[str, Any] = {}
-        self._command_handlers: dict[str, Any] = {}
-        for attr in dir(self):
-            if attr.startswith("on_reply_"):
-                self._reply_handlers[attr[len("on_reply_"):]] = getattr(self, attr)
-            elif attr.startswith("on_timer_"):
-                self._timer_handlers[attr[len("on_timer_"):]] = getattr(self, attr)
-            elif attr.startswith("on_command_"):
-                self._command_handlers[attr[len("on_command_"):]] = getattr(self, attr)
+    def on_start(self, inp, now_ms, out):
+        st = NodeState(node_id=inp.node_id, instance=inp.instance, params=validate(inp.params))
+        st = self.begin_check(st, now_ms, out)
+        return self.start_listing(st, now_ms, out)
 
-    # --- the entry point ------------------------------------------------------
-
-    def step(self, state: NodeState | None, inp: io.Input, now_ms: int):
-        """Advance one node by one input at its local time `now_ms`."""
-        out: list = []
-        t = type(inp)
-        if t is ReplyArrived:
-            state = self._require_running(state, inp)
-            purpose = state.inflight.get(inp.request_id)
-            if purpose is None:
-                raise ContractError(f"reply for unknown request {inp.request_id} at node {state.node_id}")
-            state = replace(state, inflight=state.inflight.without(inp.request_id))
-            state = self._reply_handlers[purpose[0]](state, purpose, inp.reply, now_ms, out)
-        elif t is TimerFired:
-            state = self._require_running(state, inp)
-            name = inp.key.split(":", 1)[0]
-            handler = self._timer_handlers.get(name)
-            if handler is None:
-                raise ContractError(f"no handler for timer {inp.key!r}")
-            state = handler(state, inp.key, now_ms, out)
-        elif t is Command:
-            state = self._require_running(state, inp)
-            handler = self._command_handlers.get(inp.name)
-            if handler is None:
-                raise ContractError(
-                    f"unknown command {inp.name!r} (known: {', '.join(sorted(self._command_handlers))})"
-                )
-            state = handler(state, inp.args, now_ms, out)
-        elif t is ProcessStarted:
-            if state is not None:
-                raise ContractError("ProcessStarted sent to a process that already started")
-            state = NodeState(node_id=inp.node_id, instance=inp.instance, params=validate(inp.params))
-            state = self.begin_check(state, now_ms, out)
-            state = self.start_listing(state, now_ms, out)
-        else:
-            raise ContractError(f"not an input: {inp!r}")
-        if not state.exited:
-            if state.stop is not None:
-                state = self.stop_progress(state, now_ms, out)
-            elif state.draining and not state.drained:
-                state = self.check_drained(state, now_ms, out)
-        return state, tuple(out)
-
-    @staticmethod
-    def _require_running(state, inp):
-        if state is None:
-            raise ContractError(f"{type(inp).__name__} before ProcessStarted")
-        if state.exited:
-            raise ContractError(f"{type(inp).__name__} after the process exited")
-        return state
+    def after_input(self, st, now_ms, out):
+        if st.stop is not None:
+            return self.stop_progress(st, now_ms, out)
+        if st.draining and not st.drained:
+            return self.check_drained(st, now_ms, out)
+        return st
 
     # --- how the sections meet -----------------------------------------------------
 
@@ -146,16 +88,6 @@ class Model(NodeLease, Fencing, Ownership, CleanStop):
 
     def drop_all_holds(self, st, now_ms, out):
         return self.drop_holds_lost(st, out)
-
-    # --- shared helpers ---------------------------------------------------------
-
-    @staticmethod
-    def send(st: NodeState, purpose: tuple, request: io.Request, out: list, timeout_ms: int | None = None):
-        """Send `request`; its reply goes to on_reply_<purpose[0]>."""
-        rid = st.next_rid
-        out.append(Send(rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms))
-        return replace(st, next_rid=rid + 1, inflight=st.inflight.with_item(rid, purpose))
-
 
 MODEL = Model()
 

@@ -15,7 +15,7 @@ from .frozen import replace
 from . import io
 from .frozen import EMPTY, FrozenDict
 from .io import DELETE, GET, IF_MATCH, IF_NONE_MATCH, PUT, Command, Mark, Observe, ProcessStarted, ReplyArrived, Send
-from .node import ContractError
+from .dispatch import ContractError
 from .params import Params, validate
 from .records import FENCED, LIVE, NodeRecord, OldHeartbeat, decode_node, encode_node, node_key
 

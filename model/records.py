@@ -126,3 +126,67 @@ def decode_owner(body: str) -> OwnerRecord | Corrupt:
     except (ValueError, IndexError):
         pass
     return Corrupt(body)
+
+
+# --- leases/<tenant>/<class>/<name>: the old per-actor lease and the upgrade marker --------
+
+LEASES_PREFIX = "leases/"
+OLD_LEASE_HEADER = "wasmkeep-lease 1"
+MARKER_HEADER = "wasmkeep-lease 2"
+
+
+def lease_key(actor: str) -> str:
+    return LEASES_PREFIX + actor
+
+
+class OldLease(NamedTuple):
+    """An old binary's per-actor lease: held by `node_id` until `expires_at_ms` (its clock),
+    with a generation; expires_at 0 is a released lease, generation kept."""
+
+    node_id: str
+    generation: int
+    expires_at_ms: int
+
+
+class Marker(NamedTuple):
+    """UP-3: the marker a new node leaves in leases/: the generation it seeded owners/ from."""
+
+    generation: int
+
+
+def encode_old_lease(lease: OldLease) -> str:
+    return (f"{OLD_LEASE_HEADER}\nnode {lease.node_id}\ngeneration {lease.generation}\n"
+            f"expires_at_ms {lease.expires_at_ms}\n")
+
+
+def encode_marker(marker: Marker) -> str:
+    return f"{MARKER_HEADER}\ngeneration {marker.generation}\n"
+
+
+def decode_lease(body: str) -> OldLease | Marker | Corrupt:
+    """A new node's decoder of leases/: the old lease or the marker. Never raises."""
+    lines = body.split("\n")
+    try:
+        fields = dict(line.split(" ", 1) for line in lines[1:] if line)
+        if lines[0] == OLD_LEASE_HEADER:
+            return OldLease(fields["node"], int(fields["generation"]), int(fields["expires_at_ms"]))
+        if lines[0] == MARKER_HEADER:
+            return Marker(int(fields["generation"]))
+    except (ValueError, KeyError, IndexError):
+        pass
+    return Corrupt(body)
+
+
+def decode_lease_v1(body: str) -> OldLease | Corrupt:
+    """UP-4: the old binary's decoder (LeaseRecord::decode) accepts only `wasmkeep-lease 1`:
+    a marker reads as corrupt."""
+    rec = decode_lease(body)
+    return rec if isinstance(rec, OldLease) else Corrupt(body)
+
+
+def segment_generation(key: str) -> int:
+    """The generation a data key carries: .../<generation>-<instance>-<seq> (ADR 0007)."""
+    try:
+        return int(key.rsplit("/", 1)[1].split("-", 1)[0])
+    except (ValueError, IndexError):
+        return 0

@@ -1,0 +1,99 @@
+"""The step function's machinery, shared by every model here (the node of ADR 0020 and the
+old per-actor-lease binary of section 6).
+
+Replies are routed by the purpose recorded when their request was sent
+(`on_reply_<purpose[0]>`), timers by their key (`on_timer_<key before ':'>`),
+commands by name (`on_command_<name>`): tables built once, so a new kind of
+request or timer is one method, and an input nobody handles is a loud error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import io
+from .frozen import replace
+from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
+
+
+class ContractError(RuntimeError):
+    """A world broke the contract of model.io (an input the model cannot accept)."""
+
+
+class Dispatch:
+    """Subclasses define `on_start(inp, now_ms, out) -> state` and may define
+    `after_input(state, now_ms, out) -> state`, run after every input while the process lives."""
+
+    name = "?"
+
+    def __init__(self) -> None:
+        self._reply_handlers: dict[str, Any] = {}
+        self._timer_handlers: dict[str, Any] = {}
+        self._command_handlers: dict[str, Any] = {}
+        for attr in dir(self):
+            if attr.startswith("on_reply_"):
+                self._reply_handlers[attr[len("on_reply_"):]] = getattr(self, attr)
+            elif attr.startswith("on_timer_"):
+                self._timer_handlers[attr[len("on_timer_"):]] = getattr(self, attr)
+            elif attr.startswith("on_command_"):
+                self._command_handlers[attr[len("on_command_"):]] = getattr(self, attr)
+
+    def step(self, state, inp: io.Input, now_ms: int):
+        """Advance one process by one input at its local time `now_ms`."""
+        out: list = []
+        t = type(inp)
+        if t is ReplyArrived:
+            state = self._require_running(state, inp)
+            purpose = state.inflight.get(inp.request_id)
+            if purpose is None:
+                raise ContractError(f"reply for unknown request {inp.request_id} at node {state.node_id}")
+            state = state._replace(inflight=state.inflight.without(inp.request_id))
+            state = self._reply_handlers[purpose[0]](state, purpose, inp.reply, now_ms, out)
+        elif t is TimerFired:
+            state = self._require_running(state, inp)
+            handler = self._timer_handlers.get(inp.key.split(":", 1)[0])
+            if handler is None:
+                raise ContractError(f"no handler for timer {inp.key!r}")
+            state = handler(state, inp.key, now_ms, out)
+        elif t is Command:
+            state = self._require_running(state, inp)
+            handler = self._command_handlers.get(inp.name)
+            if handler is None:
+                raise ContractError(
+                    f"unknown command {inp.name!r} (known: {', '.join(sorted(self._command_handlers))})"
+                )
+            state = handler(state, inp.args, now_ms, out)
+        elif t is ProcessStarted:
+            if state is not None:
+                raise ContractError("ProcessStarted sent to a process that already started")
+            state = self.on_start(inp, now_ms, out)
+        else:
+            raise ContractError(f"not an input: {inp!r}")
+        if not state.exited:
+            state = self.after_input(state, now_ms, out)
+        return state, tuple(out)
+
+    def on_start(self, inp: ProcessStarted, now_ms: int, out: list):
+        raise NotImplementedError
+
+    def after_input(self, st, now_ms, out):
+        return st
+
+    @staticmethod
+    def _require_running(state, inp):
+        if state is None:
+            raise ContractError(f"{type(inp).__name__} before ProcessStarted")
+        if state.exited:
+            raise ContractError(f"{type(inp).__name__} after the process exited")
+        return state
+
+    @staticmethod
+    def send(st, purpose: tuple, request: io.Request, out: list, timeout_ms: int | None = None):
+        """Send `request`; its reply goes to on_reply_<purpose[0]>."""
+        rid = st.next_rid
+        out.append(Send(rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms))
+        return st._replace(next_rid=rid + 1, inflight=st.inflight.with_item(rid, purpose))
+
+    def exit(self, st, status, reason, out):
+        out.append(io.Exit(status, reason))
+        return st._replace(exited=True)
