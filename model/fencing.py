@@ -95,7 +95,11 @@ class Fencing:
         key = purpose[1]
         node = key[len(NODES_PREFIX):]
         if reply.status == io.OK:
-            st = self.saw(st, node, decode_node(reply.body), now_ms)
+            rec = decode_node(reply.body)
+            before = st.view.get(node)
+            st = self.saw(st, node, rec, now_ms)
+            if isinstance(rec, OldHeartbeat) and st.view.get(node) is not before:
+                st = self.old_heartbeat_seen(st, node, rec, now_ms, out)  # section 6
         elif reply.status == io.NOT_FOUND:
             st = replace(st, view=st.view.without(node))
         return self.listing_next(st, now_ms, out)

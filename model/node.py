@@ -24,6 +24,7 @@ from .frozen import EMPTY, FrozenDict, replace
 from .node_lease import LeaseState, NodeLease
 from .ownership import Ownership
 from .params import Params, validate
+from .upgrade import Upgrade
 
 
 class NodeState(NamedTuple):
@@ -53,17 +54,22 @@ class NodeState(NamedTuple):
     stop: Stop | None = None
     draining: bool = False
     drained: bool = False
+    # section 6: the start guard
+    guard_queue: tuple | None = None  # keys the guard's round still has to read
+    guard_seen: FrozenDict = EMPTY  # key -> upgrade.OldSeen
+    guard_waiting: bool = False
+    guard_passed: bool = False
+    check_ready: bool = False  # the start check ended while the guard still waited
 
 
-class Model(Dispatch, NodeLease, Fencing, Ownership, CleanStop):
+class Model(Dispatch, Upgrade, NodeLease, Fencing, Ownership, CleanStop):
     """The correct model. Broken models subclass it and override one decision."""
 
     name = "correct"
 
     def on_start(self, inp, now_ms, out):
         st = NodeState(node_id=inp.node_id, instance=inp.instance, params=validate(inp.params))
-        st = self.begin_check(st, now_ms, out)
-        return self.start_listing(st, now_ms, out)
+        return self.begin_start(st, now_ms, out)  # UP-1
 
     def after_input(self, st, now_ms, out):
         if st.stop is not None:

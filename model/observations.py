@@ -33,6 +33,12 @@ KINDS: dict[str, tuple[str, ...]] = {
     "stop_began": (),
     "lease_invalidated": (),  # CS-1
     "lease_released": (),  # CS-1: the released write landed
+    "hold_valid": ("actor", "generation", "until_ms"),  # an old per-actor lease acknowledged (section 6)
+    "guard_waiting": ("left_ms",),  # UP-2
+    "guard_passed": (),  # UP-2
+    "old_version_running": ("node",),  # UP-2, after the switch
+    "old_retired": ("node",),  # UP-2, after the switch
+    "marked": ("actor", "generation"),  # UP-3: the leases/ marker landed
     # --- from the world ----------------------------------------------------
     "start": ("node_id", "instance", "machine"),
     "crash": (),

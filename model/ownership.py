@@ -15,7 +15,8 @@ from typing import NamedTuple
 from .frozen import replace
 
 from . import io
-from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Command, Forward, Mark, Observe, Request, SetTimer
+from .actor_data import ActorData
+from .io import GET, IF_MATCH, IF_NONE_MATCH, PUT, Command, Forward, Mark, Observe, Request, SetTimer
 from .records import (
     FENCED,
     LIVE,
@@ -38,9 +39,6 @@ BACKOFF_MAX_MS = 8_000  # ... to here
 RESOLVE_MIN_MS = 250  # OR-8: the resolver reads until it can decide, from here ...
 RESOLVE_MAX_MS = 2_000  # ... to here (an unresolved acquire blocks nothing, but its record may be held)
 MAX_HOPS = 2  # a forwarded request is forwarded at most this many times
-DATA_PREFIX = "wal/"  # actor data: wal/<actor>/<generation>-<instance>-<seq> (ADR 0007: keys carry the generation)
-SEGMENT = "segment " + "x" * 4089  # a segment's bytes (4 KiB): uploads take their time
-UPLOAD_TIMEOUT_MS = 10_000  # a segment upload is bounded, longer than a record's attempt
 
 
 class Hold(NamedTuple):
@@ -80,7 +78,7 @@ class Unresolved(NamedTuple):
     rid: int | None = None
 
 
-class Ownership:
+class Ownership(ActorData):
     """Section 3 handlers, mixed into model.node.Model."""
 
     # --- is_valid (OR-4) -----------------------------------------------------------
@@ -105,57 +103,6 @@ class Ownership:
         out.append(Mark("OR-10"))
         st = replace(st, acquiring=st.acquiring.with_item(actor, Acquiring("route", ((req, hops),))))
         return self.send(st, ("route_read", actor), Request(GET, owner_key(actor)), out, ADMISSION_WAIT_MS)
-
-    def serve(self, st, actor, req, now_ms, out):
-        """Act as owner (OR-4): every request writes a segment keyed by the hold's generation."""
-        gen = st.holds[actor].generation
-        out.append(Observe("served", (actor, gen, req)))
-        key = f"{DATA_PREFIX}{actor}/{gen:06d}-{st.instance}-{st.data_seq:05d}"
-        st = replace(st, data_seq=st.data_seq + 1)
-        return self.send(st, ("data_write", actor, gen, key), Request(PUT, key, None, None, SEGMENT), out,
-                         UPLOAD_TIMEOUT_MS)
-
-    def on_reply_data_write(self, st, purpose, reply, now_ms, out):
-        """The acknowledgement rule of Replica::put: acknowledged only if is_valid still holds
-        after the bucket acknowledged the write (OR-4)."""
-        _, actor, gen, key = purpose
-        if reply.status == io.OK and self.data_write_valid(st, actor, gen, now_ms):
-            out.append(Observe("data_acked", (actor, gen, key[len(DATA_PREFIX) + len(actor) + 1:])))
-        return st
-
-    def data_write_valid(self, st, actor, gen, now_ms) -> bool:
-        hold = st.holds.get(actor)
-        return hold is not None and hold.generation == gen and self.is_valid(st, actor, now_ms)
-
-    def restore(self, st, actor, now_ms, out):
-        """OR-3: the new owner restores: it lists the actor's segments after acquiring."""
-        acq = st.acquiring[actor]
-        st = replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, stage="restore")))
-        return self.send(st, ("restore", actor), Request(LIST, f"{DATA_PREFIX}{actor}/"), out)
-
-    def on_reply_restore(self, st, purpose, reply, now_ms, out):
-        actor = purpose[1]
-        acq = st.acquiring[actor]
-        st = replace(st, acquiring=st.acquiring.without(actor))
-        hold = st.holds.get(actor)
-        if hold is None:  # the hold ended meanwhile (a lapse, a stop)
-            return self.fail_requests(st, actor, acq.waiting, "hold ended while restoring", out)
-        if reply.status != io.OK:
-            # an interrupted restore abandons the hold (OR-5)
-            st = self.release(st, actor, "restore failed", now_ms, out)
-            return self.fail_requests(st, actor, acq.waiting, "restore failed", out)
-        cut = len(DATA_PREFIX) + len(actor) + 1
-        out.append(Observe("restored", (actor, hold.generation, [k[cut:] for k, _v in reply.entries])))
-        for req, _hops in acq.waiting:
-            if not self.is_valid(st, actor, now_ms):
-                return self.fail_requests(st, actor, ((req, _hops),), "not ready: node lease not valid", out)
-            st = self.serve(st, actor, req, now_ms, out)
-        return st
-
-    def fail_requests(self, st, actor, waiting, reason, out):
-        for req, _hops in waiting:
-            out.append(Observe("request_failed", (actor, req, reason)))
-        return st
 
     def on_reply_route_read(self, st, purpose, reply, now_ms, out):
         actor = purpose[1]
@@ -248,13 +195,11 @@ class Ownership:
         return f"held by {rec.node_id}: {node_rec.state}, free after written_at + ttl + grace"
 
     def acquire_new(self, st, actor, now_ms, out):
-        """OR-3: no record: If-None-Match: * at the first generation."""
+        """OR-3: no record: If-None-Match: * at the first generation, which section 6 seeds
+        (upgrade.Upgrade.acquire_new overrides this with UP-3)."""
         acq = replace(st.acquiring[actor], version=None, record=None)
         st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
-        return self.acquire_write(st, actor, self.first_generation(st, actor), now_ms, out)
-
-    def first_generation(self, st, actor) -> int:
-        return 1
+        return self.acquire_write(st, actor, 1, now_ms, out)
 
     def acquire_write(self, st, actor, generation, now_ms, out):
         # OR-2: only while the node lease is valid, checked right before the record write

@@ -87,6 +87,13 @@ class Node:
         self.log: list[tuple[int, object]] = []  # (local time, effect), every effect so far
         self.exit: Exit | None = None
         self.start_effects = self.feed(ProcessStarted(node_id, instance, self.params))
+        # UP-1: the bucket check comes first, then the start guard (UP-2) and the start check
+        # run together; the bucket here holds no old-format heartbeat, so the guard passes at once
+        bucket_check = self.sends(self.start_effects, "nodes/", "LIST")
+        assert len(bucket_check) == 1, f"expected the bucket check first, got {self.start_effects}"
+        after_check = self.reply(bucket_check[0].request_id, Reply("ok", entries=()))
+        guard = self.sends(after_check, "nodes/", "LIST")[0]  # the guard's listing comes first
+        self.start_effects = self.start_effects + after_check + self.reply(guard.request_id, Reply("ok", entries=()))
 
     # --- feeding inputs ---------------------------------------------------------
 

@@ -1,0 +1,218 @@
+"""ADR 0020 section 6: upgrading from per-actor leases (UP-1..UP-3), in the new node.
+
+Owns: the start order (UP-1: the bucket check, then the start guard and the start check
+together); the start guard (UP-2: wait while an old-format heartbeat is fresh, re-reading
+every half period; a future-dated one lapses on this node's own count; one that keeps
+being rewritten means an old node runs: exit); old heartbeats seen after the switch; the
+first acquisition of an actor (UP-3: read leases/, refuse a live old lease whatever node it
+names, seed the generation from the old lease or marker and the actor's segment keys,
+leave the marker, then create owners/ above it).
+Must not know: clocks or the world; what an old binary does (model/old_lease.py).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from . import io
+from .actor_data import DATA_PREFIX
+from .frozen import EMPTY, FrozenDict, replace
+from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Mark, Observe, Request, SetTimer
+from .records import (
+    NODES_PREFIX,
+    Marker,
+    OldHeartbeat,
+    OldLease,
+    decode_lease,
+    decode_node,
+    encode_marker,
+    lease_key,
+    segment_generation,
+)
+
+BUCKET_RETRY_MS = 1_000
+
+
+class OldSeen(NamedTuple):
+    """An old-format heartbeat as the start guard read it."""
+
+    body: str
+    first_read_ms: int  # when this node first read this very body (its own clock)
+    written_at_ms: int
+    changes: int  # how often it was rewritten while the guard watched
+
+
+def old_heartbeat_horizon_ms(params) -> int:
+    """UP-2's horizon: the old readiness horizon, three heartbeat periods."""
+    return 3 * params.heartbeat_period_ms
+
+
+class Upgrade:
+    """Section 6 handlers, mixed into model.node.Model."""
+
+    # --- UP-1: the start order ------------------------------------------------------------
+
+    def begin_start(self, st, now_ms, out):
+        """UP-1: the bucket check first."""
+        out.append(Mark("UP-1"))
+        return self.send(st, ("bucket_check",), Request(LIST, NODES_PREFIX), out)
+
+    def on_reply_bucket_check(self, st, purpose, reply, now_ms, out):
+        if reply.status != io.OK:
+            out.append(SetTimer("bucket_check", now_ms + BUCKET_RETRY_MS))
+            return st
+        # then the start guard and the start check, together (and the listing, on its own task)
+        st = self.begin_check(st, now_ms, out)
+        st = self.guard_round(st, now_ms, out)
+        return self.start_listing(st, now_ms, out)
+
+    def on_timer_bucket_check(self, st, key, now_ms, out):
+        return self.begin_start(st, now_ms, out)
+
+    # --- UP-2: the start guard ---------------------------------------------------------------
+
+    def guard_round(self, st, now_ms, out):
+        st = replace(st, guard_queue=None)
+        return self.send(st, ("guard_list",), Request(LIST, NODES_PREFIX), out)
+
+    def on_timer_guard(self, st, key, now_ms, out):
+        return self.guard_round(st, now_ms, out)
+
+    def on_reply_guard_list(self, st, purpose, reply, now_ms, out):
+        if reply.status != io.OK:
+            out.append(SetTimer("guard", now_ms + st.params.period_ms // 2))
+            return st
+        st = replace(st, guard_queue=tuple(k for k, _v in reply.entries))
+        return self.guard_next(st, now_ms, out)
+
+    def guard_next(self, st, now_ms, out):
+        if not st.guard_queue:
+            return self.guard_decide(st, now_ms, out)
+        key = st.guard_queue[0]
+        st = replace(st, guard_queue=st.guard_queue[1:])
+        return self.send(st, ("guard_get", key), Request(GET, key), out)
+
+    def on_reply_guard_get(self, st, purpose, reply, now_ms, out):
+        key = purpose[1]
+        if reply.status == io.OK and isinstance(decode_node(reply.body), OldHeartbeat):
+            hb = decode_node(reply.body)
+            seen = st.guard_seen.get(key)
+            if seen is None:
+                seen = OldSeen(reply.body, now_ms, hb.written_at_ms, 0)
+            elif seen.body != reply.body:
+                seen = OldSeen(reply.body, now_ms, hb.written_at_ms, seen.changes + 1)
+                if seen.changes >= 2:
+                    # UP-2: it keeps being rewritten: an old node runs
+                    out.append(Mark("UP-2"))
+                    reason = f"UP-2: {key} keeps being rewritten in an old format: an old node is running"
+                    out.append(Observe("check_refused", (reason,)))
+                    return self.exit(st, 2, reason, out)
+            st = replace(st, guard_seen=st.guard_seen.with_item(key, seen))
+        return self.guard_next(st, now_ms, out)
+
+    def old_heartbeat_blocks(self, st, seen: OldSeen, now_ms) -> int:
+        """UP-2: how long this old heartbeat still holds the start (0: it does not)."""
+        p = st.params
+        span = old_heartbeat_horizon_ms(p) + p.takeover_ms
+        if seen.written_at_ms > now_ms:
+            # dated in the future: lapses on this node's own count from its first read
+            return max(0, seen.first_read_ms + span + p.max_skew_ms - now_ms)
+        return max(0, seen.written_at_ms + span - now_ms)
+
+    def guard_decide(self, st, now_ms, out):
+        left = 0
+        for key, seen in st.guard_seen.items():
+            wait = self.old_heartbeat_blocks(st, seen, now_ms)
+            if wait > left:
+                left = wait
+        if left:
+            out.append(Mark("UP-2"))
+            if not st.guard_waiting:
+                out.append(Observe("guard_waiting", (left,)))
+                st = replace(st, guard_waiting=True)
+            out.append(SetTimer("guard", now_ms + st.params.period_ms // 2))  # every half period
+            return st
+        out.append(Observe("guard_passed"))
+        st = replace(st, guard_passed=True)
+        if st.check_ready:
+            # the check finished while the guard waited: read once more, then write (NL-7)
+            st = replace(st, check_ready=False)
+            return self.on_timer_check_read(st, "check_read", now_ms, out)
+        return st
+
+    def first_write(self, st, now_ms, out):
+        """NL-7 waits for the start guard too (UP-1: they run together)."""
+        if not st.guard_passed:
+            return replace(st, check_ready=True)
+        return super().first_write(st, now_ms, out)
+
+    def old_heartbeat_seen(self, st, node, hb: OldHeartbeat, now_ms, out):
+        """After the switch: a fresh old-format heartbeat is an old version running; a stale one
+        a retired node's. Either way it frees nothing (FN-5)."""
+        out.append(Mark("UP-2"))
+        fresh = now_ms - hb.written_at_ms < old_heartbeat_horizon_ms(st.params) + st.params.takeover_ms
+        out.append(Observe("old_version_running" if fresh else "old_retired", (node,)))
+        return st
+
+    # --- UP-3: the first acquisition of an actor ----------------------------------------------
+
+    def acquire_new(self, st, actor, now_ms, out):
+        """UP-3: no owners/ record: read leases/ first."""
+        acq = replace(st.acquiring[actor], stage="lease_read", version=None, record=None)
+        st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
+        return self.send(st, ("upgrade_lease_read", actor), Request(GET, lease_key(actor)), out)
+
+    def old_lease_refuses(self, st, lease: OldLease, now_ms) -> bool:
+        """UP-3: live by the old rules (expires_at + grace not passed), whatever node it names,
+        this node's own id included."""
+        return lease.expires_at_ms + st.params.grace_ms >= now_ms
+
+    def on_reply_upgrade_lease_read(self, st, purpose, reply, now_ms, out):
+        actor = purpose[1]
+        out.append(Mark("UP-3"))
+        if reply.status == io.NOT_FOUND:
+            marker = (IF_NONE_MATCH, None)
+            old_gen = 0
+        elif reply.status != io.OK:
+            return self.acquire_failed(st, actor, "leases/ read failed", out)
+        else:
+            rec = decode_lease(reply.body)
+            if isinstance(rec, OldLease):
+                if self.old_lease_refuses(st, rec, now_ms):
+                    return self.acquire_failed(st, actor, f"held by a live old lease naming {rec.node_id}", out)
+                marker = (IF_MATCH, reply.version)
+                old_gen = rec.generation
+            elif isinstance(rec, Marker):
+                marker = None  # a crash between the two writes: seed the same way from it
+                old_gen = rec.generation
+            else:
+                return self.acquire_failed(st, actor, "leases/ record unreadable", out)
+        st = replace(st, acquiring=st.acquiring.with_item(actor, replace(st.acquiring[actor], stage="seed_list")))
+        return self.send(st, ("upgrade_seed_list", actor, old_gen, marker),
+                         Request(LIST, f"{DATA_PREFIX}{actor}/"), out)
+
+    def seed_generation(self, st, old_gen: int, keys_gen: int) -> int:
+        """UP-3: max(the old generation, the highest generation in the actor's keys)."""
+        return max(old_gen, keys_gen)
+
+    def on_reply_upgrade_seed_list(self, st, purpose, reply, now_ms, out):
+        _, actor, old_gen, marker = purpose
+        if reply.status != io.OK:
+            return self.acquire_failed(st, actor, "segment listing failed", out)
+        # (a snapshot/ prefix would be listed the same way; this world writes only wal/)
+        keys_gen = max((segment_generation(k) for k, _v in reply.entries), default=0)
+        seed = self.seed_generation(st, old_gen, keys_gen)
+        if marker is None:
+            return self.acquire_write(st, actor, seed + 1, now_ms, out)
+        cond, version = marker
+        st = replace(st, acquiring=st.acquiring.with_item(actor, replace(st.acquiring[actor], stage="marker_write")))
+        return self.send(st, ("upgrade_marker", actor, seed),
+                         Request(PUT, lease_key(actor), cond, version, encode_marker(Marker(seed))), out)
+
+    def on_reply_upgrade_marker(self, st, purpose, reply, now_ms, out):
+        _, actor, seed = purpose
+        if reply.status != io.OK:
+            # the marker may have landed: the next acquisition seeds from it
+            return self.acquire_failed(st, actor, "marker write " + reply.status, out)
+        out.append(Observe("marked", (actor, seed)))
+        return self.acquire_write(st, actor, seed + 1, now_ms, out)  # owners/ at seed + 1, If-None-Match
