@@ -26,6 +26,8 @@ def check(history: History) -> list[Violation]:
         return []
     p = Params(**history.params)
     start, length, _mode = history.options["blip"]
+    up = history.options.get("upgrade")
+    start += up["new_at"] if up else 0  # the new nodes' faults count from their start
     until = start + length + p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms
     out = []
     for i, (t, proc, kind, f) in enumerate(history.events):

@@ -5,7 +5,9 @@ or adopted by read-back) to the earliest of: its end (released, lapsed,
 dropped), the end of the node lease's validity window it began in (see
 lease.validity_windows: `written_at + ttl - safety` converted from the
 process's clock to true time, cut at exit, crash, loss or local
-invalidation), and the process's exit.
+invalidation), and the process's exit. A hold of an old binary (section 6)
+is valid by its own per-actor lease instead: until the `sent + ttl - safety`
+of its last acknowledged write (`hold_valid`).
 """
 
 from __future__ import annotations
@@ -40,18 +42,27 @@ def hold_windows(history: History) -> list[HoldWindow]:
     starts = {p: [w[0] for w in ws] for p, ws in lease.items()}
     open_: dict[tuple[int, str], HoldWindow] = {}
     out: list[HoldWindow] = []
+    clocks = [pr.clock for pr in history.processes]
     for i, (t, p, kind, f) in enumerate(history.events):
         if kind == "hold_began":
             actor, gen = f[0], f[1]
-            ws = lease.get(p, ())
-            k = bisect_right(starts.get(p, ()), t) - 1
-            if k >= 0 and ws[k][0] <= t < ws[k][1]:
-                end, how = ws[k][1], "the node lease's validity ending"
+            if f[3] == "old":
+                # an old per-actor lease: valid by its own renewals (hold_valid), not a node lease
+                end, how = t, "its old lease's validity ending"
             else:
-                end, how = t, "the node lease not being valid when it began"
+                ws = lease.get(p, ())
+                k = bisect_right(starts.get(p, ()), t) - 1
+                if k >= 0 and ws[k][0] <= t < ws[k][1]:
+                    end, how = ws[k][1], "the node lease's validity ending"
+                else:
+                    end, how = t, "the node lease not being valid when it began"
             h = HoldWindow(actor, p, gen, t, end, i, None, how)
             out.append(h)
             open_[(p, actor)] = h
+        elif kind == "hold_valid":
+            h = open_.get((p, f[0]))
+            if h is not None and h.generation == f[1] and h.closed is None:
+                h.end_ms = max(h.end_ms, clocks[p].true_at(f[2]))  # sent + ttl - safety on its clock
         elif kind == "hold_ended":
             h = open_.pop((p, f[0]), None)
             if h is not None and t < h.end_ms:

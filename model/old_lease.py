@@ -2,7 +2,8 @@
 
 What section 6 needs of it, from the ADR's Context and section 6:
 - every actor it holds has a lease `leases/<tenant>/<class>/<name>` (`wasmkeep-lease 1`:
-  node, generation, expires_at), acquired with a conditional PUT at generation + 1 and
+  node, generation, expires_at), acquired with a conditional PUT at generation + 1 (with no
+  lease, one above the highest generation in the actor's keys: ADR 0012 collected them) and
   renewed with a conditional PUT a third of the ttl after the previous renewal returned;
 - a hold is valid until `sent + ttl - safety` on its own clock; another node takes a lease
   over only after `expires_at + grace` (expires_at = sent + ttl) on its own clock;
@@ -19,10 +20,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from . import io
-from .actor_data import ActorData
+from .actor_data import DATA_PREFIX, ActorData
 from .dispatch import Dispatch
 from .frozen import EMPTY, FrozenDict, replace
-from .io import GET, IF_MATCH, IF_NONE_MATCH, PUT, Mark, Observe, Request, SetTimer
+from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Mark, Observe, Request, SetTimer
 from .ownership import Acquiring
 from .params import Params, validate
 from .records import (
@@ -34,6 +35,7 @@ from .records import (
     encode_old_lease,
     lease_key,
     node_key,
+    segment_generation,
 )
 
 OLD_HEARTBEAT_MS = 3_000  # the old heartbeat period
@@ -124,7 +126,8 @@ class OldModel(Dispatch, ActorData):
         actor = purpose[1]
         p = st.params
         if reply.status == io.NOT_FOUND:
-            return self.old_write(st, actor, 1, IF_NONE_MATCH, None, now_ms, out)
+            # no lease (never held, or collected): the generation comes from the actor's keys
+            return self.send(st, ("old_seed", actor), Request(LIST, f"{DATA_PREFIX}{actor}/"), out)
         if reply.status != io.OK:
             return self.old_failed(st, actor, "lease read failed", out)
         rec = decode_lease_v1(reply.body)
@@ -134,6 +137,13 @@ class OldModel(Dispatch, ActorData):
         if rec.expires_at_ms + p.grace_ms >= now_ms:
             return self.old_failed(st, actor, f"held by {rec.node_id} (old lease)", out)
         return self.old_write(st, actor, rec.generation + 1, IF_MATCH, reply.version, now_ms, out)
+
+    def on_reply_old_seed(self, st, purpose, reply, now_ms, out):
+        actor = purpose[1]
+        if reply.status != io.OK:
+            return self.old_failed(st, actor, "segment listing failed", out)
+        gen = max((segment_generation(k) for k, _v in reply.entries), default=0) + 1
+        return self.old_write(st, actor, gen, IF_NONE_MATCH, None, now_ms, out)
 
     def old_write(self, st, actor, generation, cond, version, now_ms, out):
         body = encode_old_lease(OldLease(st.node_id, generation, now_ms + st.params.ttl_ms))

@@ -37,8 +37,10 @@ from model.io import (
     SetTimer,
     TimerFired,
 )
+from model.old_lease import OLD_MODEL
 from model.operator import OPERATOR
-from model.records import NODE_HEADER_3
+from model.actor_data import DATA_PREFIX
+from model.records import LEASES_PREFIX, NODE_HEADER_3, OldLease, decode_lease, segment_generation
 from model.params import Params
 
 from .bucket import SimBucket
@@ -105,6 +107,8 @@ class SimWorld:
         self.cut: dict[str, str] = {}  # machine or "*" -> mode, while an outage lasts
         self.slots = [_Slot(f"n{i}", f"m{i}") for i in range(o["nodes"])]
         self.node_ids = [slot.node_id for slot in self.slots]
+        self.request_ids = list(self.node_ids)  # where clients send requests (old ids too, in an upgrade)
+        self.old_slots: list[_Slot] = []
         self.actors = [f"t{k % 2}/c/a{k}" for k in range(o["actors"])]
         self._instances = 0
         self._requests = 0
@@ -129,13 +133,20 @@ class SimWorld:
 
     def run(self) -> History:
         o = self.options
-        for slot in self.slots:
-            self.start_process(slot)
+        up = o.get("upgrade")
+        base = up["new_at"] if up else 0  # the new nodes start here; their faults count from here
+        if up:
+            self.schedule_upgrade(up)
+        for slot in self.slots[: len(self.node_ids)]:
+            if base:
+                self.later(base, self._start_slot, slot)
+            else:
+                self.start_process(slot)
         op = _Slot("operator", "op")
         op.wanted = False
         self.operator = self.start_process(op, OPERATOR.step, instance="op")
         for node_id, at in o["operator_fences"]:
-            self.later(at, self._operator, Command("cluster_fence", (node_id,)))
+            self.later(base + at, self._operator, Command("cluster_fence", (node_id,)))
         if o["request_gap_ms"]:
             self.later(self.rng.randint(0, o["request_gap_ms"]), self._client_request)
         if o["hibernate_gap_ms"]:
@@ -144,27 +155,27 @@ class SimWorld:
             self.later(self.rng.randint(0, 2 * o["move_gap_ms"]), self._move)
         self.schedule_script()
         for who, at, length, mode in o["outages"]:
-            self.later(at, self._outage_begins, who, length, mode)
+            self.later(base + at, self._outage_begins, who, length, mode)
         for node_id, at in o["crashes"]:
-            self.later(at, self._crash_node, node_id)
+            self.later(base + at, self._crash_node, node_id)
         for k, (node_id, at, life) in enumerate(o["twins"]):
-            self.later(at, self._twin_begins, node_id, f"t{k}", life)
+            self.later(base + at, self._twin_begins, node_id, f"t{k}", life)
         for node_id, at, restart_after in o.get("stops", ()):
-            self.later(at, self._stop_node, node_id, restart_after)
+            self.later(base + at, self._stop_node, node_id, restart_after)
         for node_id, at, after, then in o.get("drains", ()):
-            self.later(at, self._command_node, node_id, Command("drain"))
+            self.later(base + at, self._command_node, node_id, Command("drain"))
             if then == "resume":
-                self.later(at + after, self._command_node, node_id, Command("resume"))
+                self.later(base + at + after, self._command_node, node_id, Command("resume"))
             else:
-                self.later(at + after, self._stop_node, node_id, 5_000)
+                self.later(base + at + after, self._stop_node, node_id, 5_000)
         for node_id, at, replacement in o.get("deletes", ()):
-            self.later(at, self._delete, "nodes/" + node_id)
+            self.later(base + at, self._delete, "nodes/" + node_id)
             if replacement:
-                self.later(at + self.rng.randint(0, 5_000), self._twin_begins, node_id, "r0", 60_000)
+                self.later(base + at + self.rng.randint(0, 5_000), self._twin_begins, node_id, "r0", 60_000)
         if o.get("blip"):
             at, length, mode = o["blip"]
-            self.later(at, self._outage_begins, "*", length, mode)
-        end = o["fault_ms"]
+            self.later(base + at, self._outage_begins, "*", length, mode)
+        end = base + o["fault_ms"]
         quiet = o.get("quiet_ms", 0)
         if quiet:
             self.later(end, self._quiet_begins)
@@ -175,6 +186,73 @@ class SimWorld:
             end += quiet
         self.env.run(until=end)
         return self.finish(end)
+
+    def _start_slot(self, slot, _ev) -> None:
+        if slot.proc is None or not slot.proc.alive:
+            self.start_process(slot)
+
+    # --- section 6: the old binaries before the switch ---------------------------------------
+
+    def schedule_upgrade(self, up: dict) -> None:
+        """Old nodes (model/old_lease.py) serve first and stop at old_ms; new ones start at new_at."""
+        n = len(self.node_ids)
+        self.old_slots = []
+        for i in range(n):
+            slot = _Slot(self.node_ids[i] if up["same_ids"] else f"o{i}", f"om{i}")
+            slot.wanted = False  # no supervisor restarts an old binary here
+            self.slots.append(slot)
+            self.old_slots.append(slot)
+            self.start_process(slot, OLD_MODEL.step)
+            if slot.node_id not in self.request_ids:
+                self.request_ids.append(slot.node_id)
+            stop_at = up["old_ms"] + (up["straggle_ms"] if up["straggler"] == i else 0)
+            if up["straggler"] == i and up["stall"]:
+                self.later(up["old_ms"] - 5_000, self._old_command, slot, Command("stall_heartbeats"))
+            if up["old_stop"][i] == "clean":
+                self.later(stop_at, self._old_command, slot, Command("stop"))
+            else:
+                self.later(stop_at, self._old_crash, slot)
+        if up["future_ms"]:
+            slot = _Slot("retired", "omf")
+            slot.wanted = False
+            self.slots.append(slot)
+            self.old_slots.append(slot)
+            self.start_process(slot, OLD_MODEL.step)
+            self.later(min(10_000, up["old_ms"]), self._old_crash, slot)
+        if up["old_restart"]:
+            i, after = up["old_restart"]
+            self.later(up["new_at"] + after, self._old_restart, self.old_slots[i])
+        self.later(up["new_at"], self._old_gc, up["p_gc"])
+
+    def _old_command(self, slot, command, _ev) -> None:
+        if slot.proc is not None and slot.proc.alive:
+            self.deliver(slot.proc, command)
+
+    def _old_crash(self, slot, _ev) -> None:
+        if slot.proc is not None and slot.proc.alive:
+            self.crash(slot.proc)
+
+    def _old_restart(self, slot, _ev) -> None:
+        """An old binary started again after the switch (it must find its id taken, or be refused)."""
+        if slot.proc is None or not slot.proc.alive:
+            self.start_process(slot, OLD_MODEL.step)
+            self.later(20_000, self._old_command, slot, Command("stop"))
+
+    def _old_gc(self, p_gc, _ev) -> None:
+        """The old garbage collection (ADR 0012, before) deleted released leases of idle actors,
+        here only where the actor's segments still carry the lease's generation, so that no
+        generation is forgotten (the old binary seeds an absent lease from the keys too)."""
+        if not p_gc:
+            return
+        for key in sorted(self.bucket.objects):
+            if key.startswith(LEASES_PREFIX):
+                rec = decode_lease(self.bucket.objects[key].body)
+                if not (isinstance(rec, OldLease) and rec.expires_at_ms == 0):
+                    continue
+                prefix = DATA_PREFIX + key[len(LEASES_PREFIX):] + "/"
+                top = max((segment_generation(k) for k, _v in self.bucket.list(prefix)), default=0)
+                if top >= rec.generation and self.rng.random() < p_gc:
+                    self._delete(key, None)
 
     def schedule_script(self) -> None:
         """Scripted worlds (scenarios.script) schedule their steps here."""
@@ -380,7 +458,7 @@ class SimWorld:
             actor = self.actors[0]
         else:
             actor = self.actors[rng.randrange(len(self.actors))]
-        self._ask(self.node_ids[rng.randrange(len(self.node_ids))], actor, self._requests)
+        self._ask(self.request_ids[rng.randrange(len(self.request_ids))], actor, self._requests)
         self.later(rng.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
 
     def _ask(self, node_id: str, actor: str, req: int) -> None:
@@ -454,8 +532,12 @@ class SimWorld:
             self.fault[k] = 0.0
         self.cut.clear()
         for slot in self.slots:
-            if not slot.machine.startswith("m"):
-                slot.wanted = False
+            if slot in self.old_slots:
+                # the upgrade is finished: an old binary still running is stopped
+                if slot.proc is not None and slot.proc.alive:
+                    self.deliver(slot.proc, Command("stop"))
+            elif not slot.machine.startswith("m"):
+                slot.wanted = False  # twins and replacements go
                 if slot.proc is not None and slot.proc.alive:
                     self.crash(slot.proc)
         for slot in self.slots[: len(self.node_ids)]:

@@ -20,6 +20,7 @@ SCENARIOS = {
     "skew": "clocks exactly max_skew apart, with drift",
     "blip": "one global bucket blip and no other fault around it (INV-9's proviso)",
     "stops": "clean stops, drains and moves, always",
+    "upgrade": "old per-actor-lease nodes run first, then stop; new nodes start (section 6)",
 }
 
 
@@ -133,10 +134,44 @@ def draw(rng, scenario: str, params: Params) -> dict:
         n_fence = 0
     o["operator_fences"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(n_fence)]
 
+    # section 6: an upgrade from per-actor leases, in some seeds of the swarm
+    o["upgrade"] = _draw_upgrade(rng, o["nodes"], p) if (scenario == "upgrade" or (
+        scenario == "swarm" and rng.random() < 0.15)) else None
+    if o["upgrade"]:
+        o["blip_alone"] = False  # old binaries around a blip are faults of their own (INV-9's proviso)
+
     machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))] + ["op", "r0"]
+    if o["upgrade"]:
+        machines += [f"om{i}" for i in range(o["nodes"])]
     o["clocks"] = _draw_clocks(rng, machines, p.max_skew_ms, o["skew_at_bound"], o["drift_ppm_max"],
                                fault + 10 * (p.ttl_ms + p.grace_ms))
+    up = o["upgrade"]
+    if up and up["future_ms"]:
+        # a retired node (machine omf) whose clock was far ahead: its last heartbeats are
+        # dated in the future (UP-2); it serves nothing and is gone before the switch
+        o["clocks"]["omf"] = [o["clocks"]["m0"][0] + up["future_ms"], 0]
     return o
+
+
+def _draw_upgrade(rng, nodes: int, p: Params) -> dict:
+    """Old nodes run actors first; they stop (cleanly or not); new nodes start after a gap."""
+    old_ms = rng.randint(25_000, 50_000)
+    gap = _pick(rng, (0, 2_000, 10_000, 20_000))  # the procedure says: once no old node is live
+    return {
+        "old_ms": old_ms,
+        "new_at": old_ms + gap,
+        "same_ids": rng.random() < 0.5,  # node ids reused across the switch
+        "old_stop": [_pick(rng, ("clean", "crash")) for _ in range(nodes)],
+        # an old node still running after the switch, stopping later; its heartbeat may stall
+        # while its renewals go on (a stalled listing)
+        "straggler": rng.randrange(nodes) if rng.random() < 0.3 else None,
+        "straggle_ms": rng.randint(5_000, 40_000),
+        "stall": rng.random() < 0.5,
+        # an old binary started again after the switch, for a while
+        "old_restart": [rng.randrange(nodes), rng.randint(5_000, 30_000)] if rng.random() < 0.2 else None,
+        "future_ms": _pick(rng, (0, 0, 0, rng.randint(20_000, 120_000))),
+        "p_gc": _pick(rng, (0.0, 0.5)),  # the old GC deleted released leases/ of idle actors
+    }
 
 
 def _draw_clocks(rng, machines, max_skew_ms, at_bound, drift_ppm_max, horizon_ms):
