@@ -566,6 +566,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_natural, help="with --replay: the seed (default: the report's first failing seed)")
     p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
     p.add_argument("--list", action="store_true", help="list the models and scenarios, then exit")
+    s3 = p.add_argument_group("the real-S3 world (scenarios/s3.py)")
+    s3.add_argument("--s3", metavar="URL", help="run against the S3 endpoint URL instead of simulating")
+    s3.add_argument("--bucket", metavar="NAME", help="with --s3: the bucket (it must exist)")
+    s3.add_argument("--prefix", metavar="P", help="with --s3: the run's key prefix (default: a fresh one)")
+    s3.add_argument("--duration", type=float, metavar="S", help="with --s3: seconds to run (default 30)")
+    s3.add_argument("--nodes", type=_positive, metavar="N", help="with --s3: node processes (default 3)")
+    s3.add_argument("--actors", type=_positive, metavar="K", help="with --s3: actors (default 6)")
+    s3.add_argument("--reuse-prefix", action="store_true", help="with --s3: run in a prefix that holds objects")
+    s3.add_argument("--cleanup", action="store_true", help="with --s3: delete the keys this run wrote")
+    s3.add_argument("--region", metavar="R", help="with --s3: the region (default: the AWS config's, or us-east-1)")
+    s3.add_argument("--addressing-style", choices=("path", "virtual"), help="with --s3: path or virtual-host URLs")
     return p
 
 
@@ -575,6 +586,10 @@ def main(argv: list[str] | None = None) -> int:
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
         args = build_parser().parse_args(argv)
+        if args.s3:
+            from scenarios.s3 import run_s3
+
+            return run_s3(console, args)
         if args.list:
             from broken_models import BROKEN, load
             from scenarios.swarm import SCENARIOS
