@@ -34,9 +34,9 @@ class UsageError(Exception):
 
 
 def model_names() -> list[str]:
-    from broken_models import BROKEN
+    from broken_models import BROKEN, SURVIVORS
 
-    return [MAIN_MODEL] + list(BROKEN)
+    return [MAIN_MODEL] + list(BROKEN) + list(SURVIVORS)
 
 
 def load_model(name: str):
@@ -467,11 +467,11 @@ def run_broken(console, args, params) -> int:
     """Run every broken model over the same seeds, and the correct model as the control."""
     from rich.table import Table
 
-    from broken_models import BROKEN, load
+    from broken_models import BROKEN, SURVIVORS, load
 
     rows = []
     all_caught = True
-    names = [MAIN_MODEL] + list(BROKEN)
+    names = [MAIN_MODEL] + list(BROKEN) + list(SURVIVORS)
     per_model = {}
     for name in names:
         path = default_report_path(name, args.scenario, args.start, args.seeds)
@@ -488,10 +488,12 @@ def run_broken(console, args, params) -> int:
         caught = bool(failing)
         if name == MAIN_MODEL:
             ok = not failing
+        elif name in SURVIVORS:
+            ok = True  # documented survivors fail nothing
         else:
             ok = caught
         all_caught &= ok
-        rows.append({"model": name, "rule_broken": rule, "must_catch": catches, "invariants_violated": invs,
+        rows.append({"model": name, "survivor": name in SURVIVORS, "rule_broken": rule, "must_catch": catches, "invariants_violated": invs,
                      "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
                      "seeds_run": rep["counts"]["seeds_run"], "ok": ok, "report": os.path.relpath(path),
                      "replay": replay_command(path, failing[0]) if failing else None})
@@ -501,6 +503,8 @@ def run_broken(console, args, params) -> int:
     for r in rows:
         if r["model"] == MAIN_MODEL:
             verdict = "[green]passes (control)" if r["ok"] else "[red]FAILS (the correct model!)"
+        elif r["survivor"]:
+            verdict = "caught" if r["failing_seeds"] else "survives (documented)"
         else:
             verdict = "[green]caught" if r["ok"] else "[red]NOT CAUGHT"
         t.add_row(r["model"], r["rule_broken"], ", ".join(r["invariants_violated"]) or "-",
@@ -591,14 +595,17 @@ def main(argv: list[str] | None = None) -> int:
 
             return run_s3(console, args)
         if args.list:
-            from broken_models import BROKEN, load
+            from broken_models import BROKEN, SURVIVORS, load
             from scenarios.swarm import SCENARIOS
 
             print("models:")
-            print(f"  {MAIN_MODEL:<22} the protocol as ADR 0020 specifies it")
+            print(f"  {MAIN_MODEL:<28} the protocol as ADR 0020 specifies it")
             for name in BROKEN:
                 m = load(name)
-                print(f"  {name:<22} breaks {m.RULE}, must be caught by {m.CATCHES}")
+                print(f"  {name:<28} breaks {m.RULE}, must be caught by {m.CATCHES}")
+            for name in SURVIVORS:
+                m = load(name)
+                print(f"  {name:<28} breaks {m.RULE}; survives this world (see its docstring)")
             print("scenarios:")
             for name, what in SCENARIOS.items():
                 print(f"  {name:<22} {what}")

@@ -165,7 +165,7 @@ def _draw_upgrade(rng, nodes: int, p: Params) -> dict:
         # an old node still running after the switch, stopping later; its heartbeat may stall
         # while its renewals go on (a stalled listing)
         "straggler": rng.randrange(nodes) if rng.random() < 0.3 else None,
-        "straggle_ms": rng.randint(5_000, 40_000),
+        "straggle_ms": rng.randint(10_000, 60_000),
         "stall": rng.random() < 0.5,
         # an old binary started again after the switch, for a while
         "old_restart": [rng.randrange(nodes), rng.randint(5_000, 30_000)] if rng.random() < 0.2 else None,
