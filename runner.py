@@ -45,9 +45,9 @@ def load_model(name: str):
         from model import MODEL
 
         return MODEL
-    from broken_models import BROKEN, load
+    from broken_models import BROKEN, SURVIVORS, load
 
-    if name not in BROKEN:
+    if name not in BROKEN and name not in SURVIVORS:
         raise UsageError(f"unknown model {name!r} (choices: {', '.join(model_names())})")
     return load(name).MODEL
 

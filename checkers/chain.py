@@ -23,29 +23,37 @@ _OLD_FORMAT_STATES = ("node ",)
 
 
 def check(history: History) -> list[Violation]:
-    graphs: dict[str, nx.DiGraph] = {}
+    # each key's versions as edges source -> target (event that made it); a version with two
+    # successors is a fork. Plain dicts on the hot path; networkx reads out a fork's shape.
+    edges: dict[str, dict[int, list[tuple[int, int]]]] = {}  # key -> source -> [(target, event)]
     where: dict[tuple[str, int], int] = {}  # (key, serial) -> event index that wrote it
     out: list[Violation] = []
-    absent: dict[str, int] = {}  # key -> the graph node standing for "no object" now (0: never written)
+    absent: dict[str, int] = {}  # key -> the node standing for "no object" now (0: never written)
     current: dict[str, int] = {}  # key -> the serial of its current version (0: none)
+    forked: list[tuple[str, int]] = []
+    procs = history.processes
+
+    def add(key: str, source: int, target: int, i: int) -> None:
+        succ = edges.setdefault(key, {}).setdefault(source, [])
+        succ.append((target, i))
+        if len(succ) == 2:
+            forked.append((key, source))
+
     for i, (t, p, kind, f) in enumerate(history.events):
         if kind == "fault_delete":
             key = f[0]
             if current.get(key):  # the version the mistake deleted
-                graphs[key].add_edge(current[key], -(i + 1), event=i)
+                add(key, current[key], -(i + 1), i)
                 current[key] = 0
                 absent[key] = -(i + 1)
             continue
         if kind != "apply":
             continue
         key, op, cond, prev, named, serial, state = f[:7]
-        g = graphs.get(key)
-        if g is None:
-            g = graphs[key] = nx.DiGraph()
         # a delete ends a path in a leaf of its own; the next write after it starts from that leaf
         source = prev if prev else absent.get(key, 0)
         target = serial if serial else -(i + 1)
-        g.add_edge(source, target, event=i)
+        add(key, source, target, i)
         current[key] = serial
         if serial:
             where[(key, serial)] = i
@@ -53,17 +61,21 @@ def check(history: History) -> list[Violation]:
             absent[key] = target
         if cond is None:
             if key.startswith(CONDITIONAL_PREFIXES) and not state.startswith(_OLD_FORMAT_STATES):
-                out.append(Violation(INVARIANT, f"{key}: unconditional {op} by {history.processes[p].label} "
+                out.append(Violation(INVARIANT, f"{key}: unconditional {op} by {procs[p].label} "
                                      f"replaced version #{prev} without naming it", (i,)))
             continue
         if named != prev:
             ev = (where[(key, named)],) if (key, named) in where else ()
             named_s = "no object" if named == 0 else (f"version #{named}" if named and named > 0 else "a version it never read")
-            out.append(Violation(INVARIANT, f"{key}: {op} {cond} by {history.processes[p].label} named {named_s} "
+            out.append(Violation(INVARIANT, f"{key}: {op} {cond} by {procs[p].label} named {named_s} "
                                  f"but replaced version #{prev}: a fork in the chain", ev + (i,)))
-    for key, g in graphs.items():
-        for n in g.nodes:
-            if g.out_degree(n) > 1:
-                evs = tuple(sorted(d["event"] for _, _, d in g.out_edges(n, data=True)))
-                out.append(Violation(INVARIANT, f"{key}: version #{n} has {g.out_degree(n)} successors", evs))
+    for key, source in forked:
+        g = nx.DiGraph()
+        for s, succ in edges[key].items():
+            for target, i in succ:
+                g.add_edge(s, target, event=i)
+        evs = tuple(sorted(d["event"] for _, _, d in g.out_edges(source, data=True)))
+        longest = nx.dag_longest_path(g) if nx.is_directed_acyclic_graph(g) else []
+        out.append(Violation(INVARIANT, f"{key}: version #{source} has {g.out_degree(source)} successors "
+                                        f"(the longest chain runs through {len(longest)} versions)", evs))
     return out

@@ -72,6 +72,7 @@ class History:
     counts: dict[str, int] = field(default_factory=dict)
     end_ms: int = 0
     _sha: str | None = None
+    cache: dict = field(default_factory=dict)  # what checkers compute once and share
 
     def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
         self.events.append((t_ms, proc, kind, fields))

@@ -15,7 +15,15 @@ _ENDS = ("lease_lost", "exit", "crash", "lease_invalidated")
 
 
 def validity_windows(history: History) -> dict[int, list[tuple[int, int, int]]]:
-    """proc -> merged windows (start_ms, end_ms, event index that opened it), half-open, true time."""
+    """proc -> merged windows (start_ms, end_ms, event index that opened it), half-open, true time.
+    Computed once per history (several checkers ask)."""
+    cached = history.cache.get("validity_windows")
+    if cached is None:
+        cached = history.cache["validity_windows"] = _validity_windows(history)
+    return cached
+
+
+def _validity_windows(history: History) -> dict[int, list[tuple[int, int, int]]]:
     raw: dict[int, list[list[int]]] = {}
     ended: dict[int, int] = {}
     clocks = [p.clock for p in history.processes]

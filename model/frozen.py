@@ -57,6 +57,20 @@ class FrozenDict(dict):
 EMPTY = FrozenDict()
 
 
+_FIELD_INDEX: dict[type, dict[str, int]] = {}
+
+
 def replace(obj, **changes):
-    """A copy of the named tuple `obj` with `changes` (the model's only way to "update" state)."""
-    return obj._replace(**changes)
+    """A copy of the named tuple `obj` with `changes` (the model's only way to "update" state).
+
+    Same result as `obj._replace(**changes)`, but copying the tuple once and setting only the
+    changed positions: most updates change one or two of many fields (the hot path).
+    """
+    cls = type(obj)
+    index = _FIELD_INDEX.get(cls)
+    if index is None:
+        index = _FIELD_INDEX[cls] = {name: i for i, name in enumerate(cls._fields)}
+    values = list(obj)
+    for name, value in changes.items():
+        values[index[name]] = value
+    return tuple.__new__(cls, values)

@@ -20,6 +20,7 @@ world uses it to record which write replaced which (INV-3).
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left, insort
 
 from model.io import (
     CONFLICT,
@@ -70,6 +71,7 @@ class SimBucket:
         self.p_alias = p_alias
         self.rng = rng
         self.objects: dict[str, _Obj] = {}
+        self._keys: list[str] = []  # the keys, sorted: LIST by prefix is a range of it
         self._serial = 0
         self._last_cond_write_ms: dict[str, int] = {}
 
@@ -115,7 +117,7 @@ class SimBucket:
         prev = obj.serial if obj is not None else 0
         if op == DELETE:
             if obj is not None:
-                del self.objects[req.key]
+                self.remove(req.key)
             return Reply(OK), prev, 0
         self._serial += 1
         serial = self._serial
@@ -126,11 +128,24 @@ class SimBucket:
         else:
             token = f'"w{serial}"'
             read_token = f'"r{serial}"' if self.p_alias and self.rng.random() < self.p_alias else token
+        if obj is None:
+            insort(self._keys, req.key)
         self.objects[req.key] = _Obj(serial, body, token, read_token)
         return Reply(OK, token), prev, serial
 
+    def remove(self, key: str) -> None:
+        """Delete `key` (also for a world's faults: an object deleted outside the protocol)."""
+        if self.objects.pop(key, None) is not None:
+            del self._keys[bisect_left(self._keys, key)]
+
     def list(self, prefix: str) -> tuple[tuple[str, str], ...]:
-        return tuple(sorted((k, o.read_token) for k, o in self.objects.items() if k.startswith(prefix)))
+        keys, objects = self._keys, self.objects
+        i = bisect_left(keys, prefix)
+        out = []
+        while i < len(keys) and keys[i].startswith(prefix):
+            out.append((keys[i], objects[keys[i]].read_token))
+            i += 1
+        return tuple(out)
 
     # --- for tests and the world's final snapshot ----------------------------
 

@@ -178,7 +178,7 @@ class ScriptedWorld(SimWorld):
     def _step_delete(self, key) -> None:
         """An operator deletes an object by mistake (recorded as a fault, not a protocol write)."""
         self.record(WORLD, "fault_delete", (key,))
-        self.bucket.objects.pop(key, None)
+        self.bucket.remove(key)
 
     def _step_put_raw(self, key, body) -> None:
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""

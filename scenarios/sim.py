@@ -88,6 +88,7 @@ class SimWorld:
                  model_name: str = "correct", options: dict | None = None) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
+        self._randbelow = self.rng._randbelow  # see randint()
         self.params = params or Params()
         self.model = model
         self.options = draw(self.rng, scenario, self.params) if options is None else options
@@ -117,6 +118,11 @@ class SimWorld:
         self.operator: _Proc | None = None
 
     # --- scheduling -------------------------------------------------------------
+
+    def randint(self, a: int, b: int) -> int:
+        """rng.randint(a, b), drawing exactly the same numbers, without its argument checks
+        (it is the hot path's most called function)."""
+        return a + self._randbelow(b - a + 1)
 
     def later(self, delay_ms: int, fn, *args) -> None:
         ev = simpy.Event(self.env)
@@ -149,11 +155,11 @@ class SimWorld:
         for node_id, at in o["operator_fences"]:
             self.later(base + at, self._operator, Command("cluster_fence", (node_id,)))
         if o["request_gap_ms"]:
-            self.later(self.rng.randint(0, o["request_gap_ms"]), self._client_request)
+            self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
         if o["hibernate_gap_ms"]:
-            self.later(self.rng.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+            self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
         if o["move_gap_ms"]:
-            self.later(self.rng.randint(0, 2 * o["move_gap_ms"]), self._move)
+            self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
         self.schedule_script()
         for who, at, length, mode in o["outages"]:
             self.later(base + at, self._outage_begins, who, length, mode)
@@ -172,7 +178,7 @@ class SimWorld:
         for node_id, at, replacement in o.get("deletes", ()):
             self.later(base + at, self._delete, "nodes/" + node_id)
             if replacement:
-                self.later(base + at + self.rng.randint(0, 5_000), self._twin_begins, node_id, "r0", 60_000)
+                self.later(base + at + self.randint(0, 5_000), self._twin_begins, node_id, "r0", 60_000)
         if o.get("blip"):
             at, length, mode = o["blip"]
             self.later(base + at, self._outage_begins, "*", length, mode)
@@ -304,7 +310,7 @@ class SimWorld:
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
             elif t is Forward:
-                self.later(self.rng.randint(1, self.options["delay_ms_max"]), self._forwarded, eff.node_id, eff.command)
+                self.later(self.randint(1, self.options["delay_ms_max"]), self._forwarded, eff.node_id, eff.command)
             elif t is Exit:
                 self.record(proc.index, "exit", (eff.status, eff.reason))
                 self.end_process(proc, eff.status)
@@ -337,7 +343,7 @@ class SimWorld:
                 slot.restart_after_stop = None
             return
         # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
-        self.later(self.rng.randint(100, self.options["restart_ms_max"]), self._restart, slot)
+        self.later(self.randint(100, self.options["restart_ms_max"]), self._restart, slot)
 
     def _restart(self, slot, _ev) -> None:
         if slot.wanted and (slot.proc is None or not slot.proc.alive):
@@ -374,15 +380,15 @@ class SimWorld:
                 return
         f = self.fault
         if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
-            self.later(rng.randint(1, 20), self._reply, proc, rid, io.Reply(FAILED_FAST))
+            self.later(self.randint(1, 20), self._reply, proc, rid, io.Reply(FAILED_FAST))
             return
         if f["p_request_lost"] and rng.random() < f["p_request_lost"]:
             return  # lost on the way: never applied, never answered
-        delay = rng.randint(1, o["delay_ms_max"])
+        delay = self.randint(1, o["delay_ms_max"])
         if o["upload_ms_max"] and eff.request.body is not None and len(eff.request.body) >= 1024:
-            delay += rng.randint(0, o["upload_ms_max"])  # a segment upload takes its time
+            delay += self.randint(0, o["upload_ms_max"])  # a segment upload takes its time
         if f["p_late"] and eff.request.op in (PUT, DELETE) and rng.random() < f["p_late"]:
-            delay = timeout + rng.randint(1, o["late_ms_max"])  # applied after its sender gave up
+            delay = timeout + self.randint(1, o["late_ms_max"])  # applied after its sender gave up
         self.later(delay, self._apply, proc, eff.request, rid, fate)
 
     def scripted_fate(self, proc, request):
@@ -420,9 +426,9 @@ class SimWorld:
         f = self.fault
         if f["p_reply_lost"] and req.op != io.GET and rng.random() < f["p_reply_lost"]:
             return
-        delay = rng.randint(1, o["delay_ms_max"])
+        delay = self.randint(1, o["delay_ms_max"])
         if f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
-            delay = rng.randint(delay, delay + self.params.attempt_timeout_ms)
+            delay = self.randint(delay, delay + self.params.attempt_timeout_ms)
         self.later(delay, self._reply, proc, rid, reply)
 
     def _reply(self, proc, rid, reply, _ev) -> None:
@@ -460,7 +466,7 @@ class SimWorld:
         else:
             actor = self.actors[rng.randrange(len(self.actors))]
         self._ask(self.request_ids[rng.randrange(len(self.request_ids))], actor, self._requests)
-        self.later(rng.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
+        self.later(self.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
 
     def _ask(self, node_id: str, actor: str, req: int) -> None:
         """A client request for `actor` reaches `node_id` (lost if no process serves that id)."""
@@ -476,7 +482,7 @@ class SimWorld:
         tries = self._retries.get(req, 0)
         if tries < 2 and rng.random() < self.options["p_client_retry"]:
             self._retries[req] = tries + 1
-            self.later(rng.randint(50, 1_000), self._retry_request, proc.node_id, actor, req)
+            self.later(self.randint(50, 1_000), self._retry_request, proc.node_id, actor, req)
 
     def _retry_request(self, node_id, actor, req, _ev) -> None:
         self._ask(node_id, actor, req)
@@ -492,7 +498,7 @@ class SimWorld:
             return
         rng = self.rng
         self._broadcast(Command("hibernate", (self.actors[rng.randrange(len(self.actors))],)))
-        self.later(rng.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
+        self.later(self.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
 
     def _move(self, _ev) -> None:
         """An actor is moved to another node: whoever holds it hands it over."""
@@ -503,7 +509,7 @@ class SimWorld:
         actor = self.actors[rng.randrange(len(self.actors))]
         target = self.node_ids[rng.randrange(len(self.node_ids))]
         self._broadcast(Command("move", (actor, target, self._requests)))
-        self.later(rng.randint(1, 2 * self.options["move_gap_ms"]), self._move)
+        self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
 
     def _command_node(self, node_id, command, _ev) -> None:
         proc = self.live_proc(node_id)
@@ -521,7 +527,7 @@ class SimWorld:
     def _delete(self, key, _ev) -> None:
         """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
         self.record(WORLD, "fault_delete", (key,))
-        self.bucket.objects.pop(key, None)
+        self.bucket.remove(key)
 
     # --- the quiet phase ---------------------------------------------------------------
 
