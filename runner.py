@@ -527,6 +527,76 @@ def run_broken(console, args, params) -> int:
     return 0 if all_caught else 1
 
 
+# --- the benchmark ------------------------------------------------------------------------------
+
+
+def raw_simpy_event_s(events: int = 200_000) -> float:
+    """Seconds one bare SimPy event costs here: scheduled, popped, one no-op callback."""
+    import simpy
+
+    env = simpy.Environment()
+
+    def noop(_ev):
+        pass
+
+    t0 = time.perf_counter()
+    for i in range(events):
+        ev = simpy.Event(env)
+        ev._ok = True
+        ev._value = None
+        ev.callbacks.append(noop)
+        env.schedule(ev, delay=i % 1000)
+    env.run()
+    return (time.perf_counter() - t0) / events
+
+
+def run_bench(console, args, params) -> int:
+    """Seeds/s with 1 and 2 workers, per-seed cost in raw SimPy events, memory per worker."""
+    import resource
+
+    from rich.table import Table
+
+    n = args.seeds
+    raw_s = min(raw_simpy_event_s() for _ in range(3))
+    figures = {}
+    for workers in (1, 2):
+        report = run_campaign(console, MAIN_MODEL, args.scenario, params, args.start, n, workers,
+                              "bench", quiet=True)
+        figures[workers] = report
+    one, two = figures[1], figures[2]
+    c = one["counts"]
+    per_seed_s = one["elapsed_s"] / n
+    peak_self_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_child_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    out = {
+        "seeds": n, "scenario": args.scenario,
+        "seeds_per_s_1_worker": round(n / one["elapsed_s"], 1),
+        "seeds_per_s_2_workers": round(n / two["elapsed_s"], 1),
+        "speedup_1_to_2": round(one["elapsed_s"] / two["elapsed_s"], 2),
+        "kernel_events_per_seed": round(c["kernel_events"] / n),
+        "history_events_per_seed": round(c["events"] / n),
+        "acquisitions_per_seed": round(c["acquisitions"] / n, 1),
+        "bucket_requests_per_seed": round(c["bucket_requests"] / n),
+        "raw_simpy_event_us": round(raw_s * 1e6, 3),
+        "seed_cost_raw_simpy_events": round(per_seed_s / raw_s),
+        "peak_mb_1_worker_process": round(peak_self_mb, 1),
+        "peak_mb_per_pool_worker": round(peak_child_mb, 1),
+        "projected_20000_seeds_s_2_workers": round(20000 * two["elapsed_s"] / n, 1),
+        "same_digest_1_and_2_workers": one["history_digest"] == two["history_digest"],
+        "git_commit": git_commit(),
+    }
+    t = Table(title=f"benchmark: {n} seeds of {args.scenario}, every checker on")
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    for k, v in out.items():
+        t.add_row(k, str(v))
+    console.print(t)
+    path = args.report or os.path.join(os.path.dirname(os.path.abspath(__file__)), "reports", "bench.json")
+    write_report(path, out, "\n".join(f"{k}: {v}" for k, v in out.items()) + "\n")
+    print(f"report: {os.path.relpath(path)}")
+    return 0 if out["same_digest_1_and_2_workers"] else 1
+
+
 # --- the command line -------------------------------------------------------------------------
 
 
@@ -570,6 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_natural, help="with --replay: the seed (default: the report's first failing seed)")
     p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
     p.add_argument("--list", action="store_true", help="list the models and scenarios, then exit")
+    p.add_argument("--bench", action="store_true",
+                   help="benchmark: seeds/s with 1 and 2 workers, cost per seed, memory (use with --seeds)")
     s3 = p.add_argument_group("the real-S3 world (scenarios/s3.py)")
     s3.add_argument("--s3", metavar="URL", help="run against the S3 endpoint URL instead of simulating")
     s3.add_argument("--bucket", metavar="NAME", help="with --s3: the bucket (it must exist)")
@@ -618,6 +690,8 @@ def main(argv: list[str] | None = None) -> int:
         params = parse_params(args.param)
         if args.broken:
             return run_broken(console, args, params)
+        if args.bench:
+            return run_bench(console, args, params)
         load_model(args.model)
         path = args.report or default_report_path(args.model, args.scenario, args.start, args.seeds)
         report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path)
