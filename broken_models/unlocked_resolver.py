@@ -7,13 +7,14 @@ that record after the second write landed and before its hold is
 registered, see "this instance at g, no hold here", and release the live
 hold's record: another node then acquires the actor while this one still
 acts as its owner.
-Caught by: INV-1 (two owners of one actor).
+Caught by: INV-6 (the release lands on the live hold: the record names nobody under a live
+owner), and INV-1 once another node acquires the actor meanwhile.
 """
 
 from model.node import Model
 
 RULE = "OR-9"
-CATCHES = "INV-1"
+CATCHES = "INV-6"
 
 
 class UnlockedResolver(Model):
