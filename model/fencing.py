@@ -98,8 +98,9 @@ class Fencing:
             rec = decode_node(reply.body)
             before = st.view.get(node)
             st = self.saw(st, node, rec, now_ms)
-            if isinstance(rec, OldHeartbeat) and st.view.get(node) is not before:
-                st = self.old_heartbeat_seen(st, node, rec, now_ms, out)  # section 6
+            if isinstance(rec, OldHeartbeat) and st.view.get(node) is not before and st.lease.ever_valid:
+                # section 6, after the switch only (before it, the start guard judges old heartbeats)
+                st = self.old_heartbeat_seen(st, node, rec, now_ms, out)
         elif reply.status == io.NOT_FOUND:
             st = replace(st, view=st.view.without(node))
         return self.listing_next(st, now_ms, out)

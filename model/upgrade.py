@@ -114,10 +114,12 @@ class Upgrade:
         """UP-2: how long this old heartbeat still holds the start (0: it does not)."""
         p = st.params
         span = old_heartbeat_horizon_ms(p) + p.takeover_ms
-        if seen.written_at_ms > now_ms:
-            # dated in the future: lapses on this node's own count from its first read
-            return max(0, seen.first_read_ms + span + p.max_skew_ms - now_ms)
-        return max(0, seen.written_at_ms + span - now_ms)
+        until = seen.written_at_ms + span
+        if seen.written_at_ms > seen.first_read_ms:
+            # dated in the future when first read: it lapses at the latest span + max_skew after
+            # that first read, on this node's own count, whatever its clock says
+            until = min(until, seen.first_read_ms + span + p.max_skew_ms)
+        return max(0, until - now_ms)
 
     def guard_decide(self, st, now_ms, out):
         left = 0

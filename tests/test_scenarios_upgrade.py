@@ -546,19 +546,10 @@ def test_guard_ignoring_old_heartbeats_starts_beside_an_old_node():
     assert_clean(h)
 
 
-FUTURE_BUG = pytest.mark.xfail(strict=True, reason=(
-    "model/upgrade.py Upgrade.old_heartbeat_blocks applies the first-read rule (first_read + horizon + "
-    "ttl + grace + max_skew) only while written_at is still ahead of this node's clock; once its clock "
-    "passes written_at it switches to the age rule (written_at + horizon + ttl + grace), so a body dated "
-    "d ahead (d > max_skew) holds the start until first_read + d + 24 s: 43.8 s after the first read "
-    "for d = 20 s, 28.7 s for d = 5 s. The ADR: a future-dated heartbeat lapses *at the latest* "
-    "horizon + ttl + grace + max_skew (25 s) after this node first read that body."))
-
-
 @pytest.mark.parametrize("ahead_ms", [
     600_000,
-    pytest.param(20_000, marks=FUTURE_BUG),
-    pytest.param(5_000, marks=FUTURE_BUG),
+    20_000,
+    5_000,
 ])
 def test_future_dated_old_heartbeat_cannot_hold_the_cluster_forever(ahead_ms):
     """UP-2: a retired node's clock ran ahead: nodes/o9 holds an old heartbeat dated `ahead_ms` in the
@@ -796,12 +787,6 @@ def test_data_acknowledged_under_the_old_version_is_restored_by_the_new_owner():
 # --- findings --------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "model/fencing.py on_reply_listing_get calls Upgrade.old_heartbeat_seen for every old-format body "
-    "the fence listing sees, and the listing starts with the start guard (UP-1), so a new node still "
-    "waiting in its guard logs every fresh old heartbeat as an error (`old_version_running`): in the "
-    "ordinary upgrade (old nodes stopped just before) every new node raises that error. The ADR logs "
-    "an old version running only after the switch; before it the guard waits and logs how long is left."))
 def test_no_old_version_error_while_the_guard_waits():
     """UP-2: before the switch a fresh old heartbeat is what the start guard waits for (logging how long
     is left), not an error; `old_version_running` is for old heartbeats seen after the switch."""
