@@ -22,52 +22,15 @@ from checkers import blip, check_all
 from checkers.records import apply_to, names
 from model.clean_stop import RELEASE_WAIT_MS, RELEASED_RETRY_MS, STOP_LIMIT_MS
 from scenarios.script import NetRule, ScriptedWorld
+from historykit import A0, OFFSET_MS, applies, assert_clean, broken, evs, invariants, one, owner_state, procs, true_ms  # noqa: F401
 
-A0 = "t0/c/a0"
 A1 = "t1/c/a1"
-OFFSET_MS = 100_000  # every machine's clock in a scripted world: true time + 100 s
 PERIOD_MS = 3_000
 ATTEMPT_MS = 2_000
 TAKEOVER_MS = 15_000  # ttl + grace
 
 
 # --- reading a history -------------------------------------------------------------------------------
-
-
-def evs(h, kind=None, node=None, proc=None, since=None, until=None, where=None):
-    """Events as (index, t_ms, proc, fields), filtered."""
-    out = []
-    for i, (t, p, k, f) in enumerate(h.events):
-        if kind is not None and k != kind and not (isinstance(kind, tuple) and k in kind):
-            continue
-        if proc is not None and p != proc:
-            continue
-        if node is not None and (p < 0 or h.processes[p].node_id != node):
-            continue
-        if since is not None and t < since:
-            continue
-        if until is not None and t >= until:
-            continue
-        if where is not None and not where(f):
-            continue
-        out.append((i, t, p, f))
-    return out
-
-
-def one(h, kind, **kw):
-    found = evs(h, kind, **kw)
-    assert len(found) == 1, f"expected one {kind} {kw}, found {len(found)}\n{h.timeline()}"
-    return found[0]
-
-
-def procs(h, node_id):
-    """Indexes of the processes that served `node_id`, in start order."""
-    return [p for p, pr in enumerate(h.processes) if pr.node_id == node_id]
-
-
-def applies(h, key, **kw):
-    """Bucket writes that took effect on `key` (fields: key, op, cond, prev, named, serial, state, prev_state)."""
-    return evs(h, "apply", where=lambda f: f[0] == key, **kw)
 
 
 def node_writes(h, node_id, state, **kw):
@@ -80,37 +43,12 @@ def written_at(state_line):
     return int(state_line.split(" ")[2])
 
 
-def owner_state(node, instance, generation):
-    return f"held {node} {instance} {generation}"
-
-
 def records_at(h, index):
     """The bucket's records (key -> state line) just before event `index`, rebuilt as INV-4/INV-5 do."""
     state: dict[str, str] = {}
     for _t, _p, kind, f in h.events[:index]:
         apply_to(state, kind, f)
     return state
-
-
-def assert_clean(h):
-    violations = check_all(h)
-    assert violations == [], "\n".join(v.explain(h) for v in violations) + "\n" + h.timeline()
-
-
-def invariants(h):
-    return {v.invariant for v in check_all(h)}
-
-
-def true_ms(local_ms):
-    return local_ms - OFFSET_MS
-
-
-def broken(name):
-    """A broken model the way the runner loads one, with the module that documents it."""
-    import runner
-    from broken_models import load
-
-    return runner.load_model(name), load(name)
 
 
 # --- CS-1: a clean stop cuts a straggler before writing `released` ---------------------------------------

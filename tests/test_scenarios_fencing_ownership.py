@@ -23,10 +23,9 @@ import pytest
 
 from checkers import check_all
 from scenarios.script import NetRule, ScriptedWorld
+from historykit import A0, OFFSET_MS, applies, assert_clean, broken, evs, invariants, one, owner_state, procs, true_ms  # noqa: F401
 
-A0 = "t0/c/a0"
 A1 = "t1/c/a1"
-OFFSET_MS = 100_000  # every machine's clock in a scripted world: true time + 100 s
 PERIOD_MS = 3_000
 ATTEMPT_MS = 2_000
 TAKEOVER_MS = 15_000  # ttl + grace
@@ -48,77 +47,16 @@ def off_cadence():
 # --- reading a history -------------------------------------------------------------------------------
 
 
-def evs(h, kind=None, node=None, proc=None, since=None, until=None, where=None):
-    """Events as (index, t_ms, proc, fields), filtered."""
-    out = []
-    for i, (t, p, k, f) in enumerate(h.events):
-        if kind is not None and k != kind and not (isinstance(kind, tuple) and k in kind):
-            continue
-        if proc is not None and p != proc:
-            continue
-        if node is not None and (p < 0 or h.processes[p].node_id != node):
-            continue
-        if since is not None and t < since:
-            continue
-        if until is not None and t >= until:
-            continue
-        if where is not None and not where(f):
-            continue
-        out.append((i, t, p, f))
-    return out
-
-
-def one(h, kind, **kw):
-    found = evs(h, kind, **kw)
-    assert len(found) == 1, f"expected one {kind} {kw}, found {len(found)}\n{h.timeline()}"
-    return found[0]
-
-
 def first(h, kind, **kw):
     found = evs(h, kind, **kw)
     assert found, f"expected a {kind} {kw}\n{h.timeline()}"
     return found[0]
 
 
-def procs(h, node_id):
-    """Indexes of the processes that served `node_id`, in start order."""
-    return [p for p, pr in enumerate(h.processes) if pr.node_id == node_id]
-
-
-def applies(h, key, **kw):
-    """Bucket writes that took effect on `key` (fields: key, op, cond, prev, named, serial, state, prev_state)."""
-    return evs(h, "apply", where=lambda f: f[0] == key, **kw)
-
-
 def node_state(state):
     """The state and instance of a `nodes/` write as the history shows it ("live <instance>"), without
     anything the world appends after them (its written_at)."""
     return " ".join(state.split(" ")[:2])
-
-
-def owner_state(node, instance, generation):
-    return f"held {node} {instance} {generation}"
-
-
-def assert_clean(h):
-    violations = check_all(h)
-    assert violations == [], "\n".join(v.explain(h) for v in violations) + "\n" + h.timeline()
-
-
-def invariants(h):
-    return {v.invariant for v in check_all(h)}
-
-
-def true_ms(local_ms):
-    return local_ms - OFFSET_MS
-
-
-def broken(name):
-    """A broken model the way the runner loads one, with the module that documents it."""
-    import runner
-    from broken_models import load
-
-    return runner.load_model(name), load(name)
 
 
 # --- section 2: fencing a node ---------------------------------------------------------------------

@@ -52,13 +52,12 @@ from model.records import (
     segment_generation,
 )
 from scenarios.script import NetRule, ScriptedWorld
+from historykit import A0, OFFSET_MS, applies, assert_clean, broken, evs, invariants, one, owner_state, true_ms  # noqa: F401
 from scenarios.sim import _Slot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-A0 = "t0/c/a0"
 A1 = "t1/c/a1"
-OFFSET_MS = 100_000  # every machine's clock: true time + 100 s
 PERIOD_MS = 3_000
 HALF_PERIOD_MS = PERIOD_MS // 2  # the start guard re-reads every P / 2 (UP-2)
 TAKEOVER_MS = 15_000  # ttl + grace
@@ -146,67 +145,11 @@ def old_heartbeat(node_id: str, written_at_ms: int, fmt: int = 2) -> str:
 # --- reading a history ---------------------------------------------------------------------------------
 
 
-def evs(h, kind=None, node=None, proc=None, since=None, until=None, where=None):
-    """Events as (index, t_ms, proc, fields), filtered."""
-    out = []
-    for i, (t, p, k, f) in enumerate(h.events):
-        if kind is not None and k != kind and not (isinstance(kind, tuple) and k in kind):
-            continue
-        if proc is not None and p != proc:
-            continue
-        if node is not None and (p < 0 or h.processes[p].node_id != node):
-            continue
-        if since is not None and t < since:
-            continue
-        if until is not None and t >= until:
-            continue
-        if where is not None and not where(f):
-            continue
-        out.append((i, t, p, f))
-    return out
-
-
-def one(h, kind, **kw):
-    found = evs(h, kind, **kw)
-    assert len(found) == 1, f"expected one {kind} {kw}, found {len(found)}\n{h.timeline()}"
-    return found[0]
-
-
 def proc_on(h, machine, k=0):
     """The index of the k-th process started on `machine`."""
     found = [p for p, pr in enumerate(h.processes) if pr.machine == machine]
     assert len(found) > k, f"no process {k} on {machine}\n{h.timeline()}"
     return found[k]
-
-
-def applies(h, key, **kw):
-    """Bucket writes that took effect on `key` (fields: key, op, cond, prev, named, serial, state, prev_state)."""
-    return evs(h, "apply", where=lambda f: f[0] == key, **kw)
-
-
-def owner_state(node, instance, generation):
-    return f"held {node} {instance} {generation}"
-
-
-def assert_clean(h):
-    violations = check_all(h)
-    assert violations == [], "\n".join(v.explain(h) for v in violations) + "\n" + h.timeline()
-
-
-def invariants(h):
-    return {v.invariant for v in check_all(h)}
-
-
-def true_ms(local_ms):
-    return local_ms - OFFSET_MS
-
-
-def broken(name):
-    """A broken model (or a documented survivor) with the module that documents it."""
-    from broken_models import load
-
-    mod = load(name)
-    return mod.MODEL, mod
 
 
 def last_old_heartbeat_ms(h, node_id):
