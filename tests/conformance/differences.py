@@ -1,0 +1,32 @@
+"""The known differences between S3 servers, and the SimBucket flavour that emulates each.
+
+Measured by this suite (tests/conformance/test_conformance.py) on moto and
+SeaweedFS; the AWS column is from AWS's documentation of conditional writes
+(a 409 ConditionalRequestConflict cannot be provoked on a local server).
+The README's "Real S3" section shows the same table.
+"""
+
+from __future__ import annotations
+
+# server -> the SimBucket(...) arguments that make the simulated bucket answer as it does
+FLAVOURS: dict[str, dict] = {
+    "moto": {"versioning": "md5", "absent_if_match": 404},
+    "seaweedfs": {"versioning": "md5", "absent_if_match": 412},
+    "aws": {"versioning": "md5", "absent_if_match": 404, "p_conflict": 0.3},  # not run here
+}
+
+# (case, AWS S3, moto, SeaweedFS, SimBucket)
+DIFFERENCES: list[tuple[str, str, str, str, str]] = [
+    ("PUT or DELETE with If-Match on an absent key", "404 NoSuchKey", "404 NoSuchKey",
+     "412 PreconditionFailed", "flavour absent_if_match=404 or 412"),
+    ("conditional writes racing on one key", "one wins; a loser may get 409 ConditionalRequestConflict (not applied)",
+     "one wins, the others 412", "one wins, the others 412", "flavour p_conflict (409 within 100 ms)"),
+    ("ETag", "MD5 of the body (single-part)", "MD5 of the body", "MD5 of the body",
+     "versioning md5 (or opaque, R2-like)"),
+    ("A-B-A: If-Match with the ETag of A after A, B, A", "succeeds", "succeeds", "succeeds",
+     "succeeds under md5"),
+    ("DELETE of an absent key, unconditional", "204", "204", "204", "ok"),
+    ("Expect: 100-continue on an empty-body PUT answered early (412 to If-Match on an absent key)",
+     "ok", "ok", "the kept-alive connection desynchronises: the next PUT stalls ~15 s and gets the "
+     "stale 412 although it landed", "n/a: the real-S3 world sends no Expect header"),
+]
