@@ -205,6 +205,7 @@ def draw_options(rng: random.Random, params: Params, duration_ms: int, nodes: in
     o["request_gap_ms"] = 300
     o["hibernate_gap_ms"] = 1_500
     o["move_gap_ms"] = 4_000
+    o["restart_ms_min"] = 100
     o["restart_ms_max"] = 1_000
     o["late_ms_max"] = 2 * p.attempt_timeout_ms
     o["faults"] = faults
@@ -484,7 +485,8 @@ class S3World:
         proc.pending.clear()
         slot = proc.slot
         if slot.wanted and slot.proc is proc and status != 0:
-            self.later(self.rng.randint(100, self.options["restart_ms_max"]), self._restart, slot)
+            o = self.options
+            self.later(self.rng.randint(o["restart_ms_min"], o["restart_ms_max"]), self._restart, slot)
 
     def _restart(self, slot) -> None:
         if slot.wanted and (slot.proc is None or not slot.proc.alive):
