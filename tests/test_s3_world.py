@@ -294,7 +294,7 @@ class ContractRecorder:
 def _world(moto, model, prefix, seed, duration_ms, **overrides) -> S3World:
     import random
 
-    options = draw_options(random.Random(seed), S3_PARAMS, duration_ms, 3, 5)
+    options = draw_options(random.Random(seed), S3_PARAMS, duration_ms, 3, overrides.pop("actors", 5))
     options.update(overrides)
     bucket = S3Bucket(make_client(moto.url), BUCKET, prefix)
     return S3World(bucket, model, S3_PARAMS, getattr(model, "name", "correct"), duration_ms, seed=seed,
@@ -337,3 +337,18 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
 def test_timing_params_are_scaled_and_valid():
     assert validate(S3_PARAMS) is S3_PARAMS
     assert S3_PARAMS.ttl_ms == 2_000 and S3_PARAMS.attempt_timeout_ms == 500
+
+
+def test_a_reused_generation_is_caught_on_a_real_server(moto, aws_env):
+    """BM-2 (breaks OR-3) against moto: short cut-offs (refused, 0.9 s, less than the lease's
+    span) make hibernations' releases fail and stay pending; the node then re-acquires its own
+    record and, broken, keeps the generation: INV-2 sees two holds at one generation."""
+    broken = load("reused_generation").MODEL
+    world = _world(moto, broken, "bm2/", 5, 10_000, actors=2, request_gap_ms=60, hibernate_gap_ms=250,
+                   move_gap_ms=100_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, crashes=[], twins=[],
+                   outages=[[f"n{k % 3}", 3_500 + 1_100 * k, 900, "refuse"] for k in range(6)])
+    h = world.run()
+    assert world.failure is None, world.failure
+    caught = [v for v in check_all(h) if v.invariant == "INV-2"]
+    assert caught, "reused_generation was not caught"
+    assert "the same generation as" in caught[0].message
