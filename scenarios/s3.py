@@ -38,7 +38,6 @@ import os
 import queue
 import random
 import sys
-import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -382,7 +381,9 @@ class S3World:
         finally:
             self._stopped = True
             self._pool.shutdown(wait=True, cancel_futures=True)
-        return self.finish(min(end, self.now()))
+        stop = self.now() if self.failure is not None else end
+        events = self.history.events
+        return self.finish(max(stop, events[-1][0]) if events else stop)
 
     def _loop(self, end: int) -> None:
         heap, inbox = self._heap, self._inbox

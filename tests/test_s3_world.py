@@ -114,8 +114,9 @@ def test_a_prefix_holding_objects_is_refused_unless_reused_and_cleanup_deletes_o
     assert code == 2
     assert err.count("\n") == 1 and "already holds objects" in err and "--reuse-prefix" in err
     assert not (tmp_path / "r.json").exists()
-    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "used/", "--duration", "4",
-                             "--nodes", "2", "--reuse-prefix", "--cleanup", "--report", str(tmp_path / "r.json"))
+    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "used/", "--duration", "6",
+                             "--nodes", "2", "--seed", "1", "--reuse-prefix", "--cleanup",
+                             "--report", str(tmp_path / "r.json"))
     report = json.loads((tmp_path / "r.json").read_text())
     assert code == 0, report["failures"][:1] or err
     assert report["s3"]["keys_written"] >= 1 and report["s3"]["cleanup_deleted"] >= 1

@@ -20,7 +20,6 @@ import threading
 import uuid
 from collections import Counter
 
-import pytest
 from hypothesis import HealthCheck, settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
