@@ -214,3 +214,17 @@ def test_seaweedfs_desynchronises_after_an_early_412_to_expect_100_continue(seaw
     other = real_bucket(seaweedfs_server)
     assert other.call(Request(PUT, "a", IF_MATCH, etag("A"), ""))[0].status == PRECONDITION_FAILED
     assert other.call(Request(PUT, "b", IF_NONE_MATCH, None, "B"))[0] == Reply(OK, etag("B"))
+
+
+def test_the_real_s3_world_runs_on_seaweedfs(seaweedfs_server):
+    """The correct model for 10 s against SeaweedFS, with the default fault plan: every
+    checker passes (the 30-second run against moto is in tests/test_s3_world.py)."""
+    from checkers import check_all
+    from model import MODEL
+    from scenarios.s3 import S3_PARAMS, S3World
+
+    world = S3World(real_bucket(seaweedfs_server), MODEL, S3_PARAMS, "correct", 10_000, seed=4)
+    history = world.run()
+    assert world.failure is None, world.failure
+    assert world.bucket_requests > 50 and any(e[2] == "lease_valid" for e in history.events)
+    assert check_all(history) == []
