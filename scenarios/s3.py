@@ -73,7 +73,8 @@ from model.io import (
     TimerFired,
 )
 from model.params import Params, validate
-from model.records import NODE_HEADER_3
+
+from .processes import Proc as _Proc, Slot as _Slot, state_line
 
 WORLD = -1  # the proc index of events the world itself records
 
@@ -173,20 +174,6 @@ def _condition(req: Request) -> dict:
     return {}
 
 
-def state_line(body: str | None) -> str:
-    """A record's state for the history, in the SimPy world's format: "live <instance>
-    <written_at>" for a node lease, "held <node> <instance> <generation>" or "nobody
-    <generation>" for an owner record, the second line otherwise."""
-    if not body:
-        return ""
-    parts = body.split("\n", 3)
-    if len(parts) < 2:
-        return ""
-    if parts[0] == NODE_HEADER_3 and len(parts) > 2:
-        return parts[1] + " " + parts[2][len("written_at_ms "):]
-    return parts[1]
-
-
 # --- the fault plan -----------------------------------------------------------------------
 
 
@@ -232,39 +219,6 @@ def draw_options(rng: random.Random, params: Params, duration_ms: int, nodes: in
 
 
 # --- the world ------------------------------------------------------------------------------
-
-
-class _Proc:
-    """One process: a node id and instance running on a machine."""
-
-    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
-                 "pending", "learned", "slot", "step")
-
-    def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
-        self.index = index
-        self.node_id = node_id
-        self.instance = instance
-        self.machine = machine
-        self.clock = clock
-        self.slot = slot
-        self.step = step
-        self.state = None
-        self.alive = True
-        self.timers: dict[str, int] = {}
-        self.pending: dict[int, bool] = {}
-        self.learned: dict[tuple[str, str], int] = {}  # (key, etag) -> serial, as this process learned it
-
-
-class _Slot:
-    """Where a supervisor keeps one node id running on one machine."""
-
-    __slots__ = ("node_id", "machine", "wanted", "proc")
-
-    def __init__(self, node_id, machine) -> None:
-        self.node_id = node_id
-        self.machine = machine
-        self.wanted = True  # restarted when it fails (Restart=on-failure)
-        self.proc: _Proc | None = None
 
 
 class _Versions:

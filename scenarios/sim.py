@@ -40,47 +40,14 @@ from model.io import (
 from model.old_lease import OLD_MODEL
 from model.operator import OPERATOR
 from model.actor_data import DATA_PREFIX
-from model.records import LEASES_PREFIX, NODE_HEADER_3, OldLease, decode_lease, segment_generation
+from model.records import LEASES_PREFIX, OldLease, decode_lease, segment_generation
 from model.params import Params
 
 from .bucket import SimBucket
+from .processes import Proc as _Proc, Slot as _Slot, state_line
 from .swarm import draw
 
 WORLD = -1  # the proc index of events the world itself records
-
-
-class _Proc:
-    """One process: a node id and instance running on a machine."""
-
-    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
-                 "pending", "learned", "slot", "step")
-
-    def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
-        self.step = step
-        self.index = index
-        self.node_id = node_id
-        self.instance = instance
-        self.machine = machine
-        self.clock = clock
-        self.slot = slot
-        self.state = None
-        self.alive = True
-        self.timers: dict[str, int] = {}
-        self.pending: dict[int, bool] = {}
-        self.learned: dict[tuple[str, str], int] = {}  # (key, token) -> serial, as this process learned it
-
-
-class _Slot:
-    """Where a supervisor keeps one node id running on one machine."""
-
-    __slots__ = ("node_id", "machine", "wanted", "proc", "restart_after_stop")
-
-    def __init__(self, node_id, machine) -> None:
-        self.node_id = node_id
-        self.machine = machine
-        self.wanted = True  # the supervisor restarts a process that failed (Restart=on-failure)
-        self.proc: _Proc | None = None
-        self.restart_after_stop: int | None = None  # a clean stop is followed by a start this much later
 
 
 class SimWorld:
@@ -413,8 +380,8 @@ class SimWorld:
                 if req.op == PUT:
                     learned[(req.key, reply.version)] = serial
                 self.record(proc.index, "apply", (req.key, req.op, req.cond, prev, named, serial,
-                                                   _second_line(req.body),
-                                                   _second_line(before.body) if before is not None else ""))
+                                                   state_line(req.body),
+                                                   state_line(before.body) if before is not None else ""))
         o = self.options
         rng = self.rng
         if fate is not None:
@@ -618,20 +585,6 @@ class SimWorld:
         slot.wanted = False
         if slot.proc and slot.proc.alive:
             self.crash(slot.proc)
-
-
-def _second_line(body: str | None) -> str:
-    """A record's state for the history: "live <instance> <written_at>" for a node lease,
-    "held <node> <instance> <generation>" or "nobody <generation>" for an owner record,
-    the second line otherwise ("node <id>" for an old heartbeat)."""
-    if not body:
-        return ""
-    parts = body.split("\n", 3)
-    if len(parts) < 2:
-        return ""
-    if parts[0] == NODE_HEADER_3 and len(parts) > 2:
-        return parts[1] + " " + parts[2][len("written_at_ms "):]
-    return parts[1]
 
 
 def run_seed(seed: int, model, scenario: str = "swarm", params: Params | None = None,

@@ -228,13 +228,15 @@ def test_socket_errors_map_to_replies():
         assert S3Bucket(_Raising(err), BUCKET, "p/").call(Request(PUT, "k", None, None, "b"))[0].status == want
 
 
-def test_state_lines_match_the_simpy_world():
-    sim = pytest.importorskip("scenarios.sim")
-    second_line = getattr(sim, "_second_line", None)
-    if second_line is None:
-        pytest.skip("scenarios.sim has no _second_line any more")
-    for body in (None, "", "x", "wasmkeep-node 3\nlive ab12\nwritten_at_ms 77\nnode n1", "wasmkeep-owner 1\nheld n0 i 3"):
-        assert state_line(body) == second_line(body)
+def test_both_worlds_write_the_same_state_lines():
+    """The history's record states come from one function in both worlds (scenarios/processes.py)."""
+    import scenarios.s3 as s3
+    import scenarios.sim as sim
+
+    assert s3.state_line is sim.state_line
+    assert state_line("wasmkeep-node 3\nlive ab12\nwritten_at_ms 77\nnode n1") == "live ab12 77"
+    assert state_line("wasmkeep-owner 1\nheld n0 i 3") == "held n0 i 3"
+    assert state_line(None) == "" and state_line("x") == ""
 
 
 # --- model.io's contract, under injected faults -----------------------------------------------------
@@ -345,11 +347,16 @@ def test_a_reused_generation_is_caught_on_a_real_server(moto, aws_env):
     span) make hibernations' releases fail and stay pending; the node then re-acquires its own
     record and, broken, keeps the generation: INV-2 sees two holds at one generation."""
     broken = load("reused_generation").MODEL
-    world = _world(moto, broken, "bm2/", 5, 10_000, actors=2, request_gap_ms=60, hibernate_gap_ms=250,
-                   move_gap_ms=100_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, crashes=[], twins=[],
-                   outages=[[f"n{k % 3}", 3_500 + 1_100 * k, 900, "refuse"] for k in range(6)])
-    h = world.run()
-    assert world.failure is None, world.failure
-    caught = [v for v in check_all(h) if v.invariant == "INV-2"]
-    assert caught, "reused_generation was not caught"
-    assert "the same generation as" in caught[0].message
+    # real time on a loaded machine shifts the races: up to three runs (seeds), one must catch it
+    for seed in (5, 6, 7):
+        world = _world(moto, broken, f"bm2-{seed}/", seed, 10_000, actors=2, request_gap_ms=60,
+                       hibernate_gap_ms=250, move_gap_ms=100_000, p_fail_fast=0.0, p_reply_lost=0.0,
+                       p_late=0.0, crashes=[], twins=[],
+                       outages=[[f"n{k % 3}", 3_500 + 1_100 * k, 900, "refuse"] for k in range(6)])
+        h = world.run()
+        assert world.failure is None, world.failure
+        caught = [v for v in check_all(h) if v.invariant == "INV-2"]
+        if caught:
+            assert "the same generation as" in caught[0].message
+            return
+    pytest.fail("reused_generation was not caught in three 10 s runs against moto")
