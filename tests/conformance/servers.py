@@ -106,6 +106,7 @@ def start_seaweedfs(data_dir: str, timeout_s: float = 60.0) -> Server:
     cmd += [f"-{k}={v}" for k, v in ports.items()]
     # no AWS_* variables: `weed mini` would turn them into its one identity
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "S3_"))}
+    env["TMPDIR"] = data_dir  # its logs and unix sockets go under the test's folder, not /tmp
     log_path = os.path.join(data_dir, "weed.log")
     log = open(log_path, "wb")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=data_dir,
