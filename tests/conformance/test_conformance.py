@@ -191,8 +191,9 @@ def test_seaweedfs_desynchronises_after_an_early_412_to_expect_100_continue(seaw
     """Why scenarios.s3.S3Bucket sends PUTs without `Expect: 100-continue` (boto3's default):
     SeaweedFS 4.48 answers an empty-body If-Match PUT on an absent key with 412 before the
     100 Continue, and the next PUT on that kept-alive connection then stalls (~15 s) and is
-    answered with the stale 412 although it landed. Shown here with boto3's default client, bounded by a 3 s read
-    timeout; when a new version fixes it, this test says so."""
+    answered with the stale 412 although it landed. Probed here with boto3's default client,
+    bounded by a 3 s read timeout (printed: the desync is timing-dependent); the world's own
+    client must get the right answers every time."""
     real = real_bucket(seaweedfs_server)
     default = client(seaweedfs_server.url, read_timeout_s=3)  # Expect: 100-continue, as boto3 sends it
     key = real.prefix + "b"
@@ -209,8 +210,10 @@ def test_seaweedfs_desynchronises_after_an_early_412_to_expect_100_continue(seaw
         answered = "no answer in 3 s"
     except ClientError as e:
         answered = str(e.response["ResponseMetadata"]["HTTPStatusCode"])
-    assert answered != "ok", "fixed? SeaweedFS answered the PUT after an early 412 promptly"
-    # the same two requests through S3Bucket (no Expect header) behave
+    # The desync depends on how the server's reads interleave with the client's (seen in most
+    # runs here, not all): what this test pins is that the world's own client is immune.
+    print(f"boto3's default client, second PUT after an early 412: {answered}")
+    # the same two requests through S3Bucket (no Expect header) behave, every time
     other = real_bucket(seaweedfs_server)
     assert other.call(Request(PUT, "a", IF_MATCH, etag("A"), ""))[0].status == PRECONDITION_FAILED
     assert other.call(Request(PUT, "b", IF_NONE_MATCH, None, "B"))[0] == Reply(OK, etag("B"))
