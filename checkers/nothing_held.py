@@ -32,7 +32,7 @@ def check(history: History, holds=None) -> list[Violation]:
     valid_at_end = {(h.proc, h.actor): h for h in holds if h.start_ms <= end <= h.end_ms}
     state = final_state(history)
     final_round = next((i for i, e in enumerate(events) if e[2] == "final_round"), None)
-    requested = sorted({e[3][0] for e in events[final_round:] if e[2] == "client"}) if final_round else []
+    requested = sorted({a for e in events if e[2] == "final_round" for a in (e[3][0] if e[3] else ())})
     out = []
     for actor in requested:
         key = "owners/" + actor

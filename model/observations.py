@@ -51,7 +51,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "twin": ("node_id", "machine"),
     "client": ("actor", "node", "request"),  # a client request reached a node
     "quiet": (),  # the fault phase ended: faults stop, the quiet phase begins
-    "final_round": (),  # every actor is requested once more before the end
+    "final_round": ("actors",),  # these actors are requested once more before the end (INV-4)
     "operator": ("command", "node"),
     "fault_delete": ("key",),  # an object deleted outside the protocol (an operator's mistake)
     "fault_put": ("key", "header"),  # bytes written outside the protocol (an old binary)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from . import io
 from .actor_data import DATA_PREFIX
 from .frozen import EMPTY, FrozenDict, replace
-from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Mark, Observe, Request, SetTimer
+from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, CancelTimer, Mark, Observe, Request, SetTimer
 from .records import (
     NODES_PREFIX,
     Marker,
@@ -137,14 +137,18 @@ class Upgrade:
         out.append(Observe("guard_passed"))
         st = replace(st, guard_passed=True)
         if st.check_ready:
-            # the check finished while the guard waited: read once more, then write (NL-7)
+            # the check's wait ended while the guard waited: read once more now, then write (NL-7)
             st = replace(st, check_ready=False)
+            out.append(CancelTimer("check_read"))
             return self.on_timer_check_read(st, "check_read", now_ms, out)
         return st
 
     def first_write(self, st, now_ms, out):
-        """NL-7 waits for the start guard too (UP-1: they run together)."""
+        """NL-7 waits for the start guard too (UP-1: they run together). Meanwhile the start check
+        keeps reading every period: a write it would miss while waiting (a live process under this
+        id, showing itself) must restart its wait (NL-5)."""
         if not st.guard_passed:
+            out.append(SetTimer("check_read", now_ms + st.params.period_ms))
             return replace(st, check_ready=True)
         return super().first_write(st, now_ms, out)
 

@@ -82,6 +82,8 @@ class SimWorld:
         self._requests = 0
         self._retries: dict[int, int] = {}  # client request -> retries so far
         self._final_actors: list[str] = []
+        self._final_reqs: set[int] = set()  # request ids of the final rounds (membership only)
+        self.requests_until = 1 << 62
         self.operator: _Proc | None = None
 
     # --- scheduling -------------------------------------------------------------
@@ -151,6 +153,7 @@ class SimWorld:
             self.later(base + at, self._outage_begins, "*", length, mode)
         end = base + o["fault_ms"]
         quiet = o.get("quiet_ms", 0)
+        self.requests_until = end + quiet - 4_000 if quiet else end  # the run ends on a quiet moment
         if quiet:
             self.later(end, self._quiet_begins)
             if o["quiet_crash"]:
@@ -272,7 +275,7 @@ class SimWorld:
                 self.rules[eff.rule] += 1
             elif t is Observe:
                 self.record(proc.index, eff.kind, eff.fields)
-                if eff.kind == "request_failed" and self.options["p_client_retry"]:
+                if eff.kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
                     self._client_retry(proc, eff.fields)
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
@@ -437,15 +440,27 @@ class SimWorld:
 
     def _ask(self, node_id: str, actor: str, req: int) -> None:
         """A client request for `actor` reaches `node_id` (lost if no process serves that id)."""
+        if self.env.now >= self.requests_until:
+            return
         proc = self.live_proc(node_id)
         if proc is not None:
             self.record(proc.index, "client", (actor, node_id, req))
             self.deliver(proc, Command("request", (actor, req, 0)))
 
     def _client_retry(self, proc, fields) -> None:
-        """The client saw its request fail; it may try the same node again soon."""
+        """The client saw its request fail; it may try the same node again soon. A final-round
+        request is always tried again, at a node that runs, up to three times."""
         rng = self.rng
         actor, req = fields[0], fields[1]
+        if req in self._final_reqs:
+            tries = self._retries.get(req, 0)
+            live = [n for n in self.node_ids if self.live_proc(n) is not None]
+            if tries < 3 and live:
+                self._retries[req] = tries + 1
+                self.later(500, self._retry_request, live[self.randint(0, len(live) - 1)], actor, req)
+            return
+        if not self.options["p_client_retry"]:
+            return
         tries = self._retries.get(req, 0)
         if tries < 2 and rng.random() < self.options["p_client_retry"]:
             self._retries[req] = tries + 1
@@ -515,7 +530,7 @@ class SimWorld:
                 if slot.proc is not None and slot.proc.alive:
                     self.crash(slot.proc)
         for slot in self.slots[: len(self.node_ids)]:
-            slot.restart_after_stop = None
+            slot.restart_after_stop = 1_000  # one still stopping now comes back once it exits
             if slot.proc is None or not slot.proc.alive:
                 self.start_process(slot)
             elif slot.proc.state is not None and slot.proc.state.draining:
@@ -535,16 +550,17 @@ class SimWorld:
 
     def _final_round(self, _ev) -> None:
         """Every actor is requested once more, at a node that runs, before the end (INV-4)."""
-        self.record(WORLD, "final_round")
         rng = self.rng
         live = [n for n in self.node_ids if self.live_proc(n) is not None]
         if not self._final_actors:
             # most actors are asked for once more; the rest show whether a record stays held
             # by a live process that no longer serves it (INV-4)
             self._final_actors = [a for a in self.actors if rng.random() < 0.8]
+        self.record(WORLD, "final_round", (self._final_actors if live else [],))
         for actor in self._final_actors:
             if live:
                 self._requests += 1
+                self._final_reqs.add(self._requests)
                 self._ask(live[rng.randrange(len(live))], actor, self._requests)
 
     def _operator(self, command, _ev) -> None:

@@ -95,7 +95,7 @@ def _quiet_run(owner_exits: bool, freed_by_fence: bool = False, unserved: bool =
     ix["quiet"] = ev(h, 50_000, WORLD, "quiet")
     if owner_exits:
         ix["exit"] = ev(h, 60_000, 0, "exit", status=1, reason="NL-10: lease lost")
-    ix["final_round"] = ev(h, 90_000, WORLD, "final_round")
+    ix["final_round"] = ev(h, 90_000, WORLD, "final_round", actors=[A0])
     target = 2 if freed_by_fence else 0
     ev(h, 90_000, target, "client", actor=A0, node=h.processes[target].node_id, request=1)
     if not owner_exits and not freed_by_fence:
