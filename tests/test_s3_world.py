@@ -34,15 +34,9 @@ from model.io import (  # noqa: E402
     PRECONDITION_FAILED,
     PUT,
     TIMED_OUT,
-    CancelTimer,
-    Exit,
-    ProcessStarted,
-    ReplyArrived,
     Request,
-    Send,
-    SetTimer,
-    TimerFired,
 )
+from contractkit import ContractRecorder  # noqa: E402
 from model.observations import KINDS  # noqa: E402
 from model.params import validate  # noqa: E402
 from scenarios.s3 import S3_PARAMS, S3Bucket, S3World, _explain, draw_options, make_client, state_line  # noqa: E402
@@ -242,58 +236,6 @@ def test_both_worlds_write_the_same_state_lines():
 # --- model.io's contract, under injected faults -----------------------------------------------------
 
 
-class ContractRecorder:
-    """Wraps a model; `problems` lists every way the world broke model.io's contract.
-    Real time: a timeout is answered when the loop gets to it, a few ms after it is due."""
-
-    JITTER_MS = 100
-
-    def __init__(self, inner) -> None:
-        self.inner = inner
-        self.procs: dict[str, dict] = {}
-        self.problems: list[tuple] = []
-        self.replies = self.timers_fired = 0
-
-    def step(self, state, inp, now_ms):
-        if type(inp) is ProcessStarted:
-            self.procs[inp.instance] = {"now": now_ms, "sent": {}, "timers": {}, "exited": False}
-            who = inp.instance
-        else:
-            who = state.instance
-        p = self.procs[who]
-        if now_ms < p["now"]:
-            self.problems.append(("local time ran backwards", who, p["now"], now_ms))
-        p["now"] = now_ms
-        if p["exited"]:
-            self.problems.append(("input after Exit", who, inp))
-        if type(inp) is ReplyArrived:
-            self.replies += 1
-            sent = p["sent"].pop(inp.request_id, None)
-            if sent is None:
-                self.problems.append(("reply to no request in flight", who, inp))
-            elif now_ms > sent[0] + sent[1].timeout_ms + self.JITTER_MS:
-                self.problems.append(("reply after the timeout", who, now_ms - sent[0], sent[1].timeout_ms))
-        elif type(inp) is TimerFired:
-            self.timers_fired += 1
-            at = p["timers"].pop(inp.key, None)
-            if at is None:
-                self.problems.append(("timer fired that is not set", who, inp.key))
-            elif now_ms < at:
-                self.problems.append(("timer fired early", who, inp.key, at, now_ms))
-        new, effects = self.inner.step(state, inp, now_ms)
-        for e in effects:
-            t = type(e)
-            if t is Send:
-                p["sent"][e.request_id] = (now_ms, e)
-            elif t is SetTimer:
-                p["timers"][e.key] = e.at_ms
-            elif t is CancelTimer:
-                p["timers"].pop(e.key, None)
-            elif t is Exit:
-                p["exited"] = True
-        return new, effects
-
-
 def _world(moto, model, prefix, seed, duration_ms, **overrides) -> S3World:
     import random
 
@@ -305,7 +247,7 @@ def _world(moto, model, prefix, seed, duration_ms, **overrides) -> S3World:
 
 
 def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
-    rec = ContractRecorder(MODEL)
+    rec = ContractRecorder(MODEL, jitter_ms=100)  # real time: a timeout is answered a few ms late
     world = _world(moto, rec, "contract/", 7, 8_000, p_fail_fast=0.1, p_reply_lost=0.1, p_late=0.1,
                    outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
                    crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
