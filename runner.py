@@ -6,28 +6,40 @@
     python runner.py --broken --seeds 200          # every broken model must be caught
     python runner.py --replay reports/X.json --seed 7
 
+    python runner.py --s3 URL --bucket NAME        # the same model against a real S3 endpoint
+
 Exit status: 0 every seed passed (or, with --broken, every broken model was
-caught and the correct model passed), 1 a violation, 2 bad usage or input.
+caught and the correct model passed), 1 a violation, 2 bad usage or input,
+3 the environment failed during the run (a real bucket stopped answering).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
-import traceback
-from dataclasses import dataclass, field
+
+from reporting import (
+    HERE,
+    Progress,
+    SeedResult,
+    UsageError,
+    build_report,
+    default_report_path,
+    git_commit,
+    judge,
+    not_judged,
+    print_summary,
+    replay_command,
+    timeline_text,
+    write_report,
+)
 
 MAIN_MODEL = "correct"
 DEFAULT_SCENARIO = "swarm"
-
-
-class UsageError(Exception):
-    """Bad usage or input: one line, exit status 2."""
+EXIT_PASSED, EXIT_VIOLATION, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
 
 
 # --- what can be run ---------------------------------------------------------------
@@ -82,41 +94,22 @@ def parse_params(pairs: list[str], base: dict | None = None):
 # --- running seeds ---------------------------------------------------------------------
 
 
-@dataclass
-class SeedResult:
-    seed: int
-    sha256: str
-    counts: dict
-    rules: dict
-    failures: list = field(default_factory=list)  # (invariant, message, explanation)
-    failover_ms: list = field(default_factory=list)  # INV-7's measurements
-
-
 def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False):
-    """Run and check one seed. Returns a SeedResult (and the history if asked)."""
-    from checkers import check_all, measure_all
+    """Run and judge one seed of the simulated world. Returns a SeedResult (and the history if asked)."""
+    import hashlib
+    import traceback
+
     from scenarios.sim import run_seed
 
     model = load_model(model_name)
     history = None
     try:
         history = run_seed(seed, model, scenario, params, model_name)
-        violations = check_all(history)
-        failures = [(v.invariant, v.message, v.explain(history)) for v in violations]
-        sha = history.sha256()
-        counts = dict(history.counts)
-        counts["events"] = len(history.events)
-        counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
-        measured = measure_all(history)
-        counts["blip_runs_judged"] = measured["blip_judged"]
-        failover = measured["failover_ms"]
-        rules = history.rules
+        result = judge(seed, history, not_judged(history))
     except Exception as e:  # a bug in the model or the world: report it as a failure of the seed
         tb = traceback.format_exc()
-        failures = [("EXCEPTION", f"{type(e).__name__}: {e}", tb)]
-        sha = hashlib.sha256(tb.encode()).hexdigest()
-        counts, rules, failover = {}, {}, []
-    result = SeedResult(seed, sha, counts, rules, failures, failover)
+        result = SeedResult(seed, hashlib.sha256(tb.encode()).hexdigest(), {}, {},
+                            [("EXCEPTION", f"{type(e).__name__}: {e}", tb)])
     return (result, history) if keep_history else result
 
 
@@ -131,7 +124,7 @@ def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
     return [run_one(s, _W["model"], _W["scenario"], _W["params"]) for s in seeds]
 
 
-def run_seeds(model_name, scenario, params, start, count, workers, progress=None):
+def run_seeds(model_name, scenario, params, start, count, workers):
     """Yield SeedResults in seed order, in `workers` processes."""
     seeds = list(range(start, start + count))
     chunk = max(1, min(50, count // (workers * 8) or 1))
@@ -149,239 +142,97 @@ def run_seeds(model_name, scenario, params, start, count, workers, progress=None
             yield from results
 
 
-def digest(hashes: list[str]) -> str:
-    """sha256 of the newline-joined per-seed history sha256 hex digests, in seed order."""
-    return hashlib.sha256("\n".join(hashes).encode()).hexdigest()
-
-
-# --- progress ---------------------------------------------------------------------------
-
-
-class Progress:
-    """A rich progress bar on a terminal; a line every 10 % (or 15 s) elsewhere."""
-
-    def __init__(self, console, total: int, label: str) -> None:
-        self.console = console
-        self.total = total
-        self.label = label
-        self.done = 0
-        self.violations = 0
-        self.t0 = time.monotonic()
-        self._last_line = self.t0
-        self._next_pct = 10
-        self._bar = None
-        if console.is_terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RP, TextColumn, TimeElapsedColumn
-
-            self._bar = RP(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                           TextColumn("{task.fields[rate]} seeds/s"), TextColumn("{task.fields[viol]}"),
-                           TimeElapsedColumn(), console=console, transient=False)
-            self._task = self._bar.add_task(label, total=total, rate="-", viol="no violations")
-            self._bar.start()
-
-    def advance(self, violations: int) -> None:
-        self.done += 1
-        self.violations += violations
-        now = time.monotonic()
-        rate = self.done / max(now - self.t0, 1e-9)
-        if self._bar is not None:
-            if self.done % 10 == 0 or self.done == self.total or violations:
-                v = f"[red]{self.violations} violating seeds" if self.violations else "no violations"
-                self._bar.update(self._task, completed=self.done, rate=f"{rate:.0f}", viol=v)
-            return
-        pct = 100 * self.done // self.total
-        if pct >= self._next_pct or now - self._last_line > 15 or self.done == self.total:
-            self._next_pct = pct - pct % 10 + 10
-            self._last_line = now
-            print(f"{self.label}: {self.done}/{self.total} seeds, {rate:.0f} seeds/s, "
-                  f"{self.violations} violating", flush=True)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
-# --- reports ---------------------------------------------------------------------------
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=os.path.dirname(os.path.abspath(__file__)),
-                             capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or None if out.returncode == 0 else None
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def invariants_checked() -> list[str]:
-    from checkers import CHECKERS
-
-    return list(CHECKERS)
-
-
-def default_report_path(model_name: str, scenario: str, start: int, count: int) -> str:
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(here, "reports", f"{model_name}-{scenario}-s{start}-n{count}.json")
-
-
-def replay_command(report_path: str, seed: int) -> str:
-    return f"python runner.py --replay {os.path.relpath(report_path)} --seed {seed}"
-
-
-def write_report(path: str, report: dict, summary_text: str) -> None:
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-        with open(os.path.splitext(path)[0] + ".txt", "w") as f:
-            f.write(summary_text)
-    except OSError as e:
-        raise UsageError(f"cannot write the report {path}: {e.strerror}") from None
-
-
 def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
                  quiet=False):
-    """Run seeds start..start+count-1 and build the report (not yet written)."""
+    """Run seeds start..start+count-1 of the simulated world and build the report (not yet written)."""
     prog = Progress(console, count, label or f"{model_name}/{scenario}") if not quiet else None
     t0 = time.monotonic()
-    hashes: list[str] = []
-    totals: dict[str, int] = {}
-    rules: dict[str, int] = {}
-    failures: list[dict] = []
-    failing_seeds: list[int] = []
-    failover: list[int] = []
+    results = []
     try:
         for r in run_seeds(model_name, scenario, params, start, count, workers):
-            hashes.append(r.sha256)
-            failover.extend(r.failover_ms)
-            for k, v in r.counts.items():
-                totals[k] = totals.get(k, 0) + v
-            for k, v in r.rules.items():
-                rules[k] = rules.get(k, 0) + v
-            if r.failures:
-                failing_seeds.append(r.seed)
-                for inv, msg, explanation in r.failures:
-                    failures.append({"seed": r.seed, "invariant": inv, "message": msg, "history_sha256": r.sha256,
-                                     "replay": replay_command(report_path, r.seed), "explanation": explanation})
+            results.append(r)
             if prog:
                 prog.advance(1 if r.failures else 0)
     finally:
         if prog:
             prog.close()
+    return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
+                        count=count, elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers)
+
+
+# --- the real-S3 world ------------------------------------------------------------------------------
+
+
+def run_s3(console, args) -> int:
+    """`python runner.py --s3 URL --bucket NAME ...`: one run against a real bucket, a report, an exit status."""
+    from scenarios import s3
+
+    try:
+        return _run_s3(console, args, s3)
+    except s3.SetupError as e:
+        raise UsageError(str(e)) from None
+
+
+def _run_s3(console, args, s3) -> int:
+    if not args.bucket:
+        raise UsageError("--s3 needs --bucket NAME")
+    duration_s = args.duration if args.duration is not None else 30.0
+    if duration_s <= 0:
+        raise UsageError(f"--duration must be positive, got {duration_s:g}")
+    nodes, actors = args.nodes, args.actors  # None: as the scenario draws them
+    params = parse_params(args.param, s3.S3_PARAMS.to_dict())
+    model = load_model(args.model)
+    scenario = check_scenario(args.scenario)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    run_id = s3.new_run_id()
+    prefix = s3.normalize_prefix(args.prefix) if args.prefix is not None else s3.new_prefix(run_id)
+    if prefix == "/":
+        raise UsageError("--prefix must not be empty: every key of a run lives under a prefix of its own")
+    url = args.s3
+    client = s3.make_client(url, args.region, args.addressing_style)
+    bucket = s3.open_bucket(client, url, args.bucket, prefix, args.reuse_prefix)
+    where = s3.redact_url(url)
+    print(f"s3 world: {where} bucket {args.bucket} prefix {prefix}, run {run_id}, model {args.model}, "
+          f"scenario {scenario}, {duration_s:g} s, seed {seed}", flush=True)
+    prog = Progress(console, duration_s, f"{args.model}/s3", unit="s")
+
+    def progress(world) -> None:
+        prog.at(world.now / 1000, f"{world.bucket_requests} bucket requests, {world.acquisitions()} acquisitions")
+
+    world = s3.S3World(bucket, model, params, args.model, int(duration_s * 1000), nodes, actors, seed, scenario,
+                       progress=progress)
+    t0 = time.monotonic()
+    try:
+        history = world.run()
+    finally:
+        prog.close()
     elapsed = time.monotonic() - t0
-    totals["seeds_run"] = len(hashes)
-    totals.setdefault("acquisitions", 0)
-    totals["failing_seeds"] = len(failing_seeds)
-    report = {
-        "world": "sim",
-        "model": model_name,
-        "scenario": scenario,
-        "params": params.to_dict(),
-        "seeds": {"start": start, "count": count},
-        "passed": not failures,
-        "counts": dict(sorted(totals.items())),
-        "rules_hit": dict(sorted(rules.items(), key=lambda kv: _rule_order(kv[0]))),
-        "invariants_checked": invariants_checked(),
-        "failover_ms": distribution(failover),
-        "failures": failures,
-        "failing_seeds": failing_seeds,
-        "history_digest": digest(hashes),
-        "seed_hashes": hashes,
-        "elapsed_s": round(elapsed, 3),
-        "seeds_per_s": round(len(hashes) / elapsed, 1) if elapsed > 0 else None,
-        "workers": workers,
-        "git_commit": git_commit(),
-        "command": "python runner.py " + " ".join(sys.argv[1:]),
-    }
-    return report
-
-
-def distribution(values: list[int]) -> dict:
-    """count, p50, p99, max (nearest-rank percentiles) of a list of ms."""
-    if not values:
-        return {"count": 0, "p50": None, "p99": None, "max": None}
-    v = sorted(values)
-
-    def rank(q: float) -> int:
-        return v[max(0, -(-len(v) * q // 100) - 1)]
-
-    return {"count": len(v), "p50": rank(50), "p99": rank(99), "max": v[-1]}
-
-
-def _rule_order(rule: str):
-    prefix, _, n = rule.partition("-")
-    return (prefix, int(n) if n.isdigit() else 0)
-
-
-def summary_text(report: dict) -> str:
-    """The report for a person: what ran, what held, what failed and how to replay it."""
-    c = report["counts"]
-    n = max(c.get("seeds_run", 0), 1)
-    lines = [
-        f"model {report['model']}, scenario {report['scenario']}, seeds {report['seeds']['start']}.."
-        f"{report['seeds']['start'] + report['seeds']['count'] - 1}: "
-        + ("PASSED" if report["passed"] else f"FAILED ({c.get('failing_seeds', 0)} violating seeds)"),
-        f"  {c.get('seeds_run', 0)} seeds in {report['elapsed_s']} s ({report['seeds_per_s']} seeds/s, "
-        f"{report['workers']} workers)",
-        f"  per seed: {c.get('events', 0) / n:.0f} history events, {c.get('kernel_events', 0) / n:.0f} kernel events, "
-        f"{c.get('bucket_requests', 0) / n:.0f} bucket requests, {c.get('acquisitions', 0) / n:.1f} acquisitions",
-        f"  invariants checked: {', '.join(report['invariants_checked'])}",
-        f"  failover (INV-7): {_failover_text(report.get('failover_ms') or {})}; "
-        f"blip runs judged (INV-9): {c.get('blip_runs_judged', 0)}",
-        f"  rules hit: " + ", ".join(f"{k} {v}" for k, v in report["rules_hit"].items()),
-        f"  history digest: {report['history_digest']}",
-    ]
-    by_inv: dict[str, list[int]] = {}
-    for f in report["failures"]:
-        by_inv.setdefault(f["invariant"], []).append(f["seed"])
-    for inv, seeds in by_inv.items():
-        lines.append(f"  {inv}: {len(set(seeds))} seeds, first {min(seeds)}")
-    if report["failures"]:
-        first = report["failures"][0]
-        lines += ["", f"first failure, seed {first['seed']}:", first["explanation"], "", f"replay: {first['replay']}"]
-    return "\n".join(lines) + "\n"
-
-
-def _failover_text(d: dict) -> str:
-    if not d.get("count"):
-        return "no failover measured"
-    return (f"{d['count']} measured, p50 {d['p50'] / 1000:.1f} s, p99 {d['p99'] / 1000:.1f} s, "
-            f"max {d['max'] / 1000:.1f} s")
-
-
-def print_summary(console, report: dict, report_path: str) -> None:
-    from rich.table import Table
-
-    c = report["counts"]
-    n = max(c.get("seeds_run", 0), 1)
-    t = Table(title=f"{report['model']} / {report['scenario']}", show_header=True)
-    t.add_column("measure")
-    t.add_column("value", justify="right")
-    t.add_row("seeds", f"{c.get('seeds_run', 0)} ({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
-    t.add_row("elapsed", f"{report['elapsed_s']} s")
-    t.add_row("seeds/s", f"{report['seeds_per_s']}")
-    t.add_row("history events / seed", f"{c.get('events', 0) / n:.0f}")
-    t.add_row("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}")
-    t.add_row("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}")
-    t.add_row("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")
-    t.add_row("invariants", ", ".join(report["invariants_checked"]))
-    t.add_row("failover (INV-7)", _failover_text(report.get("failover_ms") or {}))
-    t.add_row("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0)))
-    for extra in report.get("table_rows", []):
-        t.add_row(*extra)
-    t.add_row("violating seeds", str(c.get("failing_seeds", 0)))
-    t.add_row("result", "[green]PASSED" if report["passed"] else "[red]FAILED")
-    console.print(t)
-    seen = set()
-    for f in report["failures"]:
-        if f["invariant"] in seen:
-            continue
-        seen.add(f["invariant"])
-        console.print(f"[red]{f['invariant']}[/red] seed {f['seed']}: {f['message']}", highlight=False)
-        console.print(f"  replay: {f['replay']}", highlight=False)
-    console.print(f"history digest {report['history_digest']}", highlight=False)
-    print(f"report: {os.path.relpath(report_path)} (summary: {os.path.relpath(os.path.splitext(report_path)[0] + '.txt')})")
+    result = judge(seed, history, not_judged(history, world.env_failure), world.failure)
+    path = args.report or os.path.join(HERE, "reports", f"{args.model}-s3-{run_id}.json")
+    o = world.options
+    block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
+             "addressing_style": args.addressing_style, "reuse_prefix": bool(args.reuse_prefix),
+             "duration_s": round(world.duration_ms / 1000, 3), "nodes": o["nodes"], "actors": o["actors"],
+             "keys_written": len(world.keys_written), "approximations": s3.APPROXIMATIONS}
+    if args.cleanup:
+        if world.env_failure is None:
+            block["cleanup_deleted"] = s3.cleanup(bucket, world.keys_written)
+        else:
+            block["cleanup_skipped"] = "the endpoint had stopped answering"
+    argv = [s3.redact_url(a) if a == args.s3 else a for a in sys.argv[1:]]
+    report = build_report([result], world="s3", model=args.model, scenario=scenario, params=params, start=seed,
+                          count=1, elapsed_s=elapsed, report_path=path, replayable=False,
+                          extra={"s3": block, "options": o, "environment_failure": world.env_failure,
+                                 "command": "python runner.py " + " ".join(argv)})
+    write_report(path, report, timeline=timeline_text(history))
+    print_summary(console, report, path)
+    if not report["passed"]:
+        return EXIT_VIOLATION
+    if world.env_failure is not None:
+        print(f"runner.py: environment failure: {world.env_failure}; liveness (INV-4, INV-7) not judged",
+              file=sys.stderr)
+        return EXIT_ENVIRONMENT
+    return EXIT_PASSED
 
 
 # --- replay --------------------------------------------------------------------------------
@@ -430,9 +281,7 @@ def replay(console, path: str, seed: int | None) -> int:
     if history is not None:
         print(f"seed {seed}, model {model_name}, scenario {scenario}")
         print("drawn options: " + json.dumps(history.options, sort_keys=True))
-        for i, p in enumerate(history.processes):
-            print(f"  process {i}: {p.label} on {p.machine} (clock offset {p.offset_ms} ms, drift {p.drift_ppm} ppm)")
-        print(history.timeline())
+        print(timeline_text(history), end="")
         print("rules hit: " + ", ".join(f"{k} {v}" for k, v in history.rules.items()))
     for inv, msg, explanation in result.failures:
         print()
@@ -476,7 +325,7 @@ def run_broken(console, args, params) -> int:
     for name in names:
         path = default_report_path(name, args.scenario, args.start, args.seeds)
         rep = run_campaign(console, name, args.scenario, params, args.start, args.seeds, args.workers, path)
-        write_report(path, rep, summary_text(rep))
+        write_report(path, rep)
         per_model[name] = rep
         if name == MAIN_MODEL:
             rule, catches = "-", "-"
@@ -520,7 +369,7 @@ def run_broken(console, args, params) -> int:
         f"{r['model']:<22} breaks {r['rule_broken']:<6} caught by {','.join(r['invariants_violated']) or '-':<16} "
         f"first seed {r['first_failing_seed']}  {r['failing_seeds']}/{r['seeds_run']}  {'ok' if r['ok'] else 'NOT OK'}"
         for r in rows) + "\n"
-    write_report(path, report, text)
+    write_report(path, report, text=text)
     console.print(f"report: {os.path.relpath(path)}", highlight=False)
     if not all_caught:
         console.print("[red]not every broken model was caught, or the correct model failed[/red]")
@@ -592,7 +441,7 @@ def run_bench(console, args, params) -> int:
         t.add_row(k, str(v))
     console.print(t)
     path = args.report or os.path.join(os.path.dirname(os.path.abspath(__file__)), "reports", "bench.json")
-    write_report(path, out, "\n".join(f"{k}: {v}" for k, v in out.items()) + "\n")
+    write_report(path, out, text="\n".join(f"{k}: {v}" for k, v in out.items()) + "\n")
     print(f"report: {os.path.relpath(path)}")
     return 0 if out["same_digest_1_and_2_workers"] else 1
 
@@ -647,8 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     s3.add_argument("--bucket", metavar="NAME", help="with --s3: the bucket (it must exist)")
     s3.add_argument("--prefix", metavar="P", help="with --s3: the run's key prefix (default: a fresh one)")
     s3.add_argument("--duration", type=float, metavar="S", help="with --s3: seconds to run (default 30)")
-    s3.add_argument("--nodes", type=_positive, metavar="N", help="with --s3: node processes (default 3)")
-    s3.add_argument("--actors", type=_positive, metavar="K", help="with --s3: actors (default 6)")
+    s3.add_argument("--nodes", type=_positive, metavar="N", help="with --s3: node ids (default: as the scenario draws)")
+    s3.add_argument("--actors", type=_positive, metavar="K", help="with --s3: actors (default: as the scenario draws)")
     s3.add_argument("--reuse-prefix", action="store_true", help="with --s3: run in a prefix that holds objects")
     s3.add_argument("--cleanup", action="store_true", help="with --s3: delete the keys this run wrote")
     s3.add_argument("--region", metavar="R", help="with --s3: the region (default: the AWS config's, or us-east-1)")
@@ -663,8 +512,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.s3:
-            from scenarios.s3 import run_s3
-
             return run_s3(console, args)
         if args.list:
             from broken_models import BROKEN, SURVIVORS, load
@@ -695,7 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         load_model(args.model)
         path = args.report or default_report_path(args.model, args.scenario, args.start, args.seeds)
         report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path)
-        write_report(path, report, summary_text(report))
+        write_report(path, report)
         print_summary(console, report, path)
         return 0 if report["passed"] else 1
     except UsageError as e:

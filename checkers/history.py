@@ -13,7 +13,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 
-from model.observations import KINDS
+from model.observations import KINDS, LOCAL_CLOCK_FIELDS
 
 
 class Clock:
@@ -109,7 +109,8 @@ class History:
         t, p, kind, fields = self.events[i]
         who = self.processes[p].label if p >= 0 else "world"
         names = KINDS.get(kind, ())
-        parts = [f"{n}={_fmt(v)}" for n, v in zip(names, fields)]
+        local = LOCAL_CLOCK_FIELDS.get(kind, ())
+        parts = [f"{n}={_fmt(v)}{'@local' if n in local else ''}" for n, v in zip(names, fields)]
         return f"#{i:<5} {t / 1000:9.3f} s  {who:<16} {kind:<14} {' '.join(parts)}"
 
     def timeline(self) -> str:

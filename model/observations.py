@@ -55,4 +55,15 @@ KINDS: dict[str, tuple[str, ...]] = {
     "operator": ("command", "node"),
     "fault_delete": ("key",),  # an object deleted outside the protocol (an operator's mistake)
     "fault_put": ("key", "header"),  # bytes written outside the protocol (an old binary)
+    # a fault the world gave a request or a machine ("request lost", "held back 900 ms, past its
+    # timeout", "outage: refuse", ...) and what it hit ("PUT owners/t0/c/a1", a machine)
+    "fault": ("what", "detail"),
+}
+
+# Fields on the observing process's own clock (ms); every event's time, and every other time
+# field, is true time. Timelines mark them so that no one compares the two by mistake.
+LOCAL_CLOCK_FIELDS: dict[str, tuple[str, ...]] = {
+    "lease_valid": ("written_at_ms", "until_ms"),
+    "lease_ran_out": ("until_ms",),
+    "hold_valid": ("until_ms",),
 }

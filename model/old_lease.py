@@ -27,9 +27,11 @@ from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Mark, Observe, Request,
 from .ownership import Acquiring
 from .params import Params, validate
 from .records import (
+    LEASES_PREFIX,
     NODE_HEADER_3,
     OldHeartbeat,
     OldLease,
+    decode_lease,
     decode_lease_v1,
     encode_old_heartbeat,
     encode_old_lease,
@@ -242,3 +244,25 @@ class OldModel(Dispatch, ActorData):
 
 
 OLD_MODEL = OldModel()
+
+
+# --- the old garbage collection (ADR 0012, before this record) ------------------------------
+
+
+def gc_collectable(leases: dict[str, str], data_keys) -> list[str]:
+    """The `leases/` keys the old garbage collection may delete, in key order: released old
+    leases (expires_at 0) of idle actors whose segments still carry the lease's generation, so
+    that deleting the lease forgets no generation (an old binary seeds an absent lease from the
+    actor's keys, and UP-3 seeds owners/ from them too). `leases` maps each `leases/` key to
+    its body; `data_keys` are the `wal/` keys. A world decides how often the GC runs and
+    carries out the deletes."""
+    top: dict[str, int] = {}
+    for key in data_keys:
+        actor = key[len(DATA_PREFIX):].rsplit("/", 1)[0]
+        top[actor] = max(top.get(actor, 0), segment_generation(key))
+    out = []
+    for key in sorted(leases):
+        rec = decode_lease(leases[key])
+        if isinstance(rec, OldLease) and rec.expires_at_ms == 0 and top.get(key[len(LEASES_PREFIX):], 0) >= rec.generation:
+            out.append(key)
+    return out

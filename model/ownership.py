@@ -36,8 +36,10 @@ PENDING_CONCURRENCY = 32  # BD-2
 REFUSALS_PER_PASS = 32  # BD-3
 BACKOFF_MIN_MS = 500  # OR-6: pending releases back off from here ...
 BACKOFF_MAX_MS = 8_000  # ... to here
-RESOLVE_MIN_MS = 250  # OR-8: the resolver reads until it can decide, from here ...
-RESOLVE_MAX_MS = 2_000  # ... to here (an unresolved acquire blocks nothing, but its record may be held)
+# OR-8: the resolver reads until it can decide, every A / 8 at first, backing off to every A
+# (250 ms to 2 s at the defaults): the ADR gives it no cadence, and one tied to the attempt
+# timeout keeps its shape when the timing is scaled down (the real-S3 world's)
+RESOLVE_FIRST_DIVISOR = 8
 MAX_HOPS = 2  # a forwarded request is forwarded at most this many times
 
 
@@ -241,10 +243,11 @@ class Ownership(ActorData):
             return self.acquire_failed(st, actor, "record vanished", out)
         # unchanged (the write may still land) or the read failed: unresolved (OR-7)
         key = (actor, acq.generation)
+        first = st.params.attempt_timeout_ms // RESOLVE_FIRST_DIVISOR
         st = replace(st, unresolved=st.unresolved.with_item(
-            key, Unresolved(actor, acq.generation, acq.version, now_ms + RESOLVE_MIN_MS, RESOLVE_MIN_MS)))
+            key, Unresolved(actor, acq.generation, acq.version, now_ms + first, first)))
         out.append(Observe("acquire_unresolved", (actor, acq.generation)))
-        st = self.kick_background(st, now_ms + RESOLVE_MIN_MS, out)
+        st = self.kick_background(st, now_ms + first, out)
         return self.acquire_failed(st, actor, "outcome unknown", out)
 
     def hold_began(self, st, actor, generation, version, how, now_ms, out):
@@ -492,7 +495,7 @@ class Ownership(ActorData):
             st = replace(st, unresolved=st.unresolved.without(k))
             return self.unlock_resolver(st, actor, now_ms, out)
         # unchanged (the write may still land), or the read failed: read again later
-        backoff = min(e.backoff_ms * 2, RESOLVE_MAX_MS)
+        backoff = min(e.backoff_ms * 2, st.params.attempt_timeout_ms)
         st = replace(st, unresolved=st.unresolved.with_item(k, replace(e, rid=None, next_ms=now_ms + backoff, backoff_ms=backoff)))
         st = self.unlock_resolver(st, actor, now_ms, out)
         return self.schedule_background(st, now_ms, out)

@@ -184,6 +184,21 @@ def decode_lease_v1(body: str) -> OldLease | Corrupt:
     return rec if isinstance(rec, OldLease) else Corrupt(body)
 
 
+def state_line(body: str | None) -> str:
+    """A record's state in one line, for histories and timelines: "live <instance> <written_at>"
+    (or fenced / released) for a format-3 node lease, "held <node> <instance> <generation>" or
+    "nobody <generation>" for an owner record, the second line otherwise ("node <id>" for an old
+    heartbeat, "generation <g>" for a marker); "" for no body."""
+    if not body:
+        return ""
+    parts = body.split("\n", 3)
+    if len(parts) < 2:
+        return ""
+    if parts[0] == NODE_HEADER_3 and len(parts) > 2:
+        return parts[1] + " " + parts[2][len("written_at_ms "):]
+    return parts[1]
+
+
 def segment_generation(key: str) -> int:
     """The generation a data key carries: .../<generation>-<instance>-<seq> (ADR 0007)."""
     try:

@@ -22,7 +22,9 @@ from checkers.history import History
 from model.io import PUT, Command, Request
 from model.params import Params
 
-from .sim import WORLD, SimWorld, _Slot
+from .core import WORLD
+from .processes import Slot
+from .sim import SimWorld
 
 ACTIONS = ("lose_request", "fail_fast", "delay_apply", "lose_reply", "delay_reply")
 
@@ -110,7 +112,7 @@ class ScriptedWorld(SimWorld):
         for t, what, args in self.steps:
             self.later(t, self._do, what, args)
 
-    def _do(self, what, args, _ev) -> None:
+    def _do(self, what, args) -> None:
         getattr(self, "_step_" + what)(*args)
 
     def scripted_fate(self, proc, request):
@@ -144,7 +146,7 @@ class ScriptedWorld(SimWorld):
         """Any command to a node's live process (stop, drain, ...)."""
         proc = self.live_proc(node_id)
         if proc is not None:
-            self.deliver(proc, Command(name, tuple(args)))
+            self.tell(proc, Command(name, tuple(args)))
 
     def _step_crash(self, node_id, machine=None) -> None:
         for slot in self.slots:
@@ -160,25 +162,24 @@ class ScriptedWorld(SimWorld):
                 return
 
     def _step_twin(self, node_id, machine) -> None:
-        slot = _Slot(node_id, machine)
+        slot = Slot(node_id, machine)
         slot.wanted = self.restart
         self.slots.append(slot)
         self.record(WORLD, "twin", (node_id, machine))
         self.start_process(slot)
 
     def _step_fence(self, node_id) -> None:
-        self._operator(Command("cluster_fence", (node_id,)), None)
+        self._operator(Command("cluster_fence", (node_id,)))
 
     def _step_forget(self, node_id) -> None:
-        self._operator(Command("cluster_forget", (node_id,)), None)
+        self._operator(Command("cluster_forget", (node_id,)))
 
     def _step_outage(self, who, length_ms, mode="blackhole") -> None:
-        self._outage_begins(who, length_ms, mode, None)
+        self._outage_begins(who, length_ms, mode)
 
     def _step_delete(self, key) -> None:
         """An operator deletes an object by mistake (recorded as a fault, not a protocol write)."""
-        self.record(WORLD, "fault_delete", (key,))
-        self.bucket.remove(key)
+        self._delete(key)
 
     def _step_put_raw(self, key, body) -> None:
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""

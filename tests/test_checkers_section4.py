@@ -340,7 +340,8 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
 
     work = tmp_path / "repo"
     work.mkdir()
-    shutil.copy(os.path.join(REPO, "runner.py"), work)
+    for module in ("runner.py", "reporting.py"):
+        shutil.copy(os.path.join(REPO, module), work)
     for pkg in ("model", "checkers", "scenarios", "broken_models"):
         shutil.copytree(os.path.join(REPO, pkg), work / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     report = str(tmp_path / "broken.json")

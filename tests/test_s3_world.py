@@ -10,9 +10,11 @@ injected faults, and a broken model caught on a real server.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
+from collections import Counter
 
 import pytest
 
@@ -39,9 +41,11 @@ from model.io import (  # noqa: E402
 from contractkit import ContractRecorder  # noqa: E402
 from model.observations import KINDS  # noqa: E402
 from model.params import validate  # noqa: E402
-from scenarios.s3 import S3_PARAMS, S3Bucket, S3World, _explain, draw_options, make_client, state_line  # noqa: E402
+from model.records import state_line  # noqa: E402
+from scenarios.s3 import S3_PARAMS, S3Bucket, S3World, _explain, make_client  # noqa: E402
+from scenarios.swarm import draw  # noqa: E402
 
-from conformance.servers import ACCESS_KEY, CREDENTIAL_ENV, SECRET_KEY, free_ports, start_moto  # noqa: E402
+from conformance.servers import ACCESS_KEY, CREDENTIAL_ENV, SECRET_KEY, client, free_ports, start_moto  # noqa: E402
 
 BUCKET = "nodelease-s3-world"
 
@@ -223,11 +227,14 @@ def test_socket_errors_map_to_replies():
 
 
 def test_both_worlds_write_the_same_state_lines():
-    """The history's record states come from one function in both worlds (scenarios/processes.py)."""
+    """The history's record states come from one function beside the codecs (model/records.py),
+    called by the one core both worlds share."""
+    import scenarios.core as core
     import scenarios.s3 as s3
     import scenarios.sim as sim
 
-    assert s3.state_line is sim.state_line
+    assert core.state_line is state_line
+    assert s3.S3World.applied is sim.SimWorld.applied is core.World.applied
     assert state_line("wasmkeep-node 3\nlive ab12\nwritten_at_ms 77\nnode n1") == "live ab12 77"
     assert state_line("wasmkeep-owner 1\nheld n0 i 3") == "held n0 i 3"
     assert state_line(None) == "" and state_line("x") == ""
@@ -236,19 +243,22 @@ def test_both_worlds_write_the_same_state_lines():
 # --- model.io's contract, under injected faults -----------------------------------------------------
 
 
-def _world(moto, model, prefix, seed, duration_ms, **overrides) -> S3World:
+def _world(moto, model, prefix, seed, duration_ms, scenario="swarm", **overrides) -> S3World:
+    """A real-S3 world whose drawn options (the same draw as the simulation's) are overridden."""
     import random
 
-    options = draw_options(random.Random(seed), S3_PARAMS, duration_ms, 3, overrides.pop("actors", 5))
+    options = draw(random.Random(seed), scenario, S3_PARAMS, duration_ms=duration_ms,
+                   nodes=overrides.pop("nodes", 3), actors=overrides.pop("actors", 5))
     options.update(overrides)
     bucket = S3Bucket(make_client(moto.url), BUCKET, prefix)
     return S3World(bucket, model, S3_PARAMS, getattr(model, "name", "correct"), duration_ms, seed=seed,
-                   options=options)
+                   scenario=scenario, options=options)
 
 
 def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
     rec = ContractRecorder(MODEL, jitter_ms=100)  # real time: a timeout is answered a few ms late
     world = _world(moto, rec, "contract/", 7, 8_000, p_fail_fast=0.1, p_reply_lost=0.1, p_late=0.1,
+                   p_request_lost=0.05, p_slow_reply=0.2, upgrade=None,
                    outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
                    crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
     h = world.run()
@@ -270,7 +280,9 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
     a peer fences it, unconditionally, and INV-3 names that write."""
     broken = load("unconditional_fence").MODEL
     world = _world(moto, broken, "bm1/", 3, 10_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
-                   outages=[], twins=[], crashes=[["n0", 4_000]], restart_ms_min=60_000, restart_ms_max=60_000)
+                   p_request_lost=0.0, p_slow_reply=0.0, upgrade=None, deletes=[], operator_fences=[],
+                   outages=[], twins=[], crashes=[["n0", 4_000]])
+    world.slots[0].wanted = False  # no supervisor brings n0 back: its peers must fence it
     h = world.run()
     assert world.failure is None, world.failure
     caught = [v for v in check_all(h) if v.invariant == "INV-3"]
@@ -293,7 +305,8 @@ def test_a_reused_generation_is_caught_on_a_real_server(moto, aws_env):
     for seed in (5, 6, 7):
         world = _world(moto, broken, f"bm2-{seed}/", seed, 10_000, actors=2, request_gap_ms=60,
                        hibernate_gap_ms=250, move_gap_ms=100_000, p_fail_fast=0.0, p_reply_lost=0.0,
-                       p_late=0.0, crashes=[], twins=[],
+                       p_late=0.0, p_request_lost=0.0, p_slow_reply=0.0, crashes=[], twins=[], upgrade=None,
+                       stops=[], drains=[], deletes=[], operator_fences=[], blip=[],
                        outages=[[f"n{k % 3}", 3_500 + 1_100 * k, 900, "refuse"] for k in range(6)])
         h = world.run()
         assert world.failure is None, world.failure
@@ -302,3 +315,136 @@ def test_a_reused_generation_is_caught_on_a_real_server(moto, aws_env):
             assert "the same generation as" in caught[0].message
             return
     pytest.fail("reused_generation was not caught in three 10 s runs against moto")
+
+
+# --- issue: one core, judged like the simulation ------------------------------------------------------
+
+
+def test_final_rounds_carry_actors_and_inv4_flags_an_unowned_one(moto, aws_env):
+    """INV-4 on a real bucket: the world's final rounds record the actors they ask for (the core's
+    final round, as in the simulation), the correct model serves them, and the same history with
+    one of those actors' records released at the end (made by hand) fails INV-4. Client retries
+    run here too (the core's workload)."""
+    from checkers import nothing_held
+
+    world = _world(moto, MODEL, "final/", 11, 24_000, scenario="calm", nodes=2, actors=3, p_client_retry=0.9,
+                   p_fail_fast=0.2)  # requests that fail fast are retried by their clients
+    h = world.run()
+    assert world.failure is None and world.env_failure is None, (world.failure, world.env_failure)
+    rounds = [e for e in h.events if e[2] == "final_round"]
+    assert len(rounds) == 2 and rounds[0][3][0], rounds  # two rounds, each naming the actors it asks for
+    asked = rounds[0][3][0]
+    assert set(asked) <= set(world.actors)
+    assert nothing_held.check(h) == [], "\n".join(v.explain(h) for v in nothing_held.check(h))
+    retried = [r for r, n in Counter(e[3][2] for e in h.events if e[2] == "client").items() if n > 1]
+    assert retried, "no client request was retried"
+
+    actor = asked[0]
+    last = max(e[3][5] for e in h.events if e[2] == "apply")
+    held = [e for e in h.events if e[2] == "apply" and e[3][0] == "owners/" + actor][-1]
+    generation = int(held[3][6].rsplit(" ", 1)[1])
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.events.append((h.end_ms, held[1], "apply", ("owners/" + actor, "PUT", "if-match", held[3][5],
+                                                         held[3][5], last + 1, f"nobody {generation}", held[3][6])))
+    flagged = nothing_held.check(doctored)
+    assert any(actor in v.message and "its record names nobody" in v.message for v in flagged), flagged
+
+
+def _stop_later(seconds, fn):
+    import threading
+
+    t = threading.Timer(seconds, fn)
+    t.daemon = True
+    t.start()
+    return t
+
+
+def _moto_process():
+    """moto_server in a process of its own on 127.0.0.1 (its state is not this process's moto's,
+    so resetting or killing it touches no other test): (url, Popen)."""
+    import shutil
+    import subprocess
+    import time
+
+    (port,) = free_ports(1)
+    exe = shutil.which("moto_server") or os.path.join(os.path.dirname(sys.executable), "moto_server")
+    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            client(url).list_buckets()
+            return url, proc
+        except Exception:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError("moto_server did not start")
+            time.sleep(0.2)
+
+
+@pytest.mark.parametrize("how", ["killed", "bucket_gone"])
+def test_a_bucket_lost_mid_run_is_an_environment_failure_exit_3(aws_env, capsys, tmp_path, how):
+    """A server killed 5 s into a 30 s run, or restarted empty (moto's reset: the bucket is gone),
+    is not a protocol verdict: the run stops, judges safety only, prints one line naming the cause
+    and how many requests failed, and exits 3."""
+    import urllib.request
+
+    url, proc = _moto_process()
+    try:
+        client(url).create_bucket(Bucket="gone-mid-run")
+        if how == "killed":
+            _stop_later(5, proc.kill)
+        else:
+            _stop_later(5, lambda: urllib.request.urlopen(urllib.request.Request(
+                url + "/moto-api/reset", method="POST"), timeout=5).read())
+        path = tmp_path / "lost.json"
+        code, out, err = run_cli(capsys, "--s3", url, "--bucket", "gone-mid-run", "--duration", "30",
+                                 "--scenario", "calm", "--report", str(path))
+    finally:
+        proc.kill()
+        proc.wait(10)
+    report = json.loads(path.read_text())
+    assert code == 3, (code, err, report["failures"][:1])
+    assert err.count("\n") == 1 and err.startswith("runner.py: environment failure: ")
+    assert ("NoSuchBucket" if how == "bucket_gone" else "stopped answering") in err
+    assert " requests failed" in err
+    assert report["passed"] is True and report["environment_failure"]
+    assert set(report["not_judged"]) == {"INV-4", "INV-7", "INV-9"}
+    assert "INV-4" not in report["invariants_checked"] and "INV-1" in report["invariants_checked"]
+    assert report["elapsed_s"] < 20  # it stopped, it did not wait out the run
+    assert "ENVIRONMENT FAILED" in out
+
+
+def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liveness(
+        moto, aws_env, capsys, tmp_path, monkeypatch):
+    """Reports are named by run id, never by prefix: a second run with the same --prefix writes
+    a report of its own. A run too short for a quiet phase says that INV-4 and INV-7 were not
+    judged, in the report and on the console."""
+    monkeypatch.setattr(runner, "HERE", str(tmp_path))
+    for extra in ((), ("--reuse-prefix",)):
+        code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "same/", "--duration", "3",
+                                 "--scenario", "calm", *extra)
+        assert code == 0, err
+        assert "INV-4 not judged" in out and "no quiet phase" in out
+    reports = sorted((tmp_path / "reports").glob("correct-s3-*.json"))
+    assert len(reports) == 2
+    for path in reports:
+        rep = json.loads(path.read_text())
+        assert rep["s3"]["prefix"] == "same/" and rep["s3"]["run_id"] in path.name
+        assert rep["not_judged"] == {"INV-4": "no quiet phase", "INV-7": "no quiet phase"}
+        assert path.with_suffix(".txt").exists() and path.with_name(path.stem + ".timeline.txt").exists()
+    assert len({json.loads(p.read_text())["s3"]["run_id"] for p in reports}) == 2
+
+
+def test_the_timeline_shows_the_faults_injected_at_the_edge(moto, aws_env):
+    """An unknown outcome has a visible cause: every fault the core gave a request or a machine is a
+    `fault` event in the real-S3 history (the simulation keeps them out of its hashed history)."""
+    world = _world(moto, MODEL, "faults/", 5, 8_000, scenario="calm", p_request_lost=0.1, p_late=0.3,
+                   p_reply_lost=0.2, p_fail_fast=0.1, p_slow_reply=0.2,
+                   outages=[["n1", 3_000, 1_000, "refuse"]])
+    h = world.run()
+    whats = {e[3][0].split(" ")[0] for e in h.events if e[2] == "fault"}
+    assert {"request", "held", "reply", "failed", "outage:"} <= whats, whats
+    assert any(e[2] == "fault" and e[3] == ("outage: refuse", "m1") for e in h.events)

@@ -488,7 +488,7 @@ def test_cluster_fence_makes_the_fenced_node_exit():
     w.at(23_000, "fence", "n7")
     w.at(30_000, "fence", "n0")
     seen = {}
-    w.later(29_000, lambda _ev: seen.update(body=w.bucket.objects["nodes/n0"].body))
+    w.later(29_000, lambda: seen.update(body=w.bucket.objects["nodes/n0"].body))
     h = w.run(until_ms=40_000)
 
     old, new = procs(h, "n0")

@@ -53,7 +53,7 @@ from model.records import (
 )
 from scenarios.script import NetRule, ScriptedWorld
 from historykit import A0, OFFSET_MS, applies, assert_clean, broken, evs, invariants, one, owner_state, true_ms  # noqa: F401
-from scenarios.sim import _Slot
+from scenarios.processes import Slot as _Slot
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -226,7 +226,7 @@ def test_the_real_s3_world_runs_on_seaweedfs(seaweedfs_server):
     from model import MODEL
     from scenarios.s3 import S3_PARAMS, S3World
 
-    world = S3World(real_bucket(seaweedfs_server), MODEL, S3_PARAMS, "correct", 10_000, seed=4)
+    world = S3World(real_bucket(seaweedfs_server), MODEL, S3_PARAMS, "correct", 10_000, seed=4, scenario="lossy")
     history = world.run()
     assert world.failure is None, world.failure
     assert world.bucket_requests > 50 and any(e[2] == "lease_valid" for e in history.events)

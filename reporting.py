@@ -1,0 +1,375 @@
+"""What a run tells its user: progress while it runs, then one report (JSON for machines, a
+summary for people, a table on the console), the same for both worlds.
+
+A run is a list of judged seeds (`SeedResult`): many from the simulated world, one from a
+real-S3 run. `build_report` turns them into the report; `summary_text` and `print_summary`
+read only the report, so what a person sees is what the JSON says. runner.py is the command
+line that drives it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class UsageError(Exception):
+    """Bad usage or input: one line, exit status 2."""
+
+
+# --- one seed, judged --------------------------------------------------------------------
+
+
+@dataclass
+class SeedResult:
+    seed: int
+    sha256: str
+    counts: dict
+    rules: dict
+    failures: list = field(default_factory=list)  # (invariant, message, explanation)
+    failover_ms: list = field(default_factory=list)  # INV-7's measurements
+    not_judged: dict = field(default_factory=dict)  # invariant -> why it was not judged
+
+
+def not_judged(history, env_failure: str | None = None) -> dict:
+    """The invariants a history cannot judge, and why: liveness needs a quiet phase that ran to
+    its end (INV-4, INV-7), and a run cut short by its environment judges safety only."""
+    from checkers import LIVENESS, blip
+
+    if env_failure is not None:
+        return {inv: "the run was cut short by its environment" for inv in LIVENESS + (blip.INVARIANT,)}
+    if not any(e[2] == "quiet" for e in history.events):
+        return {inv: "no quiet phase" for inv in LIVENESS}
+    return {}
+
+
+def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str, str] | None = None) -> SeedResult:
+    """Every checker over one history (but those in `skip`), with the counts a report sums."""
+    from checkers import check_all, measure_all
+
+    skip = skip or {}
+    failures = []
+    if world_failure is not None:  # an exception in the model or the world, met mid-run
+        failures.append(("EXCEPTION", world_failure[0], world_failure[1]))
+    failover: list[int] = []
+    blip_judged = 0
+    try:
+        violations = check_all(history, skip=frozenset(skip))
+        failures += [(v.invariant, v.message, v.explain(history)) for v in violations]
+        measured = measure_all(history)
+        failover = [] if "INV-7" in skip else measured["failover_ms"]
+        blip_judged = 0 if "INV-9" in skip else measured["blip_judged"]
+    except Exception as e:  # a checker that cannot read this history is a bug: report it
+        failures.append(("EXCEPTION", f"{type(e).__name__}: {e}", traceback.format_exc()))
+    counts = dict(history.counts)
+    counts["events"] = len(history.events)
+    counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
+    counts["blip_runs_judged"] = blip_judged
+    return SeedResult(seed, history.sha256(), counts, history.rules, failures, failover, dict(skip))
+
+
+def digest(hashes: list[str]) -> str:
+    """sha256 of the newline-joined per-seed history sha256 hex digests, in seed order."""
+    return hashlib.sha256("\n".join(hashes).encode()).hexdigest()
+
+
+# --- progress ---------------------------------------------------------------------------
+
+
+class Progress:
+    """A rich progress bar on a terminal; a line every 10 % (or 15 s) elsewhere. It counts seeds
+    (`advance`, one per judged seed) or the seconds of a real-time run (`at`)."""
+
+    def __init__(self, console, total: float, label: str, unit: str = "seeds") -> None:
+        self.console = console
+        self.total = total
+        self.label = label
+        self.unit = unit
+        self.done = 0.0
+        self.violations = 0
+        self.t0 = time.monotonic()
+        self._last_line = self.t0
+        self._next_pct = 10
+        self._bar = None
+        if console.is_terminal:
+            from rich.progress import BarColumn, Progress as RP, TextColumn, TimeElapsedColumn
+
+            self._bar = RP(TextColumn("{task.description}"), BarColumn(),
+                           TextColumn("{task.completed:.0f}/{task.total:.0f} " + unit),
+                           TextColumn("{task.fields[figures]}"), TimeElapsedColumn(), console=console,
+                           transient=False)
+            self._task = self._bar.add_task(label, total=total, figures="")
+            self._bar.start()
+
+    def advance(self, violations: int) -> None:
+        """One more seed judged (`violations`: 1 if it failed)."""
+        self.violations += violations
+        rate = (self.done + 1) / max(time.monotonic() - self.t0, 1e-9)
+        v = f"{self.violations} violating" if self.violations else "no violations"
+        show = self._bar is None or (self.done + 1) % 10 == 0 or self.done + 1 == self.total or violations
+        self.at(self.done + 1, f"{rate:.0f} seeds/s, {v}" if show else None)
+
+    def at(self, done: float, figures: str | None) -> None:
+        """`done` units so far; `figures`: what to show beside the bar (None: keep the last)."""
+        self.done = done
+        now = time.monotonic()
+        if self._bar is not None:
+            if figures is not None:
+                self._bar.update(self._task, completed=min(done, self.total), figures=figures)
+            return
+        pct = 100 * done // max(self.total, 1e-9)
+        if figures is not None and (pct >= self._next_pct or now - self._last_line > 15 or done >= self.total):
+            self._next_pct = pct - pct % 10 + 10
+            self._last_line = now
+            print(f"{self.label}: {done:.0f}/{self.total:.0f} {self.unit}, {figures}", flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+# --- the report ----------------------------------------------------------------------------
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or None if out.returncode == 0 else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def invariants_checked() -> list[str]:
+    from checkers import CHECKERS
+
+    return list(CHECKERS)
+
+
+def default_report_path(model_name: str, scenario: str, start: int, count: int) -> str:
+    return os.path.join(HERE, "reports", f"{model_name}-{scenario}-s{start}-n{count}.json")
+
+
+def replay_command(report_path: str, seed: int) -> str:
+    return f"python runner.py --replay {os.path.relpath(report_path)} --seed {seed}"
+
+
+def write_report(path: str, report: dict, text: str | None = None, timeline: str | None = None) -> None:
+    """The JSON report at `path`, a summary beside it (.txt: `text`, or the run's summary), and a
+    timeline (.timeline.txt) if given."""
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump(report, f, indent=1)
+            f.write("\n")
+        with open(os.path.splitext(path)[0] + ".txt", "w") as f:
+            f.write(summary_text(report) if text is None else text)
+        if timeline is not None:
+            with open(os.path.splitext(path)[0] + ".timeline.txt", "w") as f:
+                f.write(timeline)
+    except OSError as e:
+        raise UsageError(f"cannot write the report {path}: {e.strerror}") from None
+
+
+def timeline_text(history) -> str:
+    """A history for a person: who ran where, then every event."""
+    lines = ["times: true time, s since the run began; a value marked @local is on that process's own clock "
+             "(ms), every other time field is true time (ms)"]
+    for i, p in enumerate(history.processes):
+        lines.append(f"process {i}: {p.label} on {p.machine} (clock offset {p.offset_ms} ms, drift {p.drift_ppm} ppm)")
+    lines.append(history.timeline())
+    return "\n".join(lines) + "\n"
+
+
+def build_report(results: list[SeedResult], *, world: str, model: str, scenario: str, params, start: int,
+                 count: int, elapsed_s: float, report_path: str | None, workers: int | None = None,
+                 replayable: bool = True, extra: dict | None = None) -> dict:
+    """The report of a run: every seed's result summed, its failures with how to replay them."""
+    hashes: list[str] = []
+    totals: dict[str, int] = {}
+    rules: dict[str, int] = {}
+    failures: list[dict] = []
+    failing_seeds: list[int] = []
+    failover: list[int] = []
+    skipped: dict[str, str] = {}
+    for r in results:
+        hashes.append(r.sha256)
+        failover.extend(r.failover_ms)
+        skipped.update(r.not_judged)
+        for k, v in r.counts.items():
+            totals[k] = totals.get(k, 0) + v
+        for k, v in r.rules.items():
+            rules[k] = rules.get(k, 0) + v
+        if r.failures:
+            failing_seeds.append(r.seed)
+            for inv, msg, explanation in r.failures:
+                failures.append({"seed": r.seed, "invariant": inv, "message": msg, "history_sha256": r.sha256,
+                                 "replay": replay_command(report_path, r.seed) if replayable and report_path else None,
+                                 "explanation": explanation})
+    totals["seeds_run"] = len(hashes)
+    totals.setdefault("acquisitions", 0)
+    totals["failing_seeds"] = len(failing_seeds)
+    report = {
+        "world": world,
+        "model": model,
+        "scenario": scenario,
+        "params": params.to_dict(),
+        "seeds": {"start": start, "count": count},
+        "passed": not failures,
+        "counts": dict(sorted(totals.items())),
+        "rules_hit": dict(sorted(rules.items(), key=lambda kv: _rule_order(kv[0]))),
+        "invariants_checked": [inv for inv in invariants_checked() if inv not in skipped],
+        "not_judged": dict(sorted(skipped.items())),
+        "failover_ms": distribution(failover),
+        "failures": failures,
+        "failing_seeds": failing_seeds,
+        "history_digest": digest(hashes),
+        "seed_hashes": hashes,
+        "elapsed_s": round(elapsed_s, 3),
+        "seeds_per_s": round(len(hashes) / elapsed_s, 1) if elapsed_s > 0 else None,
+        "workers": workers,
+        "git_commit": git_commit(),
+        "command": "python runner.py " + " ".join(sys.argv[1:]),
+    }
+    report.update(extra or {})
+    return report
+
+
+def distribution(values: list[int]) -> dict:
+    """count, p50, p99, max (nearest-rank percentiles) of a list of ms."""
+    if not values:
+        return {"count": 0, "p50": None, "p99": None, "max": None}
+    v = sorted(values)
+
+    def rank(q: float) -> int:
+        return v[max(0, -(-len(v) * q // 100) - 1)]
+
+    return {"count": len(v), "p50": rank(50), "p99": rank(99), "max": v[-1]}
+
+
+def _rule_order(rule: str):
+    prefix, _, n = rule.partition("-")
+    return (prefix, int(n) if n.isdigit() else 0)
+
+
+# --- for people ---------------------------------------------------------------------------------
+
+
+def _what_ran(report: dict) -> str:
+    if report["world"] == "s3":
+        s = report["s3"]
+        return (f"model {report['model']}, scenario {report['scenario']}, world s3 ({s['endpoint']}, bucket "
+                f"{s['bucket']}, prefix {s['prefix']}, run {s['run_id']})")
+    first = report["seeds"]["start"]
+    return (f"model {report['model']}, scenario {report['scenario']}, seeds {first}.."
+            f"{first + report['seeds']['count'] - 1}")
+
+
+def verdict(report: dict) -> str:
+    """PASSED, FAILED (n violating seeds), or ENVIRONMENT FAILED: one word for the run."""
+    if not report["passed"]:
+        return f"FAILED ({report['counts'].get('failing_seeds', 0)} violating seeds)"
+    if report.get("environment_failure"):
+        return "ENVIRONMENT FAILED"
+    return "PASSED"
+
+
+def _figures(report: dict) -> list[tuple[str, str]]:
+    """(measure, value) rows shared by the summary and the console table."""
+    c = report["counts"]
+    n = max(c.get("seeds_run", 0), 1)
+    rows = []
+    if report["world"] == "s3":
+        s = report["s3"]
+        rows += [("endpoint", f"{s['endpoint']} bucket {s['bucket']}"), ("prefix", s["prefix"]),
+                 ("run", f"{s['run_id']}, fault plan seed {report['seeds']['start']}"),
+                 ("elapsed", f"{report['elapsed_s']} s of {s['duration_s']} s"),
+                 ("nodes, actors", f"{s['nodes']}, {s['actors']}"),
+                 ("processes", str(c.get("processes", 0))),
+                 ("bucket requests", str(c.get("bucket_requests", 0))),
+                 ("acquisitions", str(c.get("acquisitions", 0))),
+                 ("client requests", str(c.get("client_requests", 0))),
+                 ("history events", str(c.get("events", 0)))]
+        odd = {k[len("outcome "):]: v for k, v in c.items() if k.startswith("outcome ")}
+        rows.append(("unexpected outcomes", ", ".join(f"{k} {v}" for k, v in odd.items()) if odd else "none"))
+        if "cleanup_deleted" in s:
+            rows.append(("cleanup", f"{s['cleanup_deleted']} keys deleted"))
+    else:
+        rows += [("seeds", f"{c.get('seeds_run', 0)} ({report['seeds']['start']}.."
+                           f"{report['seeds']['start'] + report['seeds']['count'] - 1})"),
+                 ("elapsed", f"{report['elapsed_s']} s"),
+                 ("seeds/s", f"{report['seeds_per_s']} ({report['workers']} workers)"),
+                 ("history events / seed", f"{c.get('events', 0) / n:.0f}"),
+                 ("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}"),
+                 ("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}"),
+                 ("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")]
+    rows.append(("invariants checked", ", ".join(report["invariants_checked"])))
+    for inv, why in report.get("not_judged", {}).items():
+        rows.append((f"{inv} not judged", why))
+    rows.append(("failover (INV-7)", _failover_text(report.get("failover_ms") or {})))
+    rows.append(("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0))))
+    if report.get("environment_failure"):
+        rows.append(("environment", report["environment_failure"]))
+    rows.append(("violating seeds", str(c.get("failing_seeds", 0))))
+    return rows
+
+
+def summary_text(report: dict) -> str:
+    """The report for a person: what ran, what held, what failed and how to replay it."""
+    lines = [f"{_what_ran(report)}: {verdict(report)}"]
+    lines += [f"  {k}: {v}" for k, v in _figures(report)]
+    lines.append("  rules hit: " + ", ".join(f"{k} {v}" for k, v in report["rules_hit"].items()))
+    lines.append(f"  history digest: {report['history_digest']}")
+    by_inv: dict[str, list[int]] = {}
+    for f in report["failures"]:
+        by_inv.setdefault(f["invariant"], []).append(f["seed"])
+    for inv, seeds in by_inv.items():
+        lines.append(f"  {inv}: {len(set(seeds))} seeds, first {min(seeds)}")
+    if report["failures"]:
+        first = report["failures"][0]
+        lines += ["", f"first failure, seed {first['seed']}:", first["explanation"]]
+        if first["replay"]:
+            lines += ["", f"replay: {first['replay']}"]
+    return "\n".join(lines) + "\n"
+
+
+def _failover_text(d: dict) -> str:
+    if not d.get("count"):
+        return "no failover measured"
+    return (f"{d['count']} measured, p50 {d['p50'] / 1000:.1f} s, p99 {d['p99'] / 1000:.1f} s, "
+            f"max {d['max'] / 1000:.1f} s")
+
+
+def print_summary(console, report: dict, report_path: str) -> None:
+    from rich.table import Table
+
+    where = report["world"] if report["world"] == "s3" else report["scenario"]
+    t = Table(title=f"{report['model']} / {where}", show_header=True)
+    t.add_column("measure")
+    t.add_column("value", justify="right")
+    for k, v in _figures(report):
+        t.add_row(k, v)
+    v = verdict(report)
+    t.add_row("result", f"[green]{v}" if v == "PASSED" else f"[red]{v}")
+    console.print(t)
+    seen = set()
+    for f in report["failures"]:
+        if f["invariant"] in seen:
+            continue
+        seen.add(f["invariant"])
+        console.print(f"[red]{f['invariant']}[/red] seed {f['seed']}: {f['message']}", highlight=False)
+        if f["replay"]:
+            console.print(f"  replay: {f['replay']}", highlight=False)
+    console.print(f"history digest {report['history_digest']}", highlight=False)
+    stem = os.path.splitext(report_path)[0]
+    also = f"summary: {os.path.relpath(stem + '.txt')}"
+    if os.path.exists(stem + ".timeline.txt"):
+        also += f", timeline: {os.path.relpath(stem + '.timeline.txt')}"
+    print(f"report: {os.path.relpath(report_path)} ({also})")

@@ -1,0 +1,671 @@
+"""The world core: everything the two worlds do the same way.
+
+A world executes the model. The core delivers inputs to `step` and carries
+out its effects; runs the processes (start, exit, supervisor restarts,
+crashes, twins, the operator, the old binaries of an upgrade); drives the
+workload (client requests and their retries, forwarding, hibernation, moves,
+the final rounds); cuts machines off the bucket (outages); draws the fate of
+every request from the run's one seeded RNG (lost, failed fast, held back and
+applied late, its reply lost or slow); ends the faults in a quiet phase; and
+keeps the bookkeeping of applied writes that INV-3 needs. It records all of
+it in the history.
+
+Two interpreters subclass it, as Stateright's checker and its real runtime
+interpret one actor vocabulary: the SimPy world (sim.py: true time is SimPy's
+clock, the bucket is simulated) and the real-S3 world (s3.py: true time is
+the monotonic clock, the bucket a real endpoint). They supply only what
+differs:
+
+- `now` (true time in ms) and `later(delay_ms, fn, *args)`;
+- `to_bucket(proc, rid, req, fate)`: the request reaches the bucket now; the
+  world applies it and hands the outcome to `bucket_answered`;
+- `remove_object(key)`, an operator's mistaken delete, and
+  `read_bucket(then)`, the old garbage collection's look at the bucket.
+
+Must not know: any protocol rule (model/ decides; the world keeps its own
+notes of what it did, such as which processes it told to drain), SimPy or
+boto3.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+from checkers.history import Clock, History, Process
+from model.io import (
+    DELETE,
+    FAILED_FAST,
+    GET,
+    IF_MATCH,
+    IF_NONE_MATCH,
+    PUT,
+    TIMED_OUT,
+    CancelTimer,
+    Command,
+    Exit,
+    Forward,
+    Mark,
+    Observe,
+    ProcessStarted,
+    Reply,
+    ReplyArrived,
+    Send,
+    SetTimer,
+    TimerFired,
+)
+from model.old_lease import OLD_MODEL, gc_collectable
+from model.operator import OPERATOR
+from model.params import Params
+from model.records import state_line
+
+from .processes import Proc, Slot
+from .swarm import draw
+
+WORLD = -1  # the proc index of events the world itself records
+
+FAILED = Reply(FAILED_FAST)
+NO_ANSWER = Reply(TIMED_OUT)
+FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
+FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
+
+
+class World:
+    """The core of a world; a subclass supplies time, the bucket and the transport."""
+
+    def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | None = None,
+                 model_name: str = "correct", options: dict | None = None, **draw_overrides) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self._randbelow = self.rng._randbelow  # see randint()
+        self.params = params or Params()
+        self.model = model
+        self.options = draw(self.rng, scenario, self.params, **draw_overrides) if options is None else options
+        o = self.options
+        self.tg = self.params.ttl_ms + self.params.grace_ms  # T-5's takeover span: the world's schedule scales with it
+        self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
+        # the fault rates in force: the drawn ones, zero once the quiet phase begins
+        self.fault = {k: o[k] for k in ("p_fail_fast", "p_request_lost", "p_late", "p_reply_lost", "p_slow_reply")}
+        # losses and delays hit only requests of this [op, key prefix] (None: every request; op None: any op)
+        self.fault_target = o.get("fault_target")
+        self.fault_log = False  # record each fault the core draws as a `fault` event (the real-S3 timeline)
+        self.in_quiet = False
+        self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
+        self.rules: Counter = Counter()
+        self.bucket_requests = 0
+        self.procs: list[Proc] = []
+        self.clocks = {m: Clock(off, drift) for m, (off, drift) in o["clocks"].items()}
+        self.cut: dict[str, str] = {}  # machine or "*" -> mode, while an outage lasts
+        self.slots = [Slot(f"n{i}", f"m{i}") for i in range(o["nodes"])]
+        self.node_ids = [slot.node_id for slot in self.slots]
+        self.request_ids = list(self.node_ids)  # where clients send requests (old ids too, in an upgrade)
+        self.old_slots: list[Slot] = []
+        self.actors = [f"t{k % 2}/c/a{k}" for k in range(o["actors"])]
+        self._timer_seq = 0
+        self._requests = 0
+        self._retries: dict[int, int] = {}  # client request -> retries so far
+        self._final_actors: list[str] = []
+        self._final_reqs: set[int] = set()  # request ids of the final rounds (membership only)
+        self.requests_until = 1 << 62
+        self.operator: Proc | None = None
+
+    # --- what a world supplies ----------------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        raise NotImplementedError
+
+    def later(self, delay_ms: int, fn, *args) -> None:
+        """Call fn(*args) `delay_ms` from now (true time)."""
+        raise NotImplementedError
+
+    def to_bucket(self, proc: Proc, rid: int, req, fate) -> None:
+        """The request reaches the bucket now: apply it, then call bucket_answered()."""
+        raise NotImplementedError
+
+    def remove_object(self, key: str) -> None:
+        raise NotImplementedError
+
+    def read_bucket(self, then) -> None:
+        """then(leases, data_keys): every `leases/` key with its body, every `wal/` key."""
+        raise NotImplementedError
+
+    def randint(self, a: int, b: int) -> int:
+        """rng.randint(a, b), drawing exactly the same numbers, without its argument checks
+        (it is the hot path's most called function)."""
+        return a + self._randbelow(b - a + 1)
+
+    # --- the run's schedule -------------------------------------------------------------
+
+    def schedule(self) -> int:
+        """Schedule everything the drawn options say; returns the run's end (true time)."""
+        o = self.options
+        tg = self.tg
+        up = o.get("upgrade")
+        base = up["new_at"] if up else 0  # the new nodes start here; their faults count from here
+        if up:
+            self.schedule_upgrade(up)
+        for slot in self.slots[: len(self.node_ids)]:
+            if base:
+                self.later(base, self._start_slot, slot)
+            else:
+                self.start_process(slot)
+        op = Slot("operator", "op")
+        op.wanted = False
+        self.operator = self.start_process(op, OPERATOR.step, instance="op")
+        for node_id, at in o["operator_fences"]:
+            self.later(base + at, self._operator, Command("cluster_fence", (node_id,)))
+        if o["request_gap_ms"]:
+            self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
+        if o["hibernate_gap_ms"]:
+            self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+        if o["move_gap_ms"]:
+            self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
+        self.schedule_script()
+        for who, at, length_ms, mode in o["outages"]:
+            self.later(base + at, self._outage_begins, who, length_ms, mode)
+        for node_id, at in o["crashes"]:
+            self.later(base + at, self._crash_node, node_id)
+        for k, (node_id, at, life_ms) in enumerate(o["twins"]):
+            self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms)
+        for node_id, at, restart_after_ms in o.get("stops", ()):
+            self.later(base + at, self._stop_node, node_id, restart_after_ms)
+        for node_id, at, after_ms, then in o.get("drains", ()):
+            self.later(base + at, self._command_node, node_id, Command("drain"))
+            if then == "resume":
+                self.later(base + at + after_ms, self._command_node, node_id, Command("resume"))
+            else:
+                self.later(base + at + after_ms, self._stop_node, node_id, tg // 3)
+        for node_id, at, replacement in o.get("deletes", ()):
+            self.later(base + at, self._delete, "nodes/" + node_id)
+            if replacement:
+                # the operator, thinking the machine gone, starts a replacement under that id
+                self.later(base + at + self.randint(0, tg // 3), self._twin_begins, node_id, "r0", 4 * tg)
+        if o.get("blip"):
+            at, length_ms, mode = o["blip"]
+            self.later(base + at, self._outage_begins, "*", length_ms, mode)
+        end = base + o["fault_ms"]
+        quiet = o.get("quiet_ms", 0)
+        # the run ends on a quiet moment: no new request in its last 4/15 of ttl + grace
+        self.requests_until = end + quiet - 4 * tg // 15 if quiet else end
+        if quiet:
+            self.later(end, self._quiet_begins)
+            if o["quiet_crash"]:
+                self.later(end + tg // 3, self._quiet_crash)
+            self.later(end + quiet - 4 * tg // 5, self._final_round)
+            self.later(end + quiet - 2 * tg // 5, self._final_round)
+            end += quiet
+        return end
+
+    def schedule_script(self) -> None:
+        """Scripted worlds (scenarios.script) schedule their steps here."""
+
+    def _start_slot(self, slot) -> None:
+        if slot.proc is None or not slot.proc.alive:
+            self.start_process(slot)
+
+    def finish(self, end: int) -> History:
+        h = self.history
+        h.end_ms = end
+        h.rules = dict(sorted(self.rules.items()))
+        h.counts = self.counts()
+        return h
+
+    def counts(self) -> dict:
+        return {"bucket_requests": self.bucket_requests, "processes": len(self.procs),
+                "client_requests": self._requests}
+
+    def record(self, proc: int, kind: str, fields: tuple = ()) -> None:
+        self.history.events.append((self.now, proc, kind, fields))
+
+    # --- section 6: the old binaries before the switch -------------------------------------
+
+    def schedule_upgrade(self, up: dict) -> None:
+        """Old nodes (model/old_lease.py) serve first and stop at old_ms; new ones start at new_at."""
+        tg = self.tg
+        n = len(self.node_ids)
+        self.old_slots = []
+        for i in range(n):
+            slot = Slot(self.node_ids[i] if up["same_ids"] else f"o{i}", f"om{i}")
+            slot.wanted = False  # no supervisor restarts an old binary here
+            self.slots.append(slot)
+            self.old_slots.append(slot)
+            self.start_process(slot, OLD_MODEL.step)
+            if slot.node_id not in self.request_ids:
+                self.request_ids.append(slot.node_id)
+            stop_at = up["old_ms"] + (up["straggle_ms"] if up["straggler"] == i else 0)
+            if up["straggler"] == i and up["stall"]:
+                self.later(up["old_ms"] - tg // 3, self._old_command, slot, Command("stall_heartbeats"))
+            if up["old_stop"][i] == "clean":
+                self.later(stop_at, self._old_command, slot, Command("stop"))
+            else:
+                self.later(stop_at, self._old_crash, slot)
+        if up["future_ms"]:
+            slot = Slot("retired", "omf")
+            slot.wanted = False
+            self.slots.append(slot)
+            self.old_slots.append(slot)
+            self.start_process(slot, OLD_MODEL.step)
+            self.later(min(2 * tg // 3, up["old_ms"]), self._old_crash, slot)
+        if up["old_restart"]:
+            i, after = up["old_restart"]
+            self.later(up["new_at"] + after, self._old_restart, self.old_slots[i])
+        self.later(up["new_at"], self._old_gc, up["p_gc"])
+
+    def _old_command(self, slot, command) -> None:
+        if slot.proc is not None and slot.proc.alive:
+            self.deliver(slot.proc, command)
+
+    def _old_crash(self, slot) -> None:
+        if slot.proc is not None and slot.proc.alive:
+            self.crash(slot.proc)
+
+    def _old_restart(self, slot) -> None:
+        """An old binary started again after the switch (it must find its id taken, or be refused)."""
+        if slot.proc is None or not slot.proc.alive:
+            self.start_process(slot, OLD_MODEL.step)
+            self.later(4 * self.tg // 3, self._old_command, slot, Command("stop"))
+
+    def _old_gc(self, p_gc) -> None:
+        """The old garbage collection runs once at the switch (model.old_lease.gc_collectable
+        says what it may delete); it deletes each collectable lease at the drawn rate."""
+        if p_gc:
+            self.read_bucket(lambda leases, data_keys: self._old_gc_deletes(p_gc, leases, data_keys))
+
+    def _old_gc_deletes(self, p_gc, leases, data_keys) -> None:
+        for key in gc_collectable(leases, data_keys):
+            if self.rng.random() < p_gc:
+                self._delete(key)
+
+    # --- processes -------------------------------------------------------------------------
+
+    def start_process(self, slot: Slot, step=None, instance: str | None = None) -> Proc:
+        if instance is None:
+            instance = f"{self.rng.getrandbits(32):08x}"
+        proc = Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
+                    step or self.model.step)
+        self.procs.append(proc)
+        slot.proc = proc
+        c = proc.clock
+        self.history.processes.append(Process(slot.node_id, instance, slot.machine, c.offset_ms, c.drift_ppm))
+        self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
+        self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
+        return proc
+
+    def end_process(self, proc: Proc, status: int | None = None) -> None:
+        """The process is gone (exit `status`, or a crash when None)."""
+        proc.alive = False
+        proc.timers.clear()
+        proc.pending.clear()
+        slot = proc.slot
+        if not slot.wanted or slot.proc is not proc:
+            return
+        if status == 0:
+            # a clean stop: started again only if the scenario says so (a deploy)
+            if slot.restart_after_stop is not None:
+                self.later(slot.restart_after_stop, self._restart, slot)
+                slot.restart_after_stop = None
+            return
+        # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
+        o = self.options
+        self.later(self.randint(o.get("restart_ms_min", 100), o["restart_ms_max"]), self._restart, slot)
+
+    def _restart(self, slot) -> None:
+        if slot.wanted and (slot.proc is None or not slot.proc.alive):
+            self.start_process(slot)
+
+    def crash(self, proc: Proc) -> None:
+        """Kill without any write: requests in flight may still land."""
+        self.record(proc.index, "crash")
+        self.end_process(proc)
+
+    def live_proc(self, node_id: str) -> Proc | None:
+        """The live process serving `node_id` (the supervised one first, then a twin)."""
+        for slot in self.slots:
+            if slot.node_id == node_id and slot.proc is not None and slot.proc.alive:
+                return slot.proc
+        return None
+
+    def tell(self, proc: Proc, command: Command) -> None:
+        """An instruction from outside the protocol to a node process. The world notes the
+        drains it asked for (it never reads the model's state)."""
+        if command.name == "drain":
+            proc.draining = True
+        elif command.name == "resume":
+            proc.draining = False
+        self.deliver(proc, command)
+
+    # --- the model's side ------------------------------------------------------------------
+
+    def deliver(self, proc: Proc, inp) -> None:
+        if not proc.alive:
+            return
+        state, effects = proc.step(proc.state, inp, proc.clock.local(self.now))
+        proc.state = state
+        for eff in effects:
+            t = type(eff)
+            if t is Send:
+                self.send(proc, eff)
+            elif t is SetTimer:
+                self.set_timer(proc, eff)
+            elif t is Mark:
+                self.rules[eff.rule] += 1
+            elif t is Observe:
+                self.record(proc.index, eff.kind, eff.fields)
+                if eff.kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
+                    self._client_retry(proc, eff.fields)
+            elif t is CancelTimer:
+                proc.timers.pop(eff.key, None)
+            elif t is Forward:
+                self.later(self.randint(1, self.options["delay_ms_max"]), self._forwarded, eff.node_id, eff.command)
+            elif t is Exit:
+                self.record(proc.index, "exit", (eff.status, eff.reason))
+                self.end_process(proc, eff.status)
+            else:
+                raise TypeError(f"not an effect: {eff!r}")
+
+    def set_timer(self, proc: Proc, eff: SetTimer) -> None:
+        self._timer_seq += 1
+        token = self._timer_seq
+        proc.timers[eff.key] = token
+        self.later(proc.clock.true_at(eff.at_ms) - self.now, self._timer_fires, proc, eff.key, token)
+
+    def _timer_fires(self, proc, key, token) -> None:
+        if proc.timers.get(key) == token:
+            del proc.timers[key]
+            self.deliver(proc, TimerFired(key))
+
+    # --- requests: their fate, the bucket's answer, the reply --------------------------------
+
+    def _is_cut(self, machine: str) -> str | None:
+        if not self.cut:
+            return None
+        return self.cut.get(machine) or self.cut.get("*")
+
+    def send(self, proc: Proc, eff: Send) -> None:
+        """A request leaves a process: the fault plan draws its fate; the timeout answers it
+        if nothing else does (on the sender's clock)."""
+        self.bucket_requests += 1
+        rng = self.rng
+        rid = eff.request_id
+        req = eff.request
+        proc.pending[rid] = True
+        now = self.now
+        timeout = proc.clock.true_at(proc.clock.local(now) + eff.timeout_ms) - now
+        self.later(timeout, self._timed_out, proc, rid)
+        cut = self._is_cut(proc.machine)
+        if cut == "blackhole":
+            return
+        fate = self.scripted_fate(proc, req) if self.net_rules else None
+        if fate is not None:
+            action, ms = fate
+            if action == "lose_request":
+                return
+            if action == "fail_fast":
+                self.later(1, self._reply, proc, rid, FAILED)
+                return
+            if action == "delay_apply":
+                self.later(ms, self.to_bucket, proc, rid, req, None)
+                return
+        f = self.fault
+        if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
+            if self.fault_log:
+                self.note_fault(proc, "failed fast" + (" (refused: cut off)" if cut else ""), req)
+            self.later(self.randint(1, FAIL_FAST_MS_MAX), self._reply, proc, rid, FAILED)
+            return
+        hit = self.fault_target is None or self._targeted(req)
+        if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
+            if self.fault_log:
+                self.note_fault(proc, "request lost", req)
+            return  # lost on the way: never applied, never answered
+        o = self.options
+        delay = self.randint(1, o["delay_ms_max"])
+        if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
+            delay += self.randint(0, o["upload_ms_max"])  # a segment upload takes its time
+        if hit and f["p_late"] and req.op in (PUT, DELETE) and rng.random() < f["p_late"]:
+            delay = timeout + self.randint(1, o["late_ms_max"])  # applied after its sender gave up
+            if self.fault_log:
+                self.note_fault(proc, f"held back {delay} ms, past its timeout", req)
+        self.later(delay, self.to_bucket, proc, rid, req, fate)
+
+    def _targeted(self, req) -> bool:
+        op, prefix = self.fault_target
+        return (op is None or req.op == op) and req.key.startswith(prefix)
+
+    def scripted_fate(self, proc, request):
+        """(action, ms) for a request a scripted rule matches; None otherwise."""
+        return None
+
+    def learned(self, proc: Proc, key: str, version: str, serial: int) -> None:
+        """`proc` read (or wrote) `version` of `key`, known to the world as `serial` (INV-3)."""
+        proc.learned[(key, version)] = serial
+
+    def applied(self, proc: Proc, req, version: str | None, prev_serial: int, serial: int,
+                prev_body: str | None) -> None:
+        """A write or delete of `proc` took effect: `prev_serial` is the object it replaced (0: none),
+        `serial` the new one (0: deleted). Records it with the version its condition named, as
+        this process knew it before this write (INV-3)."""
+        key = req.key
+        if req.cond == IF_MATCH:
+            named = proc.learned.get((key, req.version), -1)
+        elif req.cond == IF_NONE_MATCH:
+            named = 0
+        else:
+            named = None
+        if req.op == PUT:
+            proc.learned[(key, version)] = serial
+        self.record(proc.index, "apply", (key, req.op, req.cond, prev_serial, named, serial,
+                                          state_line(req.body), state_line(prev_body)))
+
+    def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
+        """The bucket answered `req`: the fault plan draws what happens to the reply."""
+        if fate is not None:
+            if fate[0] == "lose_reply":
+                return
+            if fate[0] == "delay_reply":
+                self.later(fate[1], self._reply, proc, rid, reply)
+                return
+        f = self.fault
+        rng = self.rng
+        hit = self.fault_target is None or self._targeted(req)
+        if hit and f["p_reply_lost"] and req.op != GET and rng.random() < f["p_reply_lost"]:
+            if self.fault_log:
+                self.note_fault(proc, f"reply lost ({reply.status})", req)
+            return
+        delay = self.randint(1, self.options["delay_ms_max"])
+        if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
+            delay = self.randint(delay, delay + self.params.attempt_timeout_ms)
+            if self.fault_log:
+                self.note_fault(proc, f"reply slowed to {delay} ms", req)
+        self.later(delay, self._reply, proc, rid, reply)
+
+    def _reply(self, proc, rid, reply) -> None:
+        if proc.pending.pop(rid, None) is None:
+            return  # timed out already, or the process is gone
+        if reply.status != FAILED_FAST and self._is_cut(proc.machine):
+            proc.pending[rid] = True  # the reply is lost on the way: the timeout answers
+            return
+        self.deliver(proc, ReplyArrived(rid, reply))
+
+    def _timed_out(self, proc, rid) -> None:
+        if proc.pending.pop(rid, None) is None:
+            return
+        self.deliver(proc, ReplyArrived(rid, NO_ANSWER))
+
+    def note_fault(self, proc: Proc, what: str, req) -> None:
+        self.record(proc.index, "fault", (what, f"{req.op} {req.key}"))
+
+    # --- the workload ----------------------------------------------------------------------
+
+    def _forwarded(self, node_id, command) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, command)
+
+    def _client_request(self) -> None:
+        rng = self.rng
+        self._requests += 1
+        if self.options["hot_share"] and rng.random() < self.options["hot_share"]:
+            actor = self.actors[0]
+        else:
+            actor = self.actors[rng.randrange(len(self.actors))]
+        self._ask(self.request_ids[rng.randrange(len(self.request_ids))], actor, self._requests)
+        self.later(self.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
+
+    def _ask(self, node_id: str, actor: str, req: int) -> None:
+        """A client request for `actor` reaches `node_id` (lost if no process serves that id)."""
+        if self.now >= self.requests_until:
+            return
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.record(proc.index, "client", (actor, node_id, req))
+            self.deliver(proc, Command("request", (actor, req, 0)))
+
+    def _client_retry(self, proc, fields) -> None:
+        """The client saw its request fail; it may try the same node again soon. A final-round
+        request is always tried again, at a node that runs, up to three times."""
+        rng = self.rng
+        actor, req = fields[0], fields[1]
+        if req in self._final_reqs:
+            tries = self._retries.get(req, 0)
+            live = [n for n in self.node_ids if self.live_proc(n) is not None]
+            if tries < 3 and live:
+                self._retries[req] = tries + 1
+                self.later(FINAL_RETRY_MS, self._ask, live[self.randint(0, len(live) - 1)], actor, req)
+            return
+        if not self.options["p_client_retry"]:
+            return
+        tries = self._retries.get(req, 0)
+        if tries < 2 and rng.random() < self.options["p_client_retry"]:
+            self._retries[req] = tries + 1
+            self.later(self.randint(50, 1_000), self._ask, proc.node_id, actor, req)
+
+    def _broadcast(self, command) -> None:
+        for slot in self.slots:
+            if slot.proc is not None and slot.proc.alive:
+                self.deliver(slot.proc, command)
+
+    def _hibernate(self) -> None:
+        """An actor goes idle: whoever holds it hibernates it."""
+        if self.in_quiet:
+            return
+        rng = self.rng
+        self._broadcast(Command("hibernate", (self.actors[rng.randrange(len(self.actors))],)))
+        self.later(self.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
+
+    def _move(self) -> None:
+        """An actor is moved to another node: whoever holds it hands it over."""
+        if self.in_quiet:
+            return
+        rng = self.rng
+        self._requests += 1
+        actor = self.actors[rng.randrange(len(self.actors))]
+        target = self.node_ids[rng.randrange(len(self.node_ids))]
+        self._broadcast(Command("move", (actor, target, self._requests)))
+        self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
+
+    def _command_node(self, node_id, command) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None and proc.slot.machine.startswith("m"):
+            self.tell(proc, command)
+
+    def _stop_node(self, node_id, restart_after_ms) -> None:
+        """A clean stop (CS-1) of the node's supervised process, started again `restart_after_ms`
+        after it exits (None: it stays down)."""
+        slot = self.slots[self.node_ids.index(node_id)]
+        if slot.proc is not None and slot.proc.alive:
+            slot.restart_after_stop = restart_after_ms
+            self.tell(slot.proc, Command("stop"))
+
+    def _operator(self, command) -> None:
+        self.record(self.operator.index, "operator", (command.name, command.args[0]))
+        self.deliver(self.operator, command)
+
+    def _delete(self, key) -> None:
+        """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
+        self.record(WORLD, "fault_delete", (key,))
+        self.remove_object(key)
+
+    # --- the quiet phase ----------------------------------------------------------------------
+
+    def _quiet_begins(self) -> None:
+        """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
+        self.in_quiet = True
+        self.record(WORLD, "quiet")
+        for k in self.fault:
+            self.fault[k] = 0.0
+        self.cut.clear()
+        for slot in self.slots:
+            if slot in self.old_slots:
+                # the upgrade is finished: an old binary still running is stopped
+                if slot.proc is not None and slot.proc.alive:
+                    self.deliver(slot.proc, Command("stop"))
+            elif not slot.machine.startswith("m"):
+                slot.wanted = False  # twins and replacements go
+                if slot.proc is not None and slot.proc.alive:
+                    self.crash(slot.proc)
+        for slot in self.slots[: len(self.node_ids)]:
+            slot.restart_after_stop = self.tg // 15  # one still stopping now comes back once it exits
+            if slot.proc is None or not slot.proc.alive:
+                self.start_process(slot)
+            elif slot.proc.draining:
+                self.tell(slot.proc, Command("resume"))
+        if self.options.get("quiet_stop"):
+            # a node retired for good: stopped cleanly, then revoked by the operator (FN-7),
+            # which frees its records even where its stop wrote nothing or nodes/<id> was deleted
+            node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
+            self._stop_node(node_id, None)
+            self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (node_id,)))
+
+    def _quiet_crash(self) -> None:
+        node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.crash(proc)
+
+    def _final_round(self) -> None:
+        """Every actor is requested once more, at a node that runs, before the end (INV-4)."""
+        rng = self.rng
+        live = [n for n in self.node_ids if self.live_proc(n) is not None]
+        if not self._final_actors:
+            # most actors are asked for once more; the rest show whether a record stays held
+            # by a live process that no longer serves it (INV-4)
+            self._final_actors = [a for a in self.actors if rng.random() < 0.8]
+        self.record(WORLD, "final_round", (self._final_actors if live else [],))
+        for actor in self._final_actors:
+            if live:
+                self._requests += 1
+                self._final_reqs.add(self._requests)
+                self._ask(live[rng.randrange(len(live))], actor, self._requests)
+
+    # --- faults ------------------------------------------------------------------------------
+
+    def _outage_begins(self, who, length_ms, mode) -> None:
+        """Cut the bucket off from node `who`'s machine, or from everyone ("*")."""
+        if who != "*" and who.startswith("n"):
+            who = "m" + who[1:]
+        self.cut[who] = mode
+        self.record(WORLD, "outage", (who, self.now + length_ms))
+        if self.fault_log:
+            self.record(WORLD, "fault", (f"outage: {mode}", who))
+        self.later(length_ms, self._outage_ends, who)
+
+    def _outage_ends(self, who) -> None:
+        self.cut.pop(who, None)
+
+    def _crash_node(self, node_id) -> None:
+        for slot in self.slots:
+            if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
+                self.crash(slot.proc)
+
+    def _twin_begins(self, node_id, machine, life_ms) -> None:
+        slot = Slot(node_id, machine)
+        self.slots.append(slot)
+        self.record(WORLD, "twin", (node_id, machine))
+        self.start_process(slot)
+        self.later(life_ms, self._twin_ends, slot)
+
+    def _twin_ends(self, slot) -> None:
+        slot.wanted = False
+        if slot.proc and slot.proc.alive:
+            self.crash(slot.proc)
