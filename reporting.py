@@ -37,6 +37,7 @@ class SeedResult:
     failures: list = field(default_factory=list)  # (invariant, message, explanation)
     failover_ms: list = field(default_factory=list)  # INV-7's measurements
     not_judged: dict = field(default_factory=dict)  # invariant -> why it was not judged
+    findings: list = field(default_factory=list)  # (finding id, invariant, message, explanation): known about the ADR
 
 
 def not_judged(history, env_failure: str | None = None) -> dict:
@@ -51,9 +52,13 @@ def not_judged(history, env_failure: str | None = None) -> dict:
     return {}
 
 
-def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str, str] | None = None) -> SeedResult:
-    """Every checker over one history (but those in `skip`), with the counts a report sums."""
+def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str, str] | None = None,
+          strict: bool = False) -> SeedResult:
+    """Every checker over one history (but those in `skip`), with the counts a report sums.
+    A violation a known protocol finding explains is counted as that finding, not as a failure
+    (with `strict`, as both)."""
     from checkers import check_all, measure_all
+    from checkers.findings import classify
 
     skip = skip or {}
     failures = []
@@ -61,9 +66,15 @@ def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str
         failures.append(("EXCEPTION", world_failure[0], world_failure[1]))
     failover: list[int] = []
     blip_judged = 0
+    found: list[tuple[str, str, str, str]] = []
     try:
         violations = check_all(history, skip=frozenset(skip))
-        failures += [(v.invariant, v.message, v.explain(history)) for v in violations]
+        unexplained, by_finding = classify(history, violations)
+        for fid, vs in by_finding.items():
+            found += [(fid, v.invariant, v.message, v.explain(history)) for v in vs]
+        if strict:
+            unexplained = violations
+        failures += [(v.invariant, v.message, v.explain(history)) for v in unexplained]
         measured = measure_all(history)
         failover = [] if "INV-7" in skip else measured["failover_ms"]
         blip_judged = 0 if "INV-9" in skip else measured["blip_judged"]
@@ -73,7 +84,8 @@ def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str
     counts["events"] = len(history.events)
     counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
     counts["blip_runs_judged"] = blip_judged
-    return SeedResult(seed, history.sha256(), counts, history.rules, failures, failover, dict(skip))
+    counts["acts"] = sum(1 for e in history.events if e[2] in ("served", "data_acked"))
+    return SeedResult(seed, history.sha256(), counts, history.rules, failures, failover, dict(skip), found)
 
 
 def digest(hashes: list[str]) -> str:
@@ -199,7 +211,17 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
     failing_seeds: list[int] = []
     failover: list[int] = []
     skipped: dict[str, str] = {}
+    findings: dict[str, dict] = {}
     for r in results:
+        for fid, inv, msg, explanation in r.findings:
+            entry = findings.setdefault(fid, {"seeds": [], "invariants": [], "first": None})
+            if r.seed not in entry["seeds"]:
+                entry["seeds"].append(r.seed)
+            if inv not in entry["invariants"]:
+                entry["invariants"].append(inv)
+            if entry["first"] is None:
+                entry["first"] = {"seed": r.seed, "invariant": inv, "message": msg, "explanation": explanation,
+                                  "replay": replay_command(report_path, r.seed) if replayable and report_path else None}
         hashes.append(r.sha256)
         failover.extend(r.failover_ms)
         skipped.update(r.not_judged)
@@ -228,6 +250,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "invariants_checked": [inv for inv in invariants_checked() if inv not in skipped],
         "not_judged": dict(sorted(skipped.items())),
         "failover_ms": distribution(failover),
+        "protocol_findings": _findings_block(findings),
         "failures": failures,
         "failing_seeds": failing_seeds,
         "history_digest": digest(hashes),
@@ -240,6 +263,19 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
     }
     report.update(extra or {})
     return report
+
+
+def _findings_block(found: dict[str, dict]) -> dict:
+    """finding id -> how many seeds showed it, under which invariants, the first, and what it is."""
+    from checkers.findings import FINDINGS
+
+    out = {}
+    for f in FINDINGS:
+        entry = found.get(f.id)
+        if entry is not None:
+            out[f.id] = {"title": f.title, "seeds": len(entry["seeds"]), "invariants": entry["invariants"],
+                         "first": entry["first"], "reproduction": f.reproduction}
+    return out
 
 
 def distribution(values: list[int]) -> dict:
@@ -314,6 +350,10 @@ def _figures(report: dict) -> list[tuple[str, str]]:
     for inv, why in report.get("not_judged", {}).items():
         rows.append((f"{inv} not judged", why))
     rows.append(("failover (INV-7)", _failover_text(report.get("failover_ms") or {})))
+    rows.append(("acts judged / seed", f"{c.get('acts', 0) / n:.0f} (requests served, writes acknowledged)"))
+    for fid, entry in (report.get("protocol_findings") or {}).items():
+        rows.append((f"finding {fid}", f"{entry['seeds']} seeds, first {entry['first']['seed']} "
+                                         f"({', '.join(entry['invariants'])}): {entry['title']}"))
     rows.append(("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0))))
     if report.get("environment_failure"):
         rows.append(("environment", report["environment_failure"]))

@@ -94,8 +94,9 @@ def parse_params(pairs: list[str], base: dict | None = None):
 # --- running seeds ---------------------------------------------------------------------
 
 
-def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False):
-    """Run and judge one seed of the simulated world. Returns a SeedResult (and the history if asked)."""
+def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False, strict: bool = False):
+    """Run and judge one seed of the simulated world. Returns a SeedResult (and the history if asked).
+    `strict`: known protocol findings fail it too."""
     import hashlib
     import traceback
 
@@ -105,7 +106,7 @@ def run_one(seed: int, model_name: str, scenario: str, params, keep_history: boo
     history = None
     try:
         history = run_seed(seed, model, scenario, params, model_name)
-        result = judge(seed, history, not_judged(history))
+        result = judge(seed, history, not_judged(history), strict=strict)
     except Exception as e:  # a bug in the model or the world: report it as a failure of the seed
         tb = traceback.format_exc()
         result = SeedResult(seed, hashlib.sha256(tb.encode()).hexdigest(), {}, {},
@@ -116,40 +117,40 @@ def run_one(seed: int, model_name: str, scenario: str, params, keep_history: boo
 _W: dict = {}
 
 
-def _worker_init(model_name, scenario, params) -> None:
-    _W.update(model=model_name, scenario=scenario, params=params)
+def _worker_init(model_name, scenario, params, strict=False) -> None:
+    _W.update(model=model_name, scenario=scenario, params=params, strict=strict)
 
 
 def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
-    return [run_one(s, _W["model"], _W["scenario"], _W["params"]) for s in seeds]
+    return [run_one(s, _W["model"], _W["scenario"], _W["params"], strict=_W["strict"]) for s in seeds]
 
 
-def run_seeds(model_name, scenario, params, start, count, workers):
+def run_seeds(model_name, scenario, params, start, count, workers, strict=False):
     """Yield SeedResults in seed order, in `workers` processes."""
     seeds = list(range(start, start + count))
     chunk = max(1, min(50, count // (workers * 8) or 1))
     chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
     if workers <= 1:
-        _worker_init(model_name, scenario, params)
+        _worker_init(model_name, scenario, params, strict)
         for c in chunks:
             yield from _worker_chunk(c)
         return
     import multiprocessing as mp
 
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(model_name, scenario, params)) as pool:
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(model_name, scenario, params, strict)) as pool:
         for results in pool.imap(_worker_chunk, chunks):
             yield from results
 
 
 def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
-                 quiet=False):
+                 quiet=False, strict=False):
     """Run seeds start..start+count-1 of the simulated world and build the report (not yet written)."""
     prog = Progress(console, count, label or f"{model_name}/{scenario}") if not quiet else None
     t0 = time.monotonic()
     results = []
     try:
-        for r in run_seeds(model_name, scenario, params, start, count, workers):
+        for r in run_seeds(model_name, scenario, params, start, count, workers, strict):
             results.append(r)
             if prog:
                 prog.advance(1 if r.failures else 0)
@@ -157,7 +158,8 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
         if prog:
             prog.close()
     return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
-                        count=count, elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers)
+                        count=count, elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers,
+                        extra={"strict": strict})
 
 
 # --- the real-S3 world ------------------------------------------------------------------------------
@@ -207,7 +209,7 @@ def _run_s3(console, args, s3) -> int:
     finally:
         prog.close()
     elapsed = time.monotonic() - t0
-    result = judge(seed, history, not_judged(history, world.env_failure), world.failure)
+    result = judge(seed, history, not_judged(history, world.env_failure), world.failure, strict=args.strict)
     path = args.report or os.path.join(HERE, "reports", f"{args.model}-s3-{run_id}.json")
     o = world.options
     block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
@@ -223,6 +225,7 @@ def _run_s3(console, args, s3) -> int:
     report = build_report([result], world="s3", model=args.model, scenario=scenario, params=params, start=seed,
                           count=1, elapsed_s=elapsed, report_path=path, replayable=False,
                           extra={"s3": block, "options": o, "environment_failure": world.env_failure,
+                                 "strict": bool(args.strict),
                                  "command": "python runner.py " + " ".join(argv)})
     write_report(path, report, timeline=timeline_text(history))
     print_summary(console, report, path)
@@ -277,7 +280,8 @@ def replay(console, path: str, seed: int | None) -> int:
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
     params = parse_params([], report["params"])
-    result, history = run_one(seed, model_name, scenario, params, keep_history=True)
+    result, history = run_one(seed, model_name, scenario, params, keep_history=True,
+                              strict=bool(report.get("strict")))
     if history is not None:
         print(f"seed {seed}, model {model_name}, scenario {scenario}")
         print("drawn options: " + json.dumps(history.options, sort_keys=True))
@@ -285,6 +289,10 @@ def replay(console, path: str, seed: int | None) -> int:
         print("rules hit: " + ", ".join(f"{k} {v}" for k, v in history.rules.items()))
     for inv, msg, explanation in result.failures:
         print()
+        print(explanation)
+    for fid, inv, msg, explanation in result.findings:
+        print()
+        print(f"known protocol finding {fid} (not a failure; --strict makes it one):")
         print(explanation)
     print()
     print(f"history sha256: {result.sha256}")
@@ -488,6 +496,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replay", metavar="REPORT", help="re-run one seed of REPORT and print its timeline")
     p.add_argument("--seed", type=_natural, help="with --replay: the seed (default: the report's first failing seed)")
     p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
+    p.add_argument("--strict", action="store_true",
+                   help="known protocol findings (checkers/findings.py) fail the run too, not only counted")
     p.add_argument("--list", action="store_true", help="list the models and scenarios, then exit")
     p.add_argument("--bench", action="store_true",
                    help="benchmark: seeds/s with 1 and 2 workers, cost per seed, memory (use with --seeds)")
@@ -541,7 +551,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_bench(console, args, params)
         load_model(args.model)
         path = args.report or default_report_path(args.model, args.scenario, args.start, args.seeds)
-        report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path)
+        report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path,
+                              strict=args.strict)
         write_report(path, report)
         print_summary(console, report, path)
         return 0 if report["passed"] else 1

@@ -20,6 +20,14 @@ BROKEN = {
     "dropped_pending_release": "broken_models.dropped_pending_release",
     "instant_start_check": "broken_models.instant_start_check",
     "seed_from_old_lease_only": "broken_models.seed_from_old_lease_only",
+    # judged on world facts (acts, applied writes, listings, fences)
+    "acts_after_lease": "broken_models.acts_after_lease",
+    "validity_from_reply": "broken_models.validity_from_reply",
+    "no_restore": "broken_models.no_restore",
+    "adopt_own_fence": "broken_models.adopt_own_fence",
+    "acquire_when_drained": "broken_models.acquire_when_drained",
+    "act_while_releasing": "broken_models.act_while_releasing",
+    "fenced_keeps_running": "broken_models.fenced_keeps_running",
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -1,8 +1,21 @@
 """Checkers: pure functions from a history to a list of violations, one module per invariant."""
 
-from . import blip, chain, drained, failover, generations, lease, nothing_held, nothing_lost, one_owner, pending_release
+from . import (
+    blip,
+    chain,
+    drain_ends,
+    drained,
+    failover,
+    fenced_stops,
+    generations,
+    lease,
+    nothing_held,
+    nothing_lost,
+    one_owner,
+    pending_release,
+)
+from .facts import Facts, facts
 from .history import History, Violation
-from .holds import hold_windows
 
 # invariant id -> check(history) -> list[Violation]
 CHECKERS = {
@@ -15,11 +28,14 @@ CHECKERS = {
     failover.INVARIANT: failover.check,
     nothing_lost.INVARIANT: nothing_lost.check,
     blip.INVARIANT: blip.check,
+    fenced_stops.INVARIANT: fenced_stops.check,
+    drain_ends.INVARIANT: drain_ends.check,
     lease.INVARIANT: lease.check,
 }
 
-_USES_HOLDS = {one_owner.INVARIANT, generations.INVARIANT, nothing_held.INVARIANT, pending_release.INVARIANT,
-               failover.INVARIANT}
+_USES_FACTS = {one_owner.INVARIANT, generations.INVARIANT, nothing_held.INVARIANT, pending_release.INVARIANT,
+               failover.INVARIANT, nothing_lost.INVARIANT, fenced_stops.INVARIANT, drain_ends.INVARIANT,
+               lease.INVARIANT}
 
 
 # judged in the quiet phase that ends a run: a run without one, or cut short, cannot judge them
@@ -27,12 +43,12 @@ LIVENESS = (nothing_held.INVARIANT, failover.INVARIANT)
 
 
 def check_all(history: History, skip: frozenset = frozenset()) -> list[Violation]:
-    """Every checker but those in `skip` over one history (the hold windows computed once)."""
-    holds = hold_windows(history)
+    """Every checker but those in `skip` over one history (the world's facts rebuilt once)."""
+    fx = facts(history)
     out: list[Violation] = []
     for inv, check in CHECKERS.items():
         if inv not in skip:
-            out.extend(check(history, holds) if inv in _USES_HOLDS else check(history))
+            out.extend(check(history, fx) if inv in _USES_FACTS else check(history))
     return out
 
 
@@ -41,4 +57,4 @@ def measure_all(history: History) -> dict:
     return {"failover_ms": failover.measure(history), "blip_judged": 1 if blip.judged(history) else 0}
 
 
-__all__ = ["CHECKERS", "LIVENESS", "check_all", "measure_all", "History", "Violation", "hold_windows"]
+__all__ = ["CHECKERS", "LIVENESS", "check_all", "measure_all", "History", "Violation", "facts", "Facts"]

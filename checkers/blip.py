@@ -33,8 +33,9 @@ def check(history: History) -> list[Violation]:
     for i, (t, proc, kind, f) in enumerate(history.events):
         if not start <= t <= until:
             continue
-        if kind == "fenced" or kind == "lease_lost" or (kind == "exit" and f[0] != 0):
-            what = {"fenced": f"fenced {f[0] if f else ''}", "lease_lost": "lost its lease"}.get(kind, "exited")
+        fence = kind == "apply" and f[0].startswith("nodes/") and f[6].startswith("fenced ") and proc >= 0
+        if fence or (kind == "exit" and f[0] != 0):
+            what = f"fenced {f[0][len('nodes/'):]}" if fence else "exited"
             out.append(Violation(
                 INVARIANT,
                 f"after a global blip of {length / 1000:.3f} s at {start / 1000:.3f} s, "

@@ -1,6 +1,8 @@
 """INV-7 failover: an actor whose owner died (crashed, or exited on a lost lease or a fence) in
 the quiet phase is writable again within ttl + grace + P + A + max_skew of the owner's last
 acknowledged lease write, plus the wait for a request (and the round trips of the acquisition).
+Holds, lease writes and exemptions are the world's facts (checkers/facts.py): an owner whose
+nodes/<id> the world deleted by mistake is left out, whatever its exit says.
 
 `measure` gives the failover times (ms), from the last acknowledged lease write to the first
 new hold, the figure the ADR's soak reported (18.2 s median, 24.4 s p99).
@@ -10,61 +12,65 @@ from __future__ import annotations
 
 from model.params import Params
 
+from .facts import Facts, facts
 from .history import History, Violation
-from .holds import hold_windows
-from .lease import validity_windows
 
 INVARIANT = "INV-7"
 
 
-def _cases(history: History, holds):
-    """(actor, dead proc, last ack, death time, first new hold or None, index of death event)."""
+def _cases(history: History, fx: Facts):
+    """(actor, dead proc, last applied lease write, death time, first new hold or None, index of death event)."""
     events = history.events
     quiet_t = next((e[0] for e in events if e[2] == "quiet"), None)
     if quiet_t is None:
         return
-    last_ack: dict[int, int] = {}
-    deaths: list[tuple[int, int, int]] = []
+    deleted: dict[str, list[int]] = {}  # node id -> when the world deleted its nodes/ object by mistake
+    for t, _p, kind, f in events:
+        if kind == "fault_delete" and f[0].startswith("nodes/"):
+            deleted.setdefault(f[0][len("nodes/"):], []).append(t)
+    deaths: list[tuple[int, int, int, int]] = []
     for i, (t, p, kind, f) in enumerate(events):
-        if kind == "lease_valid":
-            last_ack[p] = t
-        elif (kind == "crash" or kind == "exit" and f[0] != 0) and t >= quiet_t and p in last_ack:
-            if kind == "exit" and "is absent" in f[1]:
-                # its nodes/<id> was deleted by mistake: only a restart's start check or an
-                # operator's fence frees its records (FN-5, FN-7), outside T-5's bound
+        if (kind == "crash" or kind == "exit" and f[0] != 0) and t >= quiet_t and p in fx.live_writes:
+            ack = max((w.applied_ms for w in fx.live_writes[p] if w.applied_ms <= t), default=None)
+            if ack is None:
+                continue  # it never held its lease: it owned nothing
+            if any(ack <= d <= t for d in deleted.get(history.processes[p].node_id, ())):
+                # the world deleted its nodes/<id> (an operator's mistake) after its last write: only a
+                # restart's start check or an operator's fence frees its records (FN-5, FN-7),
+                # outside T-5's bound
                 continue
-            deaths.append((p, t, i))
-    for p, td, i in deaths:
-        for h in holds:
-            if h.proc == p and h.end_ms >= td and h.start_ms < td:
-                new = next((x for x in holds if x.actor == h.actor and x.start_ms > td and x.end_ms > x.start_ms), None)
-                yield h.actor, p, last_ack[p], td, new, i
+            deaths.append((p, t, i, ack))
+    for p, td, i, ack in deaths:
+        for h in fx.holds:
+            if h.proc == p and not h.old and fx.valid_at(h, td - 1):  # it owned the actor when it died
+                new = next((x for x in fx.holds if x.actor == h.actor and x.start_ms > td and fx.windows(x)), None)
+                yield h.actor, p, ack, td, new, i
 
 
-def measure(history: History, holds=None) -> list[int]:
-    holds = hold_windows(history) if holds is None else holds
-    return [new.start_ms - ack for _a, _p, ack, _td, new, _i in _cases(history, holds) if new is not None]
+def measure(history: History, fx: Facts | None = None) -> list[int]:
+    fx = facts(history) if fx is None else fx
+    return [new.start_ms - ack for _a, _p, ack, _td, new, _i in _cases(history, fx) if new is not None]
 
 
 def _valid_at(windows, t: int) -> bool:
     return any(s <= t < e for s, e, _i in windows)
 
 
-def check(history: History, holds=None) -> list[Violation]:
-    holds = hold_windows(history) if holds is None else holds
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
     p = Params(**history.params)
     bound = p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms + p.max_skew_ms
     # T-5: a taker watches a full P + A from its own first acknowledged lease write, and
     # decides at its next listing (every P)
     watch = 2 * p.period_ms + p.attempt_timeout_ms
     slack = 2 * p.attempt_timeout_ms  # the acquisition's own round trips after the request
-    leases = validity_windows(history)
+    leases = fx.lease
     requests: dict[str, list[tuple[int, int]]] = {}
     for t, q, kind, f in history.events:
         if kind == "client":
             requests.setdefault(f[0], []).append((t, q))
     out = []
-    for actor, proc, ack, td, new, i in _cases(history, holds):
+    for actor, proc, ack, td, new, i in _cases(history, fx):
         # the earliest moment some other process could take over: the bound from the last
         # acknowledged write, or later if no taker had watched long enough by then
         free_at = None

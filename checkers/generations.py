@@ -1,20 +1,28 @@
-"""INV-2 one generation per hold: no two holds of one actor share a generation, and
-successive holds' generations strictly increase."""
+"""INV-2 one generation per hold, read from the records the bucket applied: no two holds of
+one actor share a generation, successive holds' generations strictly increase (old binaries'
+per-actor leases, then the new records, across the upgrade), and a hold's generation is
+above every segment the actor's earlier holds wrote (ADR 0007: segment keys carry it).
+
+A hold here is a record write that took effect naming its writer (checkers/facts.py), not the
+model's `hold_began`: the generation is the one the bucket stored.
+"""
 
 from __future__ import annotations
 
+from .facts import DATA, Facts, act_actor, facts
 from .history import History, Violation
-from .holds import hold_windows
 
 INVARIANT = "INV-2"
 
 
-def check(history: History, holds=None) -> list[Violation]:
-    holds = hold_windows(history) if holds is None else holds
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
     last: dict[str, object] = {}
     out = []
     flagged: set[str] = set()
-    for h in holds:  # in the order they began
+    for h in fx.holds:  # in the order they began
+        if h.renewal:
+            continue  # an old lease renewed after a lapse: the same hold
         prev = last.get(h.actor)
         if prev is not None and h.generation <= prev.generation and h.actor not in flagged:
             what = "the same generation as" if h.generation == prev.generation else "a lower generation than"
@@ -26,4 +34,33 @@ def check(history: History, holds=None) -> list[Violation]:
             flagged.add(h.actor)
         if prev is None or h.generation > prev.generation:
             last[h.actor] = h
+    # segments already written at or above a new hold's generation (its keys would collide)
+    top: dict[str, tuple[int, int]] = {}  # actor -> (highest segment generation written so far, event)
+    starts = [(h.opened, h) for h in fx.holds if not h.renewal]
+    k = 0
+    for i, (t, p, kind, f) in enumerate(history.events):
+        while k < len(starts) and starts[k][0] == i:
+            h = starts[k][1]
+            k += 1
+            seg = top.get(h.actor)
+            if seg is not None and h.generation <= seg[0] and h.actor not in flagged:
+                out.append(Violation(
+                    INVARIANT,
+                    f"actor {h.actor}: {h.describe(history)} is not above generation {seg[0]}, which a segment of "
+                    f"an earlier hold already carries ({history.events[seg[1]][3][0]})",
+                    (seg[1], h.opened),
+                ))
+                flagged.add(h.actor)
+        if kind == "apply" and f[0].startswith(DATA) and f[1] == "PUT":
+            actor = act_actor(f[0])
+            g = _key_generation(f[0])
+            if g > top.get(actor, (0, -1))[0]:
+                top[actor] = (g, i)
     return out
+
+
+def _key_generation(key: str) -> int:
+    try:
+        return int(key.rsplit("/", 1)[1].split("-", 1)[0])
+    except (ValueError, IndexError):
+        return 0

@@ -1,68 +1,40 @@
-"""LEASE-1: for each node id, never two processes with a valid node lease at once.
+"""LEASE-1: for each node id, never two processes with a valid node lease at the same true
+time; and no process believes its lease valid longer than the bucket granted.
 
-A process's lease is valid (NL-4) from the true time a write was acknowledged
-(or adopted, NL-9) until its `written_at + ttl - safety` on the process's own
-clock, converted to true time, and never after the process lost its lease,
-exited or crashed.
+Validity is rebuilt from the world's facts (checkers/facts.py): each `live` write of a process
+that the bucket applied grants it validity from that instant to its send time on the
+process's own clock + ttl - safety (NL-4), in true time, until the process ends. The model's
+claims are cross-checked against those facts: a `live` write's `written_at` must not be later
+than the sender's clock at send (NL-4: it is the send time; an earlier one only shortens what
+peers wait), and a `lease_valid` observation must not reach past the last
+applied write's grant ("believes it is valid longer than its last acknowledged write
+allows").
 """
 
 from __future__ import annotations
 
+from .facts import Facts, facts
 from .history import History, Violation
 
 INVARIANT = "LEASE-1"
-_ENDS = ("lease_lost", "exit", "crash", "lease_invalidated")
 
 
-def validity_windows(history: History) -> dict[int, list[tuple[int, int, int]]]:
-    """proc -> merged windows (start_ms, end_ms, event index that opened it), half-open, true time.
-    Computed once per history (several checkers ask)."""
-    cached = history.cache.get("validity_windows")
-    if cached is None:
-        cached = history.cache["validity_windows"] = _validity_windows(history)
-    return cached
-
-
-def _validity_windows(history: History) -> dict[int, list[tuple[int, int, int]]]:
-    raw: dict[int, list[list[int]]] = {}
-    ended: dict[int, int] = {}
-    clocks = [p.clock for p in history.processes]
-    for i, (t, p, kind, f) in enumerate(history.events):
-        if kind == "lease_valid":
-            if p in ended:
-                continue
-            end = clocks[p].true_at(f[1])
-            if end > t:
-                raw.setdefault(p, []).append([t, end, i])
-        elif kind in _ENDS and p not in ended:
-            ended[p] = t
-    out = {}
-    for p, ws in raw.items():
-        stop = ended.get(p)
-        merged: list[list[int]] = []
-        for w in ws:  # already in time order
-            if stop is not None:
-                w[1] = min(w[1], stop)
-            if w[1] <= w[0]:
-                continue
-            if merged and w[0] <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], w[1])
-            else:
-                merged.append(w)
-        out[p] = [tuple(w) for w in merged]
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
+    out = _two_holders(history, fx)
+    out += _claims(history, fx)
     return out
 
 
-def check(history: History) -> list[Violation]:
+def _two_holders(history: History, fx: Facts) -> list[Violation]:
     by_node: dict[str, list[tuple[int, int, int, int]]] = {}
-    for p, ws in validity_windows(history).items():
+    for p, ws in fx.lease.items():
         node = history.processes[p].node_id
         by_node.setdefault(node, []).extend((s, e, p, i) for s, e, i in ws)
     out = []
     for node in sorted(by_node):
-        ws = sorted(by_node[node])
         best = None  # the window reaching furthest so far
-        for w in ws:
+        for w in sorted(by_node[node]):
             if best is not None and w[0] < best[1] and w[2] != best[2]:
                 a, b = best, w
                 pa, pb = history.processes[a[2]], history.processes[b[2]]
@@ -77,4 +49,32 @@ def check(history: History) -> list[Violation]:
                 break  # one counterexample per node is enough to read
             if best is None or w[1] > best[1]:
                 best = w
+    return out
+
+
+def _claims(history: History, fx: Facts) -> list[Violation]:
+    out = []
+    for p, writes in sorted(fx.live_writes.items()):
+        for w in writes:
+            if w.written_at_ms > w.sent_local_ms:  # later than its send: it claims validity never granted
+                label = history.processes[p].label
+                out.append(Violation(
+                    INVARIANT,
+                    f"{label} wrote written_at {w.written_at_ms} in its live write, but its clock read "
+                    f"{w.sent_local_ms} when it sent it (NL-4: written_at is the send time, never later)", (w.event,)))
+                break
+    for i, (t, p, kind, f) in enumerate(history.events):
+        if kind != "lease_valid":
+            continue
+        writes = fx.live_writes.get(p, ())
+        granted = max((w.until_local_ms for w in writes if w.applied_ms <= t), default=None)
+        if granted is None or f[1] > granted:
+            label = history.processes[p].label
+            allows = ("no live write of it had taken effect" if granted is None
+                      else f"its last applied live write allows only until {granted}")
+            out.append(Violation(
+                INVARIANT,
+                f"{label} believes its node lease valid until {f[1]} (its clock) at {t / 1000:.3f} s, "
+                f"but {allows}: it believes it is valid longer than its last acknowledged write allows", (i,)))
+            break
     return out

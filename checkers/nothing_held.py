@@ -1,7 +1,11 @@
 """INV-4 nothing stays held: at the end of the quiet phase, every actor requested in its final
 rounds is held by a serving process, and no record names a process that no longer serves it.
 
-A record naming a live process must be that process's valid hold; a record naming a process
+Holds are the world's (checkers/facts.py): an actor asked for in the final rounds must have
+been served (an act) after they began, and its record name a running process whose hold is
+valid at the end. A record naming a running process must be that process's valid hold, and
+one it says it holds: its own claims (`hold_began`, `hold_ended`) are read against the
+record, for a record naming a process that dropped its release is one nobody can take over; a record naming a process
 that is gone must be free by FN-5 on the final `nodes/<id>` (live under another instance, or
 fenced or released whose kept written_at + ttl + grace has passed), or nobody could ever
 take it over. Judged only on histories with a quiet phase.
@@ -11,14 +15,14 @@ from __future__ import annotations
 
 from model.params import Params
 
+from .facts import Facts, facts
 from .history import History, Violation
-from .holds import hold_windows
 from .records import final_state, names
 
 INVARIANT = "INV-4"
 
 
-def check(history: History, holds=None) -> list[Violation]:
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     quiet = next((i for i, e in enumerate(events) if e[2] == "quiet"), None)
     if quiet is None:
@@ -28,20 +32,31 @@ def check(history: History, holds=None) -> list[Violation]:
     procs = history.processes
     gone = {p for _t, p, kind, _f in events if kind in ("exit", "crash")}
     by_label = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
-    holds = hold_windows(history) if holds is None else holds
-    valid_at_end = {(h.proc, h.actor): h for h in holds if h.start_ms <= end <= h.end_ms}
+    fx = facts(history) if fx is None else fx
+    # a hold still valid when the run ended (world facts: its record unchanged, its lease valid)
+    valid_at_end = {(h.proc, h.actor): h for h in fx.holds if not h.old and fx.valid_at(h, end - 1)}
     state = final_state(history)
     final_round = next((i for i, e in enumerate(events) if e[2] == "final_round"), None)
     requested = sorted({a for e in events if e[2] == "final_round" for a in (e[3][0] if e[3] else ())})
+    first_round_t = events[final_round][0] if final_round is not None else end
+    served_after = {a for t, _p, a, what, _i in fx.acts if t >= first_round_t and what == "served a request"}
+    # what each process itself says it holds at the end (a claim, read only against the record)
+    held: dict[tuple[int, str], int] = {}  # (proc, actor) -> the generation it says it holds
+    for _t, p, kind, f in events:
+        if kind == "hold_began":
+            held[(p, f[0])] = f[1]
+        elif kind == "hold_ended" and held.get((p, f[0])) == f[1]:
+            del held[(p, f[0])]
     out = []
     for actor in requested:
         key = "owners/" + actor
         who = names(state.get(key, ""))
         p = by_label.get(who) if who else None
-        if who is None or p is None or p in gone or (p, actor) not in valid_at_end:
+        if who is None or p is None or p in gone or (p, actor) not in valid_at_end or actor not in served_after:
             why = ("its record names nobody" if who is None else
                    f"its record names {who[0]}/{who[1]}, which " +
-                   ("has exited" if p in gone else "holds no valid hold of it"))
+                   ("has exited" if p in gone else "holds no valid hold of it" if (p, actor) not in valid_at_end
+                    else "served none of its requests after the final round began"))
             out.append(Violation(INVARIANT, f"actor {actor} was requested in the final rounds but is not held "
                                             f"by a serving process at the end ({end / 1000:.3f} s): {why}",
                                  (final_round,)))
@@ -52,7 +67,9 @@ def check(history: History, holds=None) -> list[Violation]:
         actor = key[len("owners/"):]
         p = by_label.get(who)
         if p is not None and p not in gone:
-            if (p, actor) not in valid_at_end and actor not in requested:
+            if actor not in requested and ((p, actor) not in valid_at_end or (p, actor) not in held):
+                # a running process named by the record: FN-5 frees nothing while its lease stands;
+                # if it does not hold the actor (by the bucket, or by its own account), nobody ever will
                 out.append(Violation(INVARIANT, f"{key} names {who[0]}/{who[1]}, which runs but does not serve it "
                                                 f"at the end: nobody can take it over", ()))
             continue

@@ -1,33 +1,72 @@
-"""INV-1 one owner: for each actor, the true-time validity windows of distinct holds never overlap."""
+"""INV-1 one owner, judged on acts: every act for an actor (a request served, a data write
+sent, a client told its write is durable) falls inside a hold of that actor by the acting
+process that is valid at that instant, and two different holds' valid windows never overlap
+(an old binary's per-actor lease against a new node's hold, across the upgrade).
+
+Holds and their validity come from the world's facts (checkers/facts.py): the record writes
+the bucket applied, the node-lease writes and their send times on the sender's clock, the
+processes' ends. Nothing the model says about its own holds or leases is read.
+"""
 
 from __future__ import annotations
 
+from .facts import Facts, facts
 from .history import History, Violation
-from .holds import hold_windows
 
 INVARIANT = "INV-1"
 
 
-def check(history: History, holds=None) -> list[Violation]:
-    holds = hold_windows(history) if holds is None else holds
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
+    out: list[Violation] = []
+    out.extend(_acts_outside_holds(history, fx))
+    out.extend(_overlaps(history, fx))
+    return out
+
+
+def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:
+    out = []
+    flagged: set[str] = set()
+    for t, p, actor, what, i in fx.acts:
+        if actor in flagged or fx.valid_hold(p, actor, t) is not None:
+            continue
+        before = [h for h in fx.by_proc_actor.get((p, actor), ()) if h.start_ms <= t]
+        label = history.processes[p].label
+        lease = "" if fx.lease_valid_at(p, t) else "; its node lease was not valid then"
+        if before:
+            h = before[-1]
+            why = f"its last {h.describe(history)}{lease}"
+            evs = tuple(sorted({h.opened, i} | ({h.closed} if h.closed is not None else set())))
+        else:
+            why = f"no write of its record naming it had taken effect{lease}"
+            evs = (i,)
+        out.append(Violation(INVARIANT, f"{label} {what} for {actor} at {t / 1000:.3f} s without a valid hold: {why}",
+                             evs))
+        flagged.add(actor)
+    return out
+
+
+def _overlaps(history: History, fx: Facts) -> list[Violation]:
+    """Valid windows of holds by different processes (or an old lease and a new hold) overlapping."""
     by_actor: dict[str, list] = {}
-    for h in holds:
-        if h.end_ms > h.start_ms:
-            by_actor.setdefault(h.actor, []).append(h)
+    for h in fx.holds:
+        for s, e in fx.windows(h):
+            by_actor.setdefault(h.actor, []).append((s, e, h))
     out = []
     for actor in sorted(by_actor):
         best = None
-        for h in sorted(by_actor[actor], key=lambda h: (h.start_ms, h.opened)):
-            if best is not None and h.start_ms < best.end_ms:
-                overlap = min(best.end_ms, h.end_ms) - h.start_ms
-                evs = tuple(e for e in (best.opened, best.closed, h.opened, h.closed) if e is not None)
+        for s, e, h in sorted(by_actor[actor], key=lambda w: (w[0], w[2].opened)):
+            if best is not None and s < best[1] and (h.proc != best[2].proc or h.old != best[2].old):
+                b = best[2]
+                evs = tuple(sorted({x for x in (b.opened, b.closed, h.opened, h.closed) if x is not None}))
                 out.append(Violation(
                     INVARIANT,
-                    f"actor {actor} had two owners for {overlap / 1000:.3f} s: "
-                    f"{best.describe(history)}; and {h.describe(history)}",
+                    f"actor {actor} had two owners from {s / 1000:.3f} s to {min(best[1], e) / 1000:.3f} s: "
+                    f"{b.describe(history)}, valid until {best[1] / 1000:.3f} s; and {h.describe(history)}, "
+                    f"valid from {s / 1000:.3f} s",
                     evs,
                 ))
                 break
-            if best is None or h.end_ms > best.end_ms:
-                best = h
+            if best is None or e > best[1]:
+                best = (s, e, h)
     return out

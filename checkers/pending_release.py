@@ -1,30 +1,39 @@
 """INV-6: a pending release never applies to a later hold.
 
-Every release that lands (a write of *nobody* at generation g on
-`owners/<actor>`) must replace the very hold it ends: a record naming the
-releasing process's instance at generation g, at a moment when that process
-no longer holds the actor (OR-5: it stops acting as owner before sending).
-A release landing on a record of another instance or generation, or while
-the releasing process holds the actor again, applied to a later hold.
+Judged on the bucket's applied writes and the process's acts. Every release that lands (a
+write of *nobody* at generation g on `owners/<actor>`) must replace the very hold it ends: a
+record naming the releasing process's instance at generation g. And the releasing process
+stopped acting as owner before it sent that release (OR-5): from the release's send time it
+performs no act for the actor until a record write of its own, sent after the release, takes
+effect. A release that lands on a hold the process still acts for applied to a later hold
+(an in-flight acquisition at the same generation, OR-9, or a reused one, OR-3). The
+releaser's own account is cross-checked too: a release landing while the releaser says it holds
+the actor at that generation again (`hold_began` with no `hold_ended` since) is one.
 """
 
 from __future__ import annotations
 
+from .facts import Facts, facts, sent_ms
 from .history import History, Violation
-from .holds import hold_windows
 
 INVARIANT = "INV-6"
 
 
-def check(history: History, holds=None) -> list[Violation]:
-    holds = hold_windows(history) if holds is None else holds
-    by_proc_actor: dict[tuple[int, str], list] = {}
-    for h in holds:
-        by_proc_actor.setdefault((h.proc, h.actor), []).append(h)
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
+    events = history.events
+    acts: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    for t, p, actor, _what, i in fx.acts:
+        acts.setdefault((p, actor), []).append((t, i))
+    claimed: dict[tuple[int, str], tuple[int, int]] = {}  # (proc, actor) -> (generation, event) it says it holds
     out = []
     procs = history.processes
-    for i, (t, p, kind, f) in enumerate(history.events):
-        if kind != "apply" or not f[0].startswith("owners/"):
+    for i, (t, p, kind, f) in enumerate(events):
+        if kind == "hold_began":
+            claimed[(p, f[0])] = (f[1], i)
+        elif kind == "hold_ended" and claimed.get((p, f[0]), (None,))[0] == f[1]:
+            del claimed[(p, f[0])]
+        if kind != "apply" or p < 0 or not f[0].startswith("owners/"):
             continue
         state, prev_state = f[6], f[7]
         if not state.startswith("nobody "):
@@ -41,17 +50,30 @@ def check(history: History, holds=None) -> list[Violation]:
                 (i,),
             ))
             continue
-        for h in by_proc_actor.get((p, actor), ()):
-            # OR-5: a hold ends before its release is sent, so its release lands after its
-            # window. A hold at this generation still valid when the release lands is a
-            # later hold (an in-flight acquisition at the same generation, or a reused one).
-            if h.generation == int(g) and h.end_ms > max(t, h.start_ms):
-                when = "while" if h.start_ms <= t else "just before"
-                out.append(Violation(
-                    INVARIANT,
-                    f"{f[0]}: a release of generation {g} by {proc.label} landed at {t / 1000:.3f} s {when} its "
-                    f"{h.describe(history)}: the record names nobody under a live owner",
-                    (h.opened, i) if h.opened < i else (i, h.opened),
-                ))
-                break
+        mine = claimed.get((p, actor))
+        if mine is not None and str(mine[0]) == g:
+            # cross-check of its own account: it says it holds the actor at this generation again
+            out.append(Violation(
+                INVARIANT,
+                f"{f[0]}: a release of generation {g} by {proc.label} landed at {t / 1000:.3f} s while it holds "
+                f"{actor} at generation {g} again (by its own account since {events[mine[1]][0] / 1000:.3f} s): the "
+                f"record names nobody under a live owner",
+                (mine[1], i)))
+            continue
+        sent = sent_ms(events[i])
+        # the first record write of this process for the actor sent after the release, that took effect
+        again = next((h.start_ms for h in fx.holds if h.proc == p and h.actor == actor and not h.old
+                      and sent_ms(events[h.opened]) > sent), None)
+        # (an act in the very millisecond the release was sent came before it, in the same step)
+        late = next(((ta, j) for ta, j in acts.get((p, actor), ()) if ta > sent and (again is None or ta < again)),
+                    None)
+        if late is not None:
+            out.append(Violation(
+                INVARIANT,
+                f"{f[0]}: {proc.label} sent a release of generation {g} at {sent / 1000:.3f} s (it landed at "
+                f"{t / 1000:.3f} s) and still acted for {actor} at {late[0] / 1000:.3f} s: the release applied to a "
+                f"hold it still acts for",
+                tuple(sorted((i, late[1]))),
+            ))
     return out
+

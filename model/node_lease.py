@@ -57,11 +57,20 @@ class NodeLease:
 
     # --- queries ------------------------------------------------------------
 
-    @staticmethod
-    def lease_valid(st, now_ms: int) -> bool:
+    def lease_valid(self, st, now_ms: int) -> bool:
         """NL-4: valid until written_at + ttl - safety on this node's clock."""
         ls = st.lease
-        return ls.phase == RUNNING and not ls.lapsed and not ls.invalidated and now_ms < ls.valid_until_ms
+        return ls.phase == RUNNING and not ls.lapsed and not ls.invalidated and now_ms < self.validity_end(st)
+
+    def validity_end(self, st) -> int:
+        """Decision (NL-4): the instant, on this node's clock, at which its lease stops being valid:
+        the last acknowledged write's written_at + ttl - safety."""
+        return st.lease.valid_until_ms
+
+    def valid_from(self, sent_ms: int, now_ms: int) -> int:
+        """Decision (NL-4): the written_at an acknowledged write grants validity from: its send time
+        (stored in the write), never the reply's arrival."""
+        return sent_ms
 
     # --- the start check (NL-5, NL-6, NL-7) ----------------------------------
 
@@ -85,6 +94,13 @@ class NodeLease:
             return st
         body = reply.body if reply.status == io.OK else None
         rec = decode_node(body) if body is not None else None
+        if isinstance(rec, NodeRecord) and rec.state == FENCED and rec.instance == st.instance:
+            # this process's own first write landed late, after it went back to the check (NL-7),
+            # and a peer or the operator fenced it: this instance is fenced and writes no more
+            # (NL-10; FN-5's "once i's object was replaced i can no longer write")
+            reason = f"NL-10: nodes/{st.node_id} is fenced naming this instance {st.instance}"
+            out.append(Observe("lease_lost", (reason,)))
+            return self.exit(st, 1, reason, out)
         if not ls.check_seen:
             first = rec.instance if isinstance(rec, NodeRecord) else None
             ls = replace(
@@ -179,7 +195,7 @@ class NodeLease:
         st = replace(st, lease=ls)
         status = reply.status
         if status == io.OK:
-            st = self.lease_acknowledged(st, reply.version, sent_ms, "ack", now_ms, out)
+            st = self.lease_acknowledged(st, reply.version, self.valid_from(sent_ms, now_ms), "ack", now_ms, out)
             return self.after_lease_op(st, now_ms, out)
         if status in FAILED_CONDITION or (status == io.TIMED_OUT and ls.phase == FIRST_WRITE):
             # NL-9: a failed condition is not proof of a fence: read once.
@@ -273,7 +289,7 @@ class NodeLease:
             ls = replace(ls, lapsed=False, ever_valid=True)
             out.append(Mark("NL-4"))
             out.append(Observe("lease_valid", (written_at_ms, until, how)))
-            out.append(SetTimer("lease_deadline", until))
+            out.append(SetTimer("lease_deadline", self.validity_end(replace(st, lease=ls))))
         elif not ls.lapsed:
             # acknowledged too late to be valid at all: it ran out already (NL-11)
             out.append(Mark("NL-11"))
@@ -287,7 +303,7 @@ class NodeLease:
     def on_timer_lease_deadline(self, st, key, now_ms, out):
         """NL-11: a lease that only ran out is not lost."""
         ls = st.lease
-        if ls.phase != RUNNING or ls.lapsed or ls.invalidated or now_ms < ls.valid_until_ms:
+        if ls.phase != RUNNING or ls.lapsed or ls.invalidated or now_ms < self.validity_end(st):
             return st
         out.append(Mark("NL-11"))
         out.append(Observe("lease_ran_out", (ls.valid_until_ms,)))

@@ -45,8 +45,15 @@ KINDS: dict[str, tuple[str, ...]] = {
     "exit": ("status", "reason"),
     # a bucket write or delete that took effect: the serial of the object it
     # replaced (0: none), the serial the writer's condition named as it knew
-    # it (None: unconditional; 0: If-None-Match), the new serial (0: deleted)
-    "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state", "prev_state"),
+    # it (None: unconditional; 0: If-None-Match), the new serial (0: deleted),
+    # the states written and replaced, and when (true time) its writer sent it
+    "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state", "prev_state", "sent_ms"),
+    # a listing of an actor's data delivered to a process (a restore): the prefix, the keys
+    # after it, and when (true time) the process sent the LIST
+    "listed": ("prefix", "keys", "sent_ms"),
+    "told": ("command",),  # the world told the process to drain, resume or stop
+    # the bucket refused a conditional write (412): the state it met (as far as the world knows)
+    "refused": ("key", "op", "cond", "met", "sent_ms"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
     "client": ("actor", "node", "request"),  # a client request reached a node

@@ -98,7 +98,7 @@ class Ownership(ActorData):
             return replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, waiting=acq.waiting + ((req, hops),))))
         if self.is_valid(st, actor, now_ms):
             return self.serve(st, actor, req, now_ms, out)
-        if st.stop is not None or st.draining:
+        if self.refuses_new_holds(st):
             return self.fail_requests(st, actor, ((req, hops),), "not ready: stopping or draining", out)
         if not self.lease_valid(st, now_ms):
             return self.fail_requests(st, actor, ((req, hops),), "not ready: node lease not valid", out)
@@ -123,6 +123,10 @@ class Ownership(ActorData):
                 return self.forward(st, actor, rec.node_id, acq.waiting, out)
         # nobody, free, ours, or a holder the view does not show live: acquire here (FN-9)
         return self.begin_acquire(st, actor, now_ms, out)
+
+    def refuses_new_holds(self, st) -> bool:
+        """Decision (CS-3, CS-1): a stopping or draining node acquires nothing new."""
+        return st.stop is not None or st.draining
 
     def forward(self, st, actor, node_id, waiting, out):
         for req, hops in waiting:

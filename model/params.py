@@ -40,6 +40,13 @@ class Params:
         """T-5 / FN-5: ttl + grace."""
         return self.ttl_ms + self.grace_ms
 
+    @property
+    def handed_recheck_ms(self) -> int:
+        """BD-5: a handed alarm is looked at again after 30 s, or twice ttl + grace if that is longer
+        (the sender's release may be pending; its record frees on the release or a fence). Alarms
+        are outside this model until an issue asks for them; the bound is kept beside the others."""
+        return max(30_000, 2 * self.takeover_ms)
+
     def to_dict(self) -> dict[str, int]:
         return asdict(self)
 

@@ -187,8 +187,9 @@ def decode_lease_v1(body: str) -> OldLease | Corrupt:
 def state_line(body: str | None) -> str:
     """A record's state in one line, for histories and timelines: "live <instance> <written_at>"
     (or fenced / released) for a format-3 node lease, "held <node> <instance> <generation>" or
-    "nobody <generation>" for an owner record, the second line otherwise ("node <id>" for an old
-    heartbeat, "generation <g>" for a marker); "" for no body."""
+    "nobody <generation>" for an owner record, "old-lease <node> <generation> <expires_at>" for an
+    old per-actor lease, "marker <generation>" for an upgrade marker, the second line otherwise
+    ("node <id>" for an old heartbeat); "" for no body."""
     if not body:
         return ""
     parts = body.split("\n", 3)
@@ -196,6 +197,12 @@ def state_line(body: str | None) -> str:
         return ""
     if parts[0] == NODE_HEADER_3 and len(parts) > 2:
         return parts[1] + " " + parts[2][len("written_at_ms "):]
+    if parts[0] == OLD_LEASE_HEADER or parts[0] == MARKER_HEADER:
+        rec = decode_lease(body)
+        if isinstance(rec, OldLease):
+            return f"old-lease {rec.node_id} {rec.generation} {rec.expires_at_ms}"
+        if isinstance(rec, Marker):
+            return f"marker {rec.generation}"
     return parts[1]
 
 

@@ -33,12 +33,15 @@ import random
 from collections import Counter
 
 from checkers.history import Clock, History, Process
+from model.actor_data import DATA_PREFIX
 from model.io import (
     DELETE,
     FAILED_FAST,
     GET,
     IF_MATCH,
     IF_NONE_MATCH,
+    LIST,
+    OK,
     PUT,
     TIMED_OUT,
     CancelTimer,
@@ -66,6 +69,10 @@ WORLD = -1  # the proc index of events the world itself records
 
 FAILED = Reply(FAILED_FAST)
 NO_ANSWER = Reply(TIMED_OUT)
+# a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
+SCRIPTED_FAULTS = {"lose_request": "request lost (scripted)", "fail_fast": "failed fast (scripted)",
+                   "delay_apply": "held back {ms} ms (scripted)", "lose_reply": "reply lost (scripted)",
+                   "delay_reply": "reply slowed by {ms} ms (scripted)"}
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
 
@@ -88,7 +95,6 @@ class World:
         self.fault = {k: o[k] for k in ("p_fail_fast", "p_request_lost", "p_late", "p_reply_lost", "p_slow_reply")}
         # losses and delays hit only requests of this [op, key prefix] (None: every request; op None: any op)
         self.fault_target = o.get("fault_target")
-        self.fault_log = False  # record each fault the core draws as a `fault` event (the real-S3 timeline)
         self.in_quiet = False
         self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
         self.rules: Counter = Counter()
@@ -119,8 +125,9 @@ class World:
         """Call fn(*args) `delay_ms` from now (true time)."""
         raise NotImplementedError
 
-    def to_bucket(self, proc: Proc, rid: int, req, fate) -> None:
-        """The request reaches the bucket now: apply it, then call bucket_answered()."""
+    def to_bucket(self, proc: Proc, rid: int, req, fate, sent_ms: int) -> None:
+        """The request (sent at true time `sent_ms`) reaches the bucket now: apply it, then call
+        bucket_answered()."""
         raise NotImplementedError
 
     def remove_object(self, key: str) -> None:
@@ -333,6 +340,7 @@ class World:
             proc.draining = True
         elif command.name == "resume":
             proc.draining = False
+        self.record(proc.index, "told", (command.name,))
         self.deliver(proc, command)
 
     # --- the model's side ------------------------------------------------------------------
@@ -389,8 +397,8 @@ class World:
         rng = self.rng
         rid = eff.request_id
         req = eff.request
-        proc.pending[rid] = True
         now = self.now
+        proc.pending[rid] = now  # its send time
         timeout = proc.clock.true_at(proc.clock.local(now) + eff.timeout_ms) - now
         self.later(timeout, self._timed_out, proc, rid)
         cut = self._is_cut(proc.machine)
@@ -399,24 +407,24 @@ class World:
         fate = self.scripted_fate(proc, req) if self.net_rules else None
         if fate is not None:
             action, ms = fate
+            if action in SCRIPTED_FAULTS:
+                self.note_fault(proc, SCRIPTED_FAULTS[action].format(ms=ms), req)
             if action == "lose_request":
                 return
             if action == "fail_fast":
                 self.later(1, self._reply, proc, rid, FAILED)
                 return
             if action == "delay_apply":
-                self.later(ms, self.to_bucket, proc, rid, req, None)
+                self.later(ms, self.to_bucket, proc, rid, req, None, now)
                 return
         f = self.fault
         if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
-            if self.fault_log:
-                self.note_fault(proc, "failed fast" + (" (refused: cut off)" if cut else ""), req)
+            self.note_fault(proc, "failed fast" + (" (refused: cut off)" if cut else ""), req)
             self.later(self.randint(1, FAIL_FAST_MS_MAX), self._reply, proc, rid, FAILED)
             return
         hit = self.fault_target is None or self._targeted(req)
         if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
-            if self.fault_log:
-                self.note_fault(proc, "request lost", req)
+            self.note_fault(proc, "request lost", req)
             return  # lost on the way: never applied, never answered
         o = self.options
         delay = self.randint(1, o["delay_ms_max"])
@@ -424,9 +432,8 @@ class World:
             delay += self.randint(0, o["upload_ms_max"])  # a segment upload takes its time
         if hit and f["p_late"] and req.op in (PUT, DELETE) and rng.random() < f["p_late"]:
             delay = timeout + self.randint(1, o["late_ms_max"])  # applied after its sender gave up
-            if self.fault_log:
-                self.note_fault(proc, f"held back {delay} ms, past its timeout", req)
-        self.later(delay, self.to_bucket, proc, rid, req, fate)
+            self.note_fault(proc, f"held back {delay} ms, past its timeout", req)
+        self.later(delay, self.to_bucket, proc, rid, req, fate, now)
 
     def _targeted(self, req) -> bool:
         op, prefix = self.fault_target
@@ -441,10 +448,11 @@ class World:
         proc.learned[(key, version)] = serial
 
     def applied(self, proc: Proc, req, version: str | None, prev_serial: int, serial: int,
-                prev_body: str | None) -> None:
-        """A write or delete of `proc` took effect: `prev_serial` is the object it replaced (0: none),
-        `serial` the new one (0: deleted). Records it with the version its condition named, as
-        this process knew it before this write (INV-3)."""
+                prev_body: str | None, sent_ms: int) -> None:
+        """A write or delete of `proc`, sent at `sent_ms`, took effect: `prev_serial` is the object it
+        replaced (0: none), `serial` the new one (0: deleted). Records it with the version its
+        condition named, as this process knew it before this write (INV-3), and its send time
+        (the checkers rebuild validity from it)."""
         key = req.key
         if req.cond == IF_MATCH:
             named = proc.learned.get((key, req.version), -1)
@@ -455,36 +463,46 @@ class World:
         if req.op == PUT:
             proc.learned[(key, version)] = serial
         self.record(proc.index, "apply", (key, req.op, req.cond, prev_serial, named, serial,
-                                          state_line(req.body), state_line(prev_body)))
+                                          state_line(req.body), state_line(prev_body), sent_ms))
+
+    def refused(self, proc: Proc, req, met_body: str | None, sent_ms: int) -> None:
+        """The bucket refused a conditional write of `proc` (412): the world records what it met
+        (INV-10: a process whose write met a fence naming it stops)."""
+        self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms))
 
     def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
         """The bucket answered `req`: the fault plan draws what happens to the reply."""
         if fate is not None:
+            if fate[0] in SCRIPTED_FAULTS:
+                self.note_fault(proc, SCRIPTED_FAULTS[fate[0]].format(ms=fate[1]), req)
             if fate[0] == "lose_reply":
                 return
             if fate[0] == "delay_reply":
-                self.later(fate[1], self._reply, proc, rid, reply)
+                self.later(fate[1], self._reply, proc, rid, reply, req)
                 return
         f = self.fault
         rng = self.rng
         hit = self.fault_target is None or self._targeted(req)
         if hit and f["p_reply_lost"] and req.op != GET and rng.random() < f["p_reply_lost"]:
-            if self.fault_log:
-                self.note_fault(proc, f"reply lost ({reply.status})", req)
+            self.note_fault(proc, f"reply lost ({reply.status})", req)
             return
         delay = self.randint(1, self.options["delay_ms_max"])
         if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
             delay = self.randint(delay, delay + self.params.attempt_timeout_ms)
-            if self.fault_log:
-                self.note_fault(proc, f"reply slowed to {delay} ms", req)
-        self.later(delay, self._reply, proc, rid, reply)
+            self.note_fault(proc, f"reply slowed to {delay} ms", req)
+        self.later(delay, self._reply, proc, rid, reply, req)
 
-    def _reply(self, proc, rid, reply) -> None:
-        if proc.pending.pop(rid, None) is None:
+    def _reply(self, proc, rid, reply, req=None) -> None:
+        sent = proc.pending.pop(rid, None)
+        if sent is None:
             return  # timed out already, or the process is gone
         if reply.status != FAILED_FAST and self._is_cut(proc.machine):
-            proc.pending[rid] = True  # the reply is lost on the way: the timeout answers
+            proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
             return
+        if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
+            # what a restore saw: the world knows the listing it delivered (INV-8)
+            cut = len(req.key)
+            self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
         self.deliver(proc, ReplyArrived(rid, reply))
 
     def _timed_out(self, proc, rid) -> None:
@@ -646,8 +664,7 @@ class World:
             who = "m" + who[1:]
         self.cut[who] = mode
         self.record(WORLD, "outage", (who, self.now + length_ms))
-        if self.fault_log:
-            self.record(WORLD, "fault", (f"outage: {mode}", who))
+        self.record(WORLD, "fault", (f"outage: {mode}", who))
         self.later(length_ms, self._outage_ends, who)
 
     def _outage_ends(self, who) -> None:
@@ -659,6 +676,8 @@ class World:
                 self.crash(slot.proc)
 
     def _twin_begins(self, node_id, machine, life_ms) -> None:
+        if self.in_quiet:
+            return  # faults stopped: a twin or replacement drawn for the fault phase comes too late
         slot = Slot(node_id, machine)
         self.slots.append(slot)
         self.record(WORLD, "twin", (node_id, machine))

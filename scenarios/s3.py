@@ -201,9 +201,9 @@ class S3World(World):
                  scenario: str = "swarm", options: dict | None = None, progress=None,
                  progress_every_ms: int = 1_000) -> None:
         self._t0 = time.monotonic()
+        self._frozen: int | None = None
         super().__init__(seed, model, scenario, validate(params), model_name, options,
                          duration_ms=duration_ms, nodes=nodes, actors=actors)
-        self.fault_log = True  # the timeline shows every fault injected at the edge
         self.bucket = bucket
         self.duration_ms = self.options["fault_ms"] + self.options.get("quiet_ms", 0)
         self.notes: Counter = Counter()  # unexpected outcomes by kind (HTTP 500, ReadTimeoutError, ...)
@@ -229,7 +229,10 @@ class S3World(World):
 
     @property
     def now(self) -> int:
-        """True time: ms since the run began, on the monotonic clock."""
+        """True time: ms since the run began, on the monotonic clock; one instant for everything a
+        callback does (as a simulated step), so a send and the clock its process read agree."""
+        if self._frozen is not None:
+            return self._frozen
         return int((time.monotonic() - self._t0) * 1000)
 
     def later(self, delay_ms: int, fn, *args) -> None:
@@ -277,12 +280,15 @@ class S3World(World):
                 self._guard(fn, args)
 
     def _guard(self, fn, args) -> None:
+        self._frozen = int((time.monotonic() - self._t0) * 1000)
         try:
             fn(*args)
         except Exception as e:  # a bug in the model or the world: the run stops and fails
             import traceback
 
             self.failure = (f"{type(e).__name__}: {e}", traceback.format_exc())
+        finally:
+            self._frozen = None
 
     def _environment_failed(self, now: int) -> None:
         n = sum(self._unanswered.values())
@@ -311,19 +317,19 @@ class S3World(World):
 
     # --- the bucket, at the edge ----------------------------------------------------------------
 
-    def to_bucket(self, proc, rid, req, fate) -> None:
+    def to_bucket(self, proc, rid, req, fate, sent_ms) -> None:
         if self._stopped:
             return
         if req.op in (PUT, DELETE):
             self.keys_written.add(req.key)
-        self._pool.submit(self._call, proc, rid, req, fate)
+        self._pool.submit(self._call, proc, rid, req, fate, sent_ms)
 
-    def _call(self, proc, rid, req, fate) -> None:
+    def _call(self, proc, rid, req, fate, sent_ms) -> None:
         """On a worker thread: the one blocking call; its outcome goes back to the loop."""
         reply, note = self.bucket.call(req)
-        self._inbox.put((self._answered, (proc, rid, req, reply, note, fate)))
+        self._inbox.put((self._answered, (proc, rid, req, reply, note, fate, sent_ms)))
 
-    def _answered(self, proc, rid, req, reply, note, fate) -> None:
+    def _answered(self, proc, rid, req, reply, note, fate, sent_ms) -> None:
         if note is None:
             self._last_answer_ms = self.now
             self._unanswered.clear()
@@ -340,12 +346,17 @@ class S3World(World):
                 self.versions.body.setdefault((key, s), reply.body or "")
                 self.learned(proc, key, reply.version, s)
             elif req.op in (PUT, DELETE):
-                self._record_apply(proc, req, reply)
+                self._record_apply(proc, req, reply, sent_ms)
+        elif reply.status == PRECONDITION_FAILED and req.op in (PUT, DELETE):
+            # what it met, as far as the world knows: the latest write of that key it learned of
+            v = self.versions
+            cur = v.current.get(req.key, 0)
+            self.refused(proc, req, v.body.get((req.key, cur)) if cur else None, sent_ms)
         if reply.status == TIMED_OUT:
             return  # no answer: the timeout answers
         self.bucket_answered(proc, rid, req, reply, fate)
 
-    def _record_apply(self, proc, req, reply) -> None:
+    def _record_apply(self, proc, req, reply, sent_ms) -> None:
         """Serials for a write or delete that took effect (see the module docstring)."""
         v = self.versions
         key = req.key
@@ -361,7 +372,7 @@ class S3World(World):
         else:
             serial = 0
             v.current[key] = 0
-        self.applied(proc, req, reply.version, prev, serial, prev_body)
+        self.applied(proc, req, reply.version, prev, serial, prev_body, sent_ms)
 
     def remove_object(self, key: str) -> None:
         if not self._stopped:

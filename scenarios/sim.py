@@ -18,7 +18,7 @@ from simpy.events import NORMAL
 
 from checkers.history import History
 from model.actor_data import DATA_PREFIX
-from model.io import DELETE, GET, OK, PUT
+from model.io import DELETE, GET, OK, PRECONDITION_FAILED, PUT
 from model.params import Params
 from model.records import LEASES_PREFIX
 
@@ -67,7 +67,7 @@ class SimWorld(World):
 
     # --- the bucket ---------------------------------------------------------------------
 
-    def to_bucket(self, proc, rid, req, fate) -> None:
+    def to_bucket(self, proc, rid, req, fate, sent_ms) -> None:
         """The request takes effect now, atomically (the simulated bucket is linearizable)."""
         before = self.bucket.objects.get(req.key)
         reply, prev, serial = self.bucket.apply(req, self.env._now)
@@ -75,7 +75,10 @@ class SimWorld(World):
             if req.op == GET:
                 self.learned(proc, req.key, reply.version, serial)
             elif req.op == PUT or req.op == DELETE:
-                self.applied(proc, req, reply.version, prev, serial, before.body if before is not None else None)
+                self.applied(proc, req, reply.version, prev, serial, before.body if before is not None else None,
+                             sent_ms)
+        elif reply.status == PRECONDITION_FAILED and req.op != GET:
+            self.refused(proc, req, before.body if before is not None else None, sent_ms)
         self.bucket_answered(proc, rid, req, reply, fate)
 
     def remove_object(self, key: str) -> None:

@@ -119,3 +119,13 @@ def test_fn1_fn2_a_node_fences_only_after_renewing_itself():
     assert recovered and fenced
     assert fenced[0] >= recovered[0] + p.period_ms + p.attempt_timeout_ms
     assert check_all(h) == []
+
+
+def test_bd5_handed_alarm_recheck_is_30_s_or_twice_ttl_plus_grace():
+    """BD-5: a handed alarm is looked at again after 30 s, or twice ttl + grace when that is longer."""
+    from model.params import Params
+
+    assert Params().handed_recheck_ms == 30_000  # 2 * (10 + 5) s at the defaults
+    assert Params(ttl_ms=30_000, grace_ms=10_000, heartbeat_period_ms=3_000).handed_recheck_ms == 80_000
+    assert Params(ttl_ms=2_000, grace_ms=1_000, safety_ms=400, max_skew_ms=200, heartbeat_period_ms=600,
+                  attempt_timeout_ms=500).handed_recheck_ms == 30_000

@@ -1,7 +1,10 @@
 """The checkers on hand-built histories (LEASE-1, INV-3), and LEASE-1 biting a broken model (NL-9).
 
 Histories are built with the field order model.observations.KINDS gives, so a
-field added at the end of a kind does not break them.
+field added at the end of a kind does not break them. LEASE-1's histories are world
+facts (checkers/facts.py): a node lease is valid from the instant one of its `live` writes
+took effect to that write's send time on the writer's clock + ttl - safety (NL-4), never
+from the model's `lease_valid` claims.
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ import pytest
 from checkers import CHECKERS, History, check_all
 from checkers.history import Process
 from model.observations import KINDS
+
+from factkit import finish
+from factkit import live as live_write
 
 LEASE_1 = CHECKERS["LEASE-1"]
 INV_3 = CHECKERS["INV-3"]
@@ -32,9 +38,11 @@ def history(*procs: tuple) -> History:
     return h
 
 
-def valid(h: History, t_ms: int, proc: int, written_at_ms: int, until_ms: int, how: str = "ack") -> int:
-    h.add(t_ms, proc, "lease_valid", fields("lease_valid", written_at_ms=written_at_ms, until_ms=until_ms, how=how))
-    return len(h.events) - 1
+def live(h: History, sent_ms: int, proc: int) -> int:
+    """A `live` write of proc's node lease, sent at true time sent_ms and taking effect at once, its
+    written_at the sender's clock at send: valid over [sent_ms, true_at(local(sent_ms) + ttl - safety)),
+    8 s at the defaults (NL-4)."""
+    return live_write(h, sent_ms, proc, lag=0)
 
 
 def apply(h: History, t_ms: int, proc: int, key: str, cond, prev: int, named, serial: int, state: str,
@@ -49,19 +57,24 @@ def apply(h: History, t_ms: int, proc: int, key: str, cond, prev: int, named, se
 
 def test_lease1_successive_processes_of_one_node_pass():
     """LEASE-1: the first process exits (NL-10) before the second becomes valid: no overlap, even
-    though the first one's until had not passed."""
+    though the first one's until (9 s) had not passed when the second's write took effect (8 s)."""
     h = history(("n1", "a", "m0", 0, 0), ("n1", "b", "m0", 0, 0))
-    valid(h, 1_000, 0, 1_000, 9_000)
+    live(h, 1_000, 0)  # valid over [1 s, 9 s)
     h.add(4_000, 0, "lease_lost", fields("lease_lost", reason="fenced"))
     h.add(4_000, 0, "exit", fields("exit", status=1, reason="NL-10"))
-    valid(h, 20_000, 1, 20_000, 28_000)
+    live(h, 8_000, 1)
+    finish(h)
     assert LEASE_1(h) == []
+    del h.events[2]  # the control: without the exit, the windows overlap over [8 s, 9 s)
+    h.cache.clear()
+    assert [v.invariant for v in LEASE_1(h)] == ["LEASE-1"]
 
 
 def test_lease1_two_nodes_may_overlap():
     h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
-    valid(h, 1_000, 0, 1_000, 9_000)
-    valid(h, 2_000, 1, 2_000, 10_000)
+    live(h, 1_000, 0)
+    live(h, 2_000, 1)
+    finish(h)
     assert LEASE_1(h) == []
 
 
@@ -69,39 +82,44 @@ def test_lease1_window_ends_at_until_converted_to_true_time():
     """LEASE-1: validity ends at until on the process's own clock: a clock 1 s ahead ends 1 s earlier
     in true time. Half-open windows: touching is not overlapping."""
     h = history(("n1", "a", "m0", 1_000, 0), ("n1", "b", "m1", 0, 0))
-    valid(h, 0, 0, 1_000, 9_000)  # local 9 000 on m0 is true 8 000
-    valid(h, 8_000, 1, 8_000, 16_000)
+    live(h, 0, 0)  # written_at 1 000 on m0; until local 9 000 on m0 is true 8 000
+    live(h, 8_000, 1)
+    finish(h)
     assert LEASE_1(h) == []
 
 
 def test_lease1_overlapping_windows_of_two_processes_of_one_node_violate():
-    """LEASE-1: two processes of n1 valid at once; the violation names both lease_valid events."""
+    """LEASE-1: two processes of n1 valid at once; the violation names both applied live writes."""
     h = history(("n1", "a", "m0", 1_000, 0), ("n1", "b", "t0", 0, 0))
-    ea = valid(h, 0, 0, 1_000, 9_000)  # valid over true [0, 8000)
+    ix = {"a": live(h, 0, 0)}  # valid over true [0, 8000)
     h.add(5_000, -1, "twin", fields("twin", node_id="n1", machine="t0"))
-    eb = valid(h, 7_999, 1, 7_999, 15_999)  # 1 ms too early
+    ix["b"] = live(h, 7_999, 1)  # 1 ms too early
+    finish(h, ix)
+    ea, eb = ix["a"], ix["b"]
     (v,) = LEASE_1(h)
     assert v.invariant == "LEASE-1"
     assert set(v.events) == {ea, eb}
     assert "n1/a" in v.message and "n1/b" in v.message and "t0" in v.message
     text = v.explain(h)
-    assert all(f"#{i}" in text for i in (ea, eb)) and "lease_valid" in text
+    assert all(f"#{i}" in text for i in (ea, eb)) and "apply" in text and "live a 1000" in text
 
 
 def test_lease1_crash_ends_the_window():
     h = history(("n1", "a", "m0", 0, 0), ("n1", "b", "m0", 0, 0))
-    valid(h, 1_000, 0, 1_000, 9_000)
+    live(h, 1_000, 0)
     h.add(2_000, 0, "crash", ())
-    valid(h, 3_000, 1, 3_000, 11_000)
+    live(h, 3_000, 1)
+    finish(h)
     assert LEASE_1(h) == []
 
 
 def test_lease1_a_ran_out_lease_renewed_late_by_the_same_process_is_not_a_violation():
     """LEASE-1 compares processes: one process's own windows merge."""
     h = history(("n1", "a", "m0", 0, 0),)
-    valid(h, 1_000, 0, 1_000, 9_000)
-    valid(h, 4_000, 0, 4_000, 12_000)
-    valid(h, 30_000, 0, 30_000, 38_000, "recovered")
+    live(h, 1_000, 0)
+    live(h, 4_000, 0)
+    live(h, 30_000, 0)  # NL-11: recovered after running out
+    finish(h)
     assert LEASE_1(h) == []
 
 
@@ -174,7 +192,7 @@ def test_broken_models_state_their_rule_and_checker():
 
 def test_lease1_bites_adopt_any_instance(twins_catch):
     """NL-9 without the instance check lets a twin adopt the other's write: LEASE-1 catches it
-    (scenario 'twins'), and the violation names the two lease_valid events."""
+    (scenario 'twins'), and the violation names the two processes' applied live writes."""
     from broken_models import load
 
     assert load("adopt_any_instance").CATCHES == "LEASE-1"

@@ -2,9 +2,12 @@
 INV-7 failover, INV-8 nothing lost, INV-9 a blip restarts nothing; `runner.py --broken` listing every
 broken model; and the property that the correct model passes every checker on any seed.
 
-Histories are built with the field order model.observations.KINDS gives, so a field added at the end of
-a kind does not break them. Every clock here reads true time (offset 0, no drift) and the params are the
-defaults (ttl 10 s, grace 5 s, safety 2 s, period 3 s, attempt timeout 2 s, max skew 1 s).
+Histories are world facts (checkers/facts.py, tests/factkit.py): node leases are the `live` writes the
+bucket applied (valid from taking effect to send time + ttl - safety, NL-4), holds are the owners/ records
+that took effect naming their writer (OR-3), restores are delivered listings; the model's own claims
+(`lease_valid`, `hold_began`) make no lease and no hold. Every clock here reads true time (offset 0, no
+drift) and the params are the defaults (ttl 10 s, grace 5 s, safety 2 s, period 3 s, attempt timeout 2 s,
+max skew 1 s).
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import sys
 import pytest
 
 from checkers import CHECKERS, History, check_all, measure_all
-from checkers.history import Process
-from model.observations import KINDS
+from factkit import WORLD, ev, fence, finish, heartbeats, listed, live, record, release, segment
+from factkit import history as _history
+from factkit import put as _put
 
 INV_4 = CHECKERS["INV-4"]
 INV_5 = CHECKERS["INV-5"]
@@ -30,76 +34,65 @@ INV_9 = CHECKERS["INV-9"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 A0 = "t0/c/a0"
 A1 = "t1/c/a1"
-WORLD = -1
-
-
-def fields(kind: str, **values) -> tuple:
-    """The fields of an event of `kind`, in KINDS order; names not given default to ''."""
-    unknown = set(values) - set(KINDS[kind])
-    assert not unknown, f"{kind} has no fields {unknown}"
-    return tuple(values.get(name, "") for name in KINDS[kind])
 
 
 def history(*procs: tuple, options: dict | None = None, end_ms: int = 0) -> History:
     """procs: (node_id, instance); every process on a machine of its own with a clock reading true time."""
-    h = History(seed=0, model="hand", scenario="hand", params={}, options=dict(options or {}))
-    for k, (node_id, instance) in enumerate(procs):
-        h.processes.append(Process(node_id=node_id, instance=instance, machine=f"m{k}", offset_ms=0, drift_ppm=0))
-    h.end_ms = end_ms
-    return h
+    return _history(*procs, options=options, end_ms=end_ms)
 
 
-def ev(h: History, t_ms: int, proc: int, kind: str, **values) -> int:
-    """Append an event; its index."""
-    h.add(t_ms, proc, kind, fields(kind, **values))
-    return len(h.events) - 1
-
-
-def valid(h: History, t_ms: int, proc: int, until_ms: int) -> int:
-    return ev(h, t_ms, proc, "lease_valid", written_at_ms=t_ms, until_ms=until_ms, how="ack")
-
-
-def put(h: History, t_ms: int, proc: int, key: str, state: str, serial: int, prev: int = 0) -> int:
-    """A conditional write that took effect, as the world records it."""
-    return ev(h, t_ms, proc, "apply", key=key, op="PUT", cond="if-match" if prev else "if-none-match",
-              prev_serial=prev, named_serial=prev, serial=serial, state=state, prev_state="")
+def put(h: History, t_ms: int, proc: int, key: str, state: str) -> int:
+    """A conditional write that took effect at t_ms (sent 20 ms before); `finish` fills its chain."""
+    return _put(h, t_ms, proc, key, state)
 
 
 def hold(h: History, t_ms: int, proc: int, actor: str, generation: int) -> int:
-    return ev(h, t_ms, proc, "hold_began", actor=actor, generation=generation, version=f"w{generation}", how="ack")
+    """A hold as the world knows it: proc's record write of owners/<actor> naming it at `generation` took
+    effect at t_ms (OR-3); with the model's `hold_began` claim beside it, which no checker reads for it."""
+    i = record(h, t_ms, proc, actor, generation)
+    ev(h, t_ms + 1, proc, "hold_began", actor=actor, generation=generation, version=f"w{generation}", how="ack")
+    return i
 
 
 # --- INV-4 nothing stays held --------------------------------------------------------------------------------
 
 
 def _quiet_run(owner_exits: bool, freed_by_fence: bool = False, unserved: bool = False) -> tuple[History, dict]:
-    """n0/a owns a0 (record "held n0 a 1"). The quiet phase begins at 50 s, the final round at 90 s requests
-    a0, the run ends at 100 s. `owner_exits`: n0/a exits 1 at 60 s and nothing takes a0 over.
-    `freed_by_fence`: n1/b owned a1 and crashed early; nodes/n1 was fenced long ago; n1/c runs, holding
-    nothing. `unserved`: a record of a1 names n0/a, which never held it (a release dropped)."""
+    """n0/a owns a0: its record "held n0 a 1" took effect at 2 s and it restored before acting; its lease is
+    written every P from 1 s to its exit or the end. The quiet phase begins at 50 s, the final round at 90 s
+    requests a0, the run ends at 100 s. `owner_exits`: n0/a exits 1 at 60 s (its last lease write sent at
+    58 s) and nothing takes a0 over. `freed_by_fence`: n1/b owned a1 and crashed early (3 s); n0/a fenced
+    nodes/n1 at 30 s, keeping b's written_at (1 000); n1/c, n1's new process, started at 85 s and is still in
+    its start check (NL-5) at the end, holding nothing, so nodes/n1 stays `fenced b 1000`. `unserved`: n1/b
+    wrote a record of a1 naming itself at 20 s; its lease writes stop taking effect after 37 s and it runs to
+    the end with its lease run out (valid until 45 s), so it holds no valid hold of a1 at the end."""
     h = history(("n0", "a"), ("n1", "b"), ("n1", "c"), end_ms=100_000)
     ix = {}
-    put(h, 1_000, 0, "nodes/n0", "live a 1000", 1)
-    valid(h, 1_000, 0, 200_000)
-    valid(h, 1_000, 1, 5_000)
-    put(h, 2_000, 0, "owners/" + A0, "held n0 a 1", 2)
-    ix["hold"] = hold(h, 2_001, 0, A0, 1)
+    heartbeats(h, 0, 1_000, 60_000 if owner_exits else 100_000)
+    ix["hold"] = hold(h, 2_000, 0, A0, 1)
+    listed(h, 2_100, 0, A0, [], sent=2_050)
     if freed_by_fence:
-        put(h, 2_000, 1, "owners/" + A1, "held n1 b 1", 3)
-        hold(h, 2_001, 1, A1, 1)
+        live(h, 1_000, 1)  # n1/b: written_at 1 000, valid until 9 s
+        hold(h, 2_000, 1, A1, 1)
         ev(h, 3_000, 1, "crash")
-        put(h, 30_000, 0, "nodes/n1", "fenced b 1000", 4)  # freed at 1000 + ttl + grace = 16 s
-        valid(h, 31_000, 2, 200_000)  # n1's new process (c) runs to the end, holding nothing
+        fence(h, 30_000, 0, "n1", "b", 1_000)  # freed at 1000 + ttl + grace = 16 s
+        ev(h, 85_000, 2, "start", node_id="n1", instance="c", machine="m2")
+        ev(h, 85_000, 2, "check_began")
     if unserved:
-        put(h, 40_000, 0, "owners/" + A1, "held n0 a 4", 9)  # no hold_began: n0/a does not hold a1
+        heartbeats(h, 1, 1_000, 40_000)
+        hold(h, 20_000, 1, A1, 1)
     ix["quiet"] = ev(h, 50_000, WORLD, "quiet")
     if owner_exits:
         ix["exit"] = ev(h, 60_000, 0, "exit", status=1, reason="NL-10: lease lost")
     ix["final_round"] = ev(h, 90_000, WORLD, "final_round", actors=[A0])
     target = 2 if freed_by_fence else 0
     ev(h, 90_000, target, "client", actor=A0, node=h.processes[target].node_id, request=1)
-    if not owner_exits and not freed_by_fence:
-        ev(h, 90_001, 0, "served", actor=A0, generation=1, request=1)
+    if not owner_exits:
+        if freed_by_fence:  # n1/c, still in its check, failed it; the client tried again at n0
+            ev(h, 90_000, 2, "request_failed", actor=A0, request=1, reason="not ready: node lease not valid")
+            ev(h, 90_500, 0, "client", actor=A0, node="n0", request=1)
+        ev(h, 90_501, 0, "served", actor=A0, generation=1, request=1)
+    finish(h, ix)
     return h, ix
 
 
@@ -118,13 +111,16 @@ def test_inv4_passes_when_a_gone_owners_record_is_freed_by_its_fence():
 
 def test_inv4_not_judged_without_a_quiet_phase():
     h, ix = _quiet_run(owner_exits=True)
+    assert INV_4(h) != []  # the control: judged with its quiet phase
     del h.events[ix["quiet"]]
+    h.cache.clear()
     assert INV_4(h) == []
 
 
 def test_inv4_record_naming_an_exited_process_stays_held_violates():
     """INV-4: n0/a exited; its record still names it and nodes/n0 is still `live a` (no fence, no
-    `released`): a0, requested in the final round, is held by nobody at the end, and the record stays held.
+    `released`, its last live write sent at 58 s): a0, requested in the final round, is held by nobody at the
+    end, and the record stays held.
     The first violation names the actor and the process and points at the final round."""
     h, ix = _quiet_run(owner_exits=True)
     found = INV_4(h)
@@ -133,16 +129,19 @@ def test_inv4_record_naming_an_exited_process_stays_held_violates():
     assert requested.events == (ix["final_round"],)
     assert A0 in requested.message and "n0/a" in requested.message and "has exited" in requested.message
     assert "owners/" + A0 in stuck.message and "n0/a" in stuck.message and "stays held" in stuck.message
-    assert "live a 1000" in stuck.message
+    assert "live a 58000" in stuck.message
 
 
 def test_inv4_record_naming_a_running_process_that_does_not_serve_it_violates():
-    """INV-4: a record names n0/a, which runs, but n0/a holds no hold of it at the end (its release was
-    dropped) and a1 is not requested in the final rounds: nobody can take it over."""
+    """INV-4: a record of a1 names n1/b, which runs, but n1/b holds no valid hold of it at the end (world
+    facts: its node lease ran out at 45 s and never came back, NL-11) and a1 is not requested in the final
+    rounds: nobody can take it over. (The old form of this test, a record naming a process that merely
+    believed it held nothing, is not a world fact: a record its own writer wrote is its hold while its lease
+    stands.)"""
     h, _ = _quiet_run(owner_exits=False, unserved=True)
     (v,) = INV_4(h)
     assert v.invariant == "INV-4"
-    assert "owners/" + A1 in v.message and "n0/a" in v.message and "runs but does not serve it" in v.message
+    assert "owners/" + A1 in v.message and "n1/b" in v.message and "runs but does not serve it" in v.message
 
 
 # --- INV-5 drained means free --------------------------------------------------------------------------------
@@ -151,18 +150,19 @@ def test_inv4_record_naming_a_running_process_that_does_not_serve_it_violates():
 def _drain_run(drained_before_release: bool) -> tuple[History, dict]:
     h = history(("n0", "a"), ("n0", "z"))
     ix = {}
-    valid(h, 1_000, 0, 9_000)
-    ix["held"] = put(h, 2_000, 0, "owners/" + A0, "held n0 a 1", 1)
-    put(h, 2_000, 0, "owners/" + A1, "held n0 a 1", 2)
-    put(h, 2_500, 1, "owners/t0/c/a9", "held n0 z 1", 3)  # another instance of n0: not this process
+    live(h, 1_000, 0)
+    ix["held"] = put(h, 2_000, 0, "owners/" + A0, "held n0 a 1")
+    put(h, 2_000, 0, "owners/" + A1, "held n0 a 1")
+    put(h, 2_500, 1, "owners/t0/c/a9", "held n0 z 1")  # another instance of n0: not this process
     ev(h, 3_000, 0, "drain_began")
-    put(h, 3_010, 0, "owners/" + A1, "nobody 1", 4, prev=2)
+    put(h, 3_010, 0, "owners/" + A1, "nobody 1")
     if drained_before_release:
         ix["drained"] = ev(h, 3_020, 0, "drained")
-        put(h, 4_000, 0, "owners/" + A0, "nobody 1", 5, prev=1)
+        put(h, 4_000, 0, "owners/" + A0, "nobody 1")
     else:
-        put(h, 4_000, 0, "owners/" + A0, "nobody 1", 5, prev=1)
+        put(h, 4_000, 0, "owners/" + A0, "nobody 1")
         ix["drained"] = ev(h, 4_001, 0, "drained")
+    finish(h, ix)
     return h, ix
 
 
@@ -186,19 +186,22 @@ def test_inv5_drained_with_a_release_pending_violates():
 
 
 def _failover_run(new_hold_at: int | None) -> tuple[History, dict]:
-    """n0/a owns a0; its last acknowledged lease write is at 1 s; it crashes at 10 s, in the quiet phase.
-    n1/b is valid throughout; the bound from the last write is ttl + grace + P + A + skew = 21 s, so a0 had
-    to be acquirable by 22 s; it is requested at n1 at 30 s (deadline 30 s + 2 A = 34 s)."""
+    """n0/a owns a0 (its record took effect at 2 s); its lease writes are sent every P from 1 s, the last
+    taking effect at 7.02 s (its last acknowledged write); it crashes at 10 s, in the quiet phase. n1/b writes
+    its lease every P throughout (valid from 0.02 s). The bound from the last write is ttl + grace + P + A +
+    skew = 21 s, so a0 had to be acquirable by 28.02 s; it is requested at n1 at 30 s (deadline 30 s + 2 A
+    = 34 s)."""
     h = history(("n0", "a"), ("n1", "b"), end_ms=100_000)
     ix = {}
-    valid(h, 0, 1, 200_000)
-    valid(h, 1_000, 0, 200_000)
+    heartbeats(h, 1, 0, 100_000)
+    heartbeats(h, 0, 1_000, 10_000)  # sent at 1, 4 and 7 s
     hold(h, 2_000, 0, A0, 1)
     ev(h, 5_000, WORLD, "quiet")
     ix["crash"] = ev(h, 10_000, 0, "crash")
     ev(h, 30_000, 1, "client", actor=A0, node="n1", request=1)
     if new_hold_at is not None:
         ix["new"] = hold(h, new_hold_at, 1, A0, 2)
+    finish(h, ix)
     return h, ix
 
 
@@ -206,7 +209,7 @@ def test_inv7_takeover_within_the_bound_passes_and_is_measured():
     """INV-7: n1 acquires a0 right after the request; failover measured from the last acknowledged write."""
     h, _ = _failover_run(new_hold_at=30_050)
     assert INV_7(h) == []
-    assert measure_all(h)["failover_ms"] == [30_050 - 1_000]
+    assert measure_all(h)["failover_ms"] == [30_050 - 7_020]
 
 
 def test_inv7_takeover_past_the_deadline_violates():
@@ -227,54 +230,105 @@ def test_inv7_never_taken_over_violates():
 
 
 def test_inv7_request_before_the_bound_is_not_judged():
-    """INV-7: a request before the actor had to be free (22 s) judges nothing; the one after it does."""
+    """INV-7: a request before the actor had to be free (28.02 s) judges nothing; the one after it does."""
     h, _ = _failover_run(new_hold_at=None)
     h.events = [e for e in h.events if e[2] != "client"]
     ev(h, 15_000, 1, "client", actor=A0, node="n1", request=1)
+    finish(h)
     assert INV_7(h) == []
 
 
 # --- INV-8 nothing lost ----------------------------------------------------------------------------------
 
 
-def _data_run(restore_before_ack: bool) -> tuple[History, dict]:
+SEG0, SEG1, SEG2 = "000001-a-00000", "000001-a-00001", "000001-a-00002"
+
+
+def _data_run(mode: str) -> tuple[History, dict]:
+    """n0/a holds a0 and a1 at generation 1 (records at 0.5 s and 1.15 s, each listed before acting) and
+    acknowledges segment SEG0 of a0 at 1.1 s (its write took effect at 1.05 s). It releases a0 at 4.5 s;
+    n1/b acquires it at generation 2 (record at 4.8 s), lists wal/a0/ (sent 4.9 s, delivered 5 s: its
+    restore) and serves at 5.1 s. Both leases are written every P throughout.
+
+    "complete": n0/a also acknowledges SEG1 at 4 s (its write took effect at 3.95 s), before its release,
+    and n1/b's listing holds both. "missing": n0/a acknowledges SEG1 at 4 s but its write, held back, takes
+    effect only at 6.9 s (an acknowledgement before the bucket applied it, OR-4): n1/b's listing holds only
+    SEG0. "late_ack": n1/b's listing holds only SEG0, and n0/a writes and acknowledges SEG1 at 6 s, after
+    n1/b restored (and after its own release)."""
     h = history(("n0", "a"), ("n1", "b"))
     ix = {}
-    ev(h, 1_000, 0, "restored", actor=A0, generation=1, segments=[])
-    ix["acked0"] = ev(h, 1_100, 0, "data_acked", actor=A0, generation=1, segment="000001-a-00000")
-    ev(h, 1_200, 0, "restored", actor=A1, generation=1, segments=[])
-    if restore_before_ack:
-        ix["restore"] = ev(h, 5_000, 1, "restored", actor=A0, generation=2, segments=["000001-a-00000"])
-        ix["acked1"] = ev(h, 6_000, 0, "data_acked", actor=A0, generation=1, segment="000001-a-00001")
-    else:
-        ix["acked1"] = ev(h, 4_000, 0, "data_acked", actor=A0, generation=1, segment="000001-a-00001")
-        ix["restore"] = ev(h, 5_000, 1, "restored", actor=A0, generation=2,
-                           segments=["000001-a-00000", "000001-a-00001"])
+    heartbeats(h, 0, 0, 20_000)
+    heartbeats(h, 1, 0, 20_000)
+    record(h, 500, 0, A0, 1)
+    listed(h, 600, 0, A0, [], sent=520)
+    segment(h, 1_050, 0, A0, SEG0, sent=1_000)
+    ix["acked0"] = ev(h, 1_100, 0, "data_acked", actor=A0, generation=1, segment=SEG0)
+    record(h, 1_150, 0, A1, 1)
+    listed(h, 1_200, 0, A1, [], sent=1_170)
+    if mode == "complete":
+        segment(h, 3_950, 0, A0, SEG1, sent=3_900)
+    elif mode == "missing":
+        ev(h, 5_900, 0, "fault", what="held back 3000 ms, past its timeout", detail=f"PUT wal/{A0}/{SEG1}")
+        segment(h, 6_900, 0, A0, SEG1, sent=3_900)
+    if mode in ("complete", "missing"):
+        ix["acked1"] = ev(h, 4_000, 0, "data_acked", actor=A0, generation=1, segment=SEG1)
+    release(h, 4_500, 0, A0, 1)
+    ix["record"] = record(h, 4_800, 1, A0, 2)
+    keys = [SEG0, SEG1] if mode == "complete" else [SEG0]
+    ix["restore"] = listed(h, 5_000, 1, A0, keys, sent=4_900)
+    ix["served"] = ev(h, 5_100, 1, "served", actor=A0, generation=2, request=1)
+    if mode == "late_ack":
+        ix["write1"] = segment(h, 5_950, 0, A0, SEG1, sent=5_900)
+        ix["acked1"] = ev(h, 6_000, 0, "data_acked", actor=A0, generation=1, segment=SEG1)
+    finish(h, ix)
     return h, ix
 
 
 def test_inv8_every_acknowledged_segment_restored_passes():
-    h, _ = _data_run(restore_before_ack=False)
+    """INV-8: n1/b's restore of a0 lists every segment n0/a acknowledged before it; every hold that acts
+    restored first. Nothing else is violated either."""
+    h, _ = _data_run("complete")
     assert INV_8(h) == []
+    assert check_all(h) == []
 
 
 def test_inv8_restore_at_the_same_generation_judges_nothing():
-    """INV-8 is about later owners: a restore at the writing hold's own generation does not count."""
-    h, _ = _data_run(restore_before_ack=False)
-    ev(h, 7_000, 0, "data_acked", actor=A1, generation=1, segment="000001-a-00002")
-    ev(h, 7_100, 1, "restored", actor=A1, generation=1, segments=[])
+    """INV-8 is about later owners: a listing the acknowledging hold makes of its own actor afterwards (its
+    own generation, not its restore: that was its first listing, before it first acted) judges nothing, even
+    one that misses the segment (here the segment's write was still in flight when it was listed)."""
+    h, _ = _data_run("complete")
+    ev(h, 7_000, 0, "data_acked", actor=A1, generation=1, segment=SEG2)
+    listed(h, 7_150, 0, A1, [], sent=7_100)
+    segment(h, 8_000, 0, A1, SEG2, sent=6_900)
+    finish(h)
     assert INV_8(h) == []
 
 
-def test_inv8_segment_acknowledged_after_a_later_restore_violates():
-    """INV-8: segment 00001 of generation 1 is acknowledged after n1/b restored generation 2 without it; the
-    violation names the actor, the segment and the restoring process, and points at the restore and at the
-    acknowledgement."""
-    h, ix = _data_run(restore_before_ack=True)
+def test_inv8_segment_acknowledged_before_a_later_restore_but_missing_from_it_violates():
+    """INV-8: SEG1 of generation 1 was acknowledged (at 4 s, inside n0/a's valid hold) before n1/b's
+    restore of generation 2 was sent (4.9 s), and that restore lacks it; the violation names the actor, the
+    segment and the restoring process, and points at the acknowledgement and at the restore."""
+    h, ix = _data_run("missing")
     (v,) = INV_8(h)
     assert v.invariant == "INV-8"
-    assert v.events == (ix["restore"], ix["acked1"])
-    assert A0 in v.message and "000001-a-00001" in v.message and "n1/b" in v.message
+    assert v.events == (ix["acked1"], ix["restore"])
+    assert A0 in v.message and SEG1 in v.message and "n1/b" in v.message and "missing from the restore" in v.message
+
+
+def test_inv8_segment_acknowledged_after_a_later_restore_violates():
+    """INV-8: SEG1 of generation 1 is acknowledged after n1/b restored generation 2 without it: the client
+    was told it is durable, and the later owner does not have it. In world facts n1/b's record write, which
+    its restore must follow, ended n0/a's hold, so n0/a's data write and acknowledgement also fall outside
+    any valid hold of it: INV-1 reports the cause (and INV-6, n0/a having released a0 before acting),
+    pointing at n0/a's act; INV-8 the loss, pointing at the acknowledgement and the restore."""
+    h, ix = _data_run("late_ack")
+    found = check_all(h)
+    assert sorted(v.invariant for v in found) == ["INV-1", "INV-6", "INV-8"]
+    (v,) = [v for v in found if v.invariant == "INV-1"]
+    assert "n0/a" in v.message and A0 in v.message and "without a valid hold" in v.message
+    assert "at 5.900 s" in v.message and ix["write1"] in v.events  # its data write, sent at 5.9 s
+    (lost,) = INV_8(h)
+    assert SEG1 in lost.message and "n1/b" in lost.message and "missing from the restore" in lost.message
 
 
 # --- INV-9 a bucket blip never restarts a cluster -------------------------------------------------------------
@@ -283,21 +337,26 @@ BLIP = {"blip": [20_000, 30_000, "blackhole"], "blip_alone": True}  # judged unt
 
 
 def _blip_run(options: dict, bad: str | None) -> tuple[History, dict]:
+    """n0/a and n1/b write their leases every P from 1 s until a global outage from 20 s to 50 s cuts them
+    off (their leases run out at 27 s, NL-11); n0/a's lease is written again at 50 s. `bad` "exit": n1/b
+    exits non-zero at 51 s; "fenced": n0/a fences n1/b at 50.5 s (the fence the bucket applied), and n1/b
+    exits at 51 s."""
     h = history(("n0", "a"), ("n1", "b"), options=options)
     ix = {}
-    valid(h, 1_000, 0, 9_000)
-    valid(h, 1_000, 1, 9_000)
+    heartbeats(h, 0, 1_000, 20_000)
+    heartbeats(h, 1, 1_000, 20_000)
     ev(h, 20_000, WORLD, "outage", machine="*", until_ms=50_000)
-    ev(h, 26_000, 0, "lease_ran_out", until_ms=26_000)
-    ev(h, 26_000, 1, "lease_ran_out", until_ms=26_000)
-    ev(h, 50_010, 0, "lease_valid", written_at_ms=50_000, until_ms=58_000, how="recovered")
+    ev(h, 27_000, 0, "lease_ran_out", until_ms=27_000)
+    ev(h, 27_000, 1, "lease_ran_out", until_ms=27_000)
+    live(h, 50_000, 0)  # recovered (NL-11)
     if bad == "exit":
         ix["bad"] = ev(h, 51_000, 1, "exit", status=1, reason="NL-10: lease lost")
     elif bad == "fenced":
-        ix["bad"] = ev(h, 45_000, 0, "fenced", node="n1", instance="b")
+        ix["bad"] = fence(h, 50_500, 0, "n1", "b", 19_000)
         ev(h, 51_000, 1, "exit", status=1, reason="NL-10: lease lost")
     ev(h, 60_000, 1, "exit", status=0, reason="clean stop: node lease released")  # a clean stop is no restart
     ev(h, 80_000, 0, "lease_lost", reason="fenced by the operator")  # after the window: another story
+    finish(h, ix)
     return h, ix
 
 

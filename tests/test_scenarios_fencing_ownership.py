@@ -576,10 +576,12 @@ def test_unlocked_resolver_releases_the_live_hold():
 def test_unconditional_fence_is_caught():
     """BM-1 (breaks FN-3): on the stale-read script the fence is written without If-Match, lands over
     n0's fresh write keeping the stale written_at, frees a0 at once, and n1 acquires it while n0 still
-    owns it. INV-3 sees the unconditional write on nodes/n0; INV-1 the two owners."""
+    owns it, and serves a request for it. INV-3 sees the unconditional write on nodes/n0; INV-1 n0's act
+    after n1's record replaced its own (world facts: no valid hold)."""
     model, mod = broken("unconditional_fence")
     assert mod.RULE == "FN-3"
     w, _ = _stale_fence_script(model)
+    w.at(38_000, "request", "n0", A0)  # n0 still believes it owns a0: it serves it after n1 took it
     h = w.run(until_ms=45_000)
 
     _, _, p, fence = one(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith("fenced"))

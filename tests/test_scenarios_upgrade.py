@@ -210,11 +210,11 @@ def test_upgrade_seeds_generations_above_every_existing_segment(leases, seed, co
 
     # the marker: If-None-Match over nothing, or If-Match on the old lease's very version
     (_, t_mark, _, mark) = one(h, "apply", proc=new, where=lambda f: f[0] == "leases/" + A0)
-    assert mark[2] == cond and mark[6] == f"generation {seed}"
+    assert mark[2] == cond and mark[6] == f"marker {seed}"
     if cond == "if-none-match":
         assert mark[3] == 0 and mark[4] == 0
     else:
-        assert mark[4] == mark[3] and mark[7] == "node o0"
+        assert mark[4] == mark[3] and mark[7].startswith("old-lease o0 ")
     assert one(h, "marked", proc=new)[3] == (A0, seed)
     assert seed == max(keys_gen, {"collected": 0, "lower": 1, "higher": 5}[leases])
     # then owners/ at seed + 1, created (If-None-Match), after the marker landed
@@ -276,10 +276,10 @@ def test_upgrade_marks_leases_for_found_and_new_actors():
     # a found actor: the old lease replaced, If-Match on the version the new node read
     (_, t_m0, _, m0) = one(h, "apply", proc=new, where=lambda f: f[0] == "leases/" + A0)
     assert m0[2] == "if-match" and m0[3] == old_lease_serial and m0[4] == old_lease_serial
-    assert m0[7] == "node o0" and m0[6] == "generation 1"
+    assert m0[7].startswith("old-lease o0 ") and m0[6] == "marker 1"
     # a new actor: the marker created, If-None-Match
     (_, t_m1, _, m1) = one(h, "apply", proc=new, where=lambda f: f[0] == "leases/" + A1)
-    assert m1[2] == "if-none-match" and m1[3] == 0 and m1[6] == "generation 0"
+    assert m1[2] == "if-none-match" and m1[3] == 0 and m1[6] == "marker 0"
     assert sorted(f for _, _, _, f in evs(h, "marked", proc=new)) == sorted([(A0, 1), (A1, 0)])
     # then owners/ at the marker's generation + 1, created after the marker
     own0 = applies(h, "owners/" + A0, proc=new)
@@ -339,7 +339,7 @@ def test_live_old_lease_naming_own_id_is_refused():
     assert one(h, "served", proc=old, since=33_000)[3][:2] == (A0, 1)  # still the owner
     # after the old release: the marker over the released lease, owners/ at 2
     (_, _, _, mark) = one(h, "apply", proc=new, where=lambda f: f[0] == "leases/" + A0)
-    assert mark[2] == "if-match" and mark[6] == "generation 1"
+    assert mark[2] == "if-match" and mark[6] == "marker 1"
     _, t_began, _, began = one(h, "hold_began", proc=new)
     assert began[:2] == (A0, 2) and t_began > 35_000
     assert_clean(h)
@@ -639,8 +639,8 @@ def test_lost_owners_create_is_recovered_from_the_marker(crash):
     assert lost.times == 0
     first = proc_on(h, "m0")
     second = proc_on(h, "m0", 1) if crash else first
-    (_, t_mark, _, mark) = one(h, "apply", where=lambda f: f[0] == "leases/" + A0 and f[6].startswith("generation"))
-    assert mark[2] == "if-match" and mark[6] == "generation 1" and mark[7] == "node o0"
+    (_, t_mark, _, mark) = one(h, "apply", where=lambda f: f[0] == "leases/" + A0 and f[6].startswith("marker"))
+    assert mark[2] == "if-match" and mark[6] == "marker 1" and mark[7].startswith("old-lease o0 ")
     assert one(h, "marked", proc=first)[3] == (A0, 1)
     assert evs(h, "hold_began", proc=first, until=t_mark + 5_000) == []
     if crash:
@@ -719,12 +719,14 @@ def test_data_acknowledged_under_the_old_version_is_restored_by_the_new_owner():
         assert set(acked) <= set(restored[2])
     assert_clean(h)
 
-    # the same history with one old segment missing from a new restore: INV-8 catches it
-    i, t, p, f = one(h, "restored", proc=new, where=lambda f: f[0] == A0)
-    h.events[i] = (t, p, "restored", (f[0], f[1], f[2][1:]))
+    # the same history with one old segment missing from the listing the world delivered to the new
+    # owner's restore: INV-8 catches it
+    # (its first listing of the actor seeds the generation, UP-3; the last is the restore)
+    i, t, p, f = evs(h, "listed", proc=new, where=lambda f: f[0] == f"wal/{A0}/")[-1]
+    h.events[i] = (t, p, "listed", (f[0], f[1][1:], f[2]))
     h.cache.clear()
     violations = nothing_lost.check(h)
-    assert [v.invariant for v in violations] == ["INV-8"] and f[2][0] in violations[0].message
+    assert [v.invariant for v in violations] == ["INV-8"] and f[1][0] in violations[0].message
 
 
 # --- findings --------------------------------------------------------------------------------------------------

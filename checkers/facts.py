@@ -1,0 +1,251 @@
+"""What the world knows, rebuilt once per history: node-lease validity, holds and acts.
+
+Every checker judges the model against these facts (DESIGN.md: facts, then claims). They are
+rebuilt only from what the world recorded: the writes the bucket applied (`apply`: what was
+written, what it replaced, when it took effect and when its writer sent it), each process's
+clock, its exit or crash, and what each process did outside itself (`served` and
+`data_acked`, the replies it gave clients for an actor; the data writes it sent). The model's
+own claims (`lease_valid`, `hold_began`, `hold_ended`, exit reasons) are never read here;
+checkers read them only to cross-check them against these facts.
+
+- A lease window of process p (NL-4): from the instant one of p's `live` writes on
+  `nodes/<id>` took effect to its send time on p's own clock + ttl - safety, in true time.
+  Windows merge; they end at p's exit or crash. Only applied writes grant validity, and only
+  from their send time: a `written_at` that is not the sender's clock at send grants nothing
+  more (LEASE-1 reports it).
+- A hold (OR-3) of actor X by p at generation g: from the instant a write of `owners/X`
+  naming p at g took effect, while that record is unchanged and p lives. It is valid (OR-4,
+  INV-1) at the instants p's node lease is also valid: nothing can free the record while p's
+  lease stands (a lapse that recovers proves `nodes/<id>` never changed, NL-11).
+- An old binary's hold (section 6): from its write of `leases/X` (a live old lease) to its
+  last renewal's send time on its clock + ttl - safety, while the record is unchanged but for
+  its own renewals at that generation; a renewal landing after that validity ended opens a
+  new stretch of the same hold (`renewal`).
+- An act: p acted for X at true time t: it served a request (`served`), sent a data write to
+  `wal/X/` (at its send time, if it took effect), or told a client its write was durable
+  (`data_acked`).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from model.params import Params
+
+from .history import History
+
+OWNERS = "owners/"
+NODES = "nodes/"
+LEASES = "leases/"
+DATA = "wal/"
+
+
+@dataclass(slots=True)
+class Hold:
+    actor: str
+    proc: int
+    generation: int
+    start_ms: int  # the record write took effect
+    end_ms: int  # the record changed, the process ended (an old lease: also its validity ended)
+    opened: int  # event index of the record write
+    closed: int | None = None  # event index that ended it (None: the run's end, or an old lease's validity)
+    how_closed: str = "the run's end"
+    old: bool = False  # an old binary's per-actor lease (section 6)
+    renewal: bool = False  # an old lease's renewal after its validity had ended (the same hold)
+
+    def describe(self, history: History) -> str:
+        p = history.processes[self.proc]
+        kind = "old lease" if self.old else "hold"
+        return (f"{kind} of {self.actor} by {p.label} (machine {p.machine}) at generation {self.generation}, "
+                f"its record from {self.start_ms / 1000:.3f} s to {self.end_ms / 1000:.3f} s, ended by "
+                f"{self.how_closed}")
+
+
+@dataclass(slots=True)
+class LiveWrite:
+    """One applied `live` write of a process's node lease."""
+
+    applied_ms: int
+    sent_ms: int
+    sent_local_ms: int  # the sender's clock at send
+    written_at_ms: int  # what the write says
+    until_local_ms: int  # sent_local + ttl - safety
+    until_ms: int  # the same, in true time
+    event: int
+
+
+@dataclass
+class Facts:
+    params: Params
+    ended: dict[int, tuple[int, int]] = field(default_factory=dict)  # proc -> (true time, event) of exit/crash
+    live_writes: dict[int, list[LiveWrite]] = field(default_factory=dict)  # proc -> in apply order
+    lease: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)  # proc -> merged (start, end, event)
+    holds: list[Hold] = field(default_factory=list)  # in the order they began
+    acts: list[tuple[int, int, str, str, int]] = field(default_factory=list)  # (t, proc, actor, what, event)
+
+    by_proc_actor: dict[tuple[int, str], list[Hold]] = field(default_factory=dict)
+
+    def valid_at(self, h: Hold, t: int) -> bool:
+        """Is hold h valid at true time t: its record names it, and (new holds) its lease is valid."""
+        return h.start_ms <= t < h.end_ms and (h.old or self.lease_valid_at(h.proc, t) is not None)
+
+    def valid_hold(self, proc: int, actor: str, t: int) -> Hold | None:
+        """The hold of `actor` by `proc` valid at true time t, if any."""
+        for h in self.by_proc_actor.get((proc, actor), ()):
+            if self.valid_at(h, t):
+                return h
+        return None
+
+    def windows(self, h: Hold) -> list[tuple[int, int]]:
+        """The true-time intervals in which hold h is valid."""
+        if h.old:
+            return [(h.start_ms, h.end_ms)] if h.end_ms > h.start_ms else []
+        out = []
+        for s, e, _i in self.lease.get(h.proc, ()):
+            a, b = max(s, h.start_ms), min(e, h.end_ms)
+            if a < b:
+                out.append((a, b))
+        return out
+
+    def lease_valid_at(self, proc: int, t: int) -> tuple[int, int, int] | None:
+        """The lease window of `proc` containing true time t, if any."""
+        ws = self.lease.get(proc, ())
+        k = bisect_right([w[0] for w in ws], t) - 1
+        if k >= 0 and ws[k][0] <= t < ws[k][1]:
+            return ws[k]
+        return None
+
+
+def facts(history: History) -> Facts:
+    """The world's facts of one history (computed once, shared by every checker)."""
+    cached = history.cache.get("facts")
+    if cached is None:
+        cached = history.cache["facts"] = _rebuild(history)
+    return cached
+
+
+def act_actor(key: str) -> str:
+    """The actor a data key belongs to: wal/<actor>/<segment>."""
+    return key[len(DATA):].rsplit("/", 1)[0]
+
+
+def _rebuild(history: History) -> Facts:
+    params = Params(**history.params)
+    span = params.ttl_ms - params.safety_ms
+    procs = history.processes
+    clocks = [p.clock for p in procs]
+    fx = Facts(params)
+    events = history.events
+    for i, (t, p, kind, f) in enumerate(events):
+        if kind in ("exit", "crash") and p >= 0 and p not in fx.ended:
+            # what it did in the millisecond it ended, before it ended, it did alive
+            fx.ended[p] = (t + 1, i)
+
+    # --- node leases from applied live writes --------------------------------------------
+    raw: dict[int, list[list[int]]] = {}
+    for i, (t, p, kind, f) in enumerate(events):
+        if kind != "apply" or p < 0 or not f[0].startswith(NODES) or f[1] != "PUT":
+            continue
+        parts = f[6].split(" ")
+        pr = procs[p]
+        if len(parts) != 3 or parts[0] != "live" or parts[1] != pr.instance or f[0] != NODES + pr.node_id:
+            continue
+        sent = sent_ms(events[i])
+        sent_local = clocks[p].local(sent)
+        until_local = sent_local + span
+        until = clocks[p].true_at(until_local)
+        fx.live_writes.setdefault(p, []).append(LiveWrite(t, sent, sent_local, int(parts[2]), until_local, until, i))
+        if until > t:
+            raw.setdefault(p, []).append([t, until, i])
+    for p, ws in raw.items():
+        stop = fx.ended.get(p, (None,))[0]
+        merged: list[list[int]] = []
+        for w in ws:
+            if stop is not None:
+                w[1] = min(w[1], stop)
+            if w[1] <= w[0]:
+                continue
+            if merged and w[0] <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], w[1])
+            else:
+                merged.append(w)
+        fx.lease[p] = [tuple(w) for w in merged]
+
+    # --- holds from applied records --------------------------------------------------------
+    open_new: dict[str, Hold] = {}  # owners/ key -> the hold its record names
+    open_old: dict[str, Hold] = {}  # leases/ key -> the old lease its record is
+
+    def close(h: Hold, t: int, i: int | None, how: str) -> None:
+        if t < h.end_ms:
+            h.end_ms, h.closed, h.how_closed = max(t, h.start_ms), i, how
+
+    for i, (t, p, kind, f) in enumerate(events):
+        if kind == "apply" or kind == "fault_delete" or kind == "fault_put":
+            key = f[0]
+            if key.startswith(OWNERS):
+                h = open_new.pop(key, None)
+                if h is not None:
+                    close(h, t, i, "its record changing" if kind == "apply" else "its record deleted outside the protocol")
+                if kind != "apply" or p < 0:
+                    continue
+                parts = f[6].split(" ")
+                pr = procs[p]
+                if len(parts) == 4 and parts[0] == "held" and parts[1] == pr.node_id and parts[2] == pr.instance:
+                    h = Hold(key[len(OWNERS):], p, int(parts[3]), t, history.end_ms, i)
+                    stop = fx.ended.get(p)
+                    if stop is not None:
+                        close(h, stop[0], stop[1], "its process ending")
+                    open_new[key] = h
+                    fx.holds.append(h)
+            elif key.startswith(LEASES):
+                parts = f[6].split(" ") if kind == "apply" else []
+                cur = open_old.get(key)
+                same = (cur is not None and p == cur.proc and len(parts) == 4 and parts[0] == "old-lease"
+                        and int(parts[2]) == cur.generation and int(parts[3]) != 0)
+                renewal = same and t < cur.end_ms
+                if cur is not None and not renewal:
+                    open_old.pop(key)
+                    close(cur, t, i, "its old lease's record changing")
+                if kind != "apply" or p < 0 or len(parts) != 4 or parts[0] != "old-lease" or int(parts[3]) == 0:
+                    continue
+                until = clocks[p].true_at(clocks[p].local(sent_ms(events[i])) + span)
+                stop = fx.ended.get(p)
+                if renewal:
+                    cur.end_ms = max(cur.end_ms, until if stop is None else min(until, stop[0]))
+                    continue
+                h = Hold(key[len(LEASES):], p, int(parts[2]), t, max(t, until), i, None,
+                         "its old lease's validity ending", old=True, renewal=same)
+                if stop is not None and stop[0] < h.end_ms:
+                    close(h, stop[0], stop[1], "its process ending")
+                open_old[key] = h
+                fx.holds.append(h)
+
+    # --- acts ---------------------------------------------------------------------------------
+    for i, (t, p, kind, f) in enumerate(events):
+        if kind == "served":
+            fx.acts.append((t, p, f[0], "served a request", i))
+        elif kind == "data_acked":
+            fx.acts.append((t, p, f[0], "acknowledged a data write", i))
+        elif kind == "apply" and f[0].startswith(DATA) and f[1] == "PUT" and p >= 0:
+            fx.acts.append((sent_ms(events[i]), p, act_actor(f[0]), "sent a data write", i))
+    fx.acts.sort(key=lambda a: (a[0], a[4]))
+    for h in fx.holds:
+        fx.by_proc_actor.setdefault((h.proc, h.actor), []).append(h)
+    return fx
+
+
+def sent_ms(event) -> int:
+    """When the writer of an `apply` (or `refused`) event sent it: its `sent_ms` field (the event's
+    own time in hand-made histories that leave it out)."""
+    f = event[3]
+    k = 8 if event[2] == "apply" else 4
+    return f[k] if len(f) > k and isinstance(f[k], int) else event[0]
+
+
+def segment_generation(segment: str) -> int:
+    """The generation a segment name carries: <generation>-<instance>-<seq> (ADR 0007)."""
+    try:
+        return int(segment.split("-", 1)[0])
+    except ValueError:
+        return 0

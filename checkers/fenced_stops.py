@@ -1,0 +1,85 @@
+"""INV-10 a fenced process stops (NL-10, FN-7): once a fence naming instance i is in the
+bucket, i never writes `live` again; and once one of i's writes met that fence (the bucket
+refused it), i acts no more, sends no write that takes effect, and exits, within its reply
+and one re-read (2 A: the reply within one attempt timeout, NL-9's re-read within another).
+All three are judged from the first meeting that no fault touched in that time (a lost reply
+or re-read delays what the process learns).
+
+World facts only: the fence is an applied `fenced i` state on `nodes/<id>`, whoever wrote it
+(a peer, FN-3, or the operator, FN-7); the meeting is the bucket's refusal (`refused`, with the
+state it met); acts are the process's (checkers/facts.py).
+"""
+
+from __future__ import annotations
+
+from .facts import Facts, facts, sent_ms
+from .history import History, Violation
+
+INVARIANT = "INV-10"
+
+
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
+    procs = history.processes
+    by_label = {(p.node_id, p.instance): k for k, p in enumerate(procs)}
+    bound = 2 * fx.params.attempt_timeout_ms
+    events = history.events
+    out = []
+    fenced: dict[int, int] = {}  # proc -> event index of the first fence naming it
+    met: dict[int, int] = {}  # proc -> event index of its first write refused by a fence naming it, cleanly
+    for i, (t, p, kind, f) in enumerate(events):
+        if kind == "apply" and f[0].startswith("nodes/"):
+            parts = f[6].split(" ")
+            node = f[0][len("nodes/"):]
+            if parts[0] == "fenced" and len(parts) == 3:
+                q = by_label.get((node, parts[1]))
+                if q is not None and q not in fenced:
+                    fenced[q] = i
+            elif parts[0] == "live" and p in fenced and p >= 0:
+                j = fenced.pop(p)
+                out.append(Violation(
+                    INVARIANT,
+                    f"{procs[p].label} wrote its node lease live at {t / 1000:.3f} s over the fence naming it "
+                    f"(landed at {events[j][0] / 1000:.3f} s): a fenced process writes live no more", (j, i)))
+        elif kind == "refused" and p >= 0 and p not in met and f[0] == "nodes/" + procs[p].node_id:
+            parts = f[3].split(" ")
+            if (parts[0] == "fenced" and len(parts) == 3 and parts[1] == procs[p].instance
+                    and not _disturbed(history, p, t, t + bound)):
+                met[p] = i  # a meeting whose reply and re-read no fault delayed: it must stop now
+    for p, j in sorted(met.items()):
+        since = events[j][0] + bound
+        late = next(((t, what, k) for t, q, _a, what, k in fx.acts if q == p and t > since), None)
+        late_write = next((k for k, e in enumerate(events) if k > j and e[1] == p and e[2] == "apply"
+                           and sent_ms(e) > since), None)
+        if late is not None:
+            out.append(Violation(
+                INVARIANT,
+                f"{procs[p].label} {late[1]} at {late[0] / 1000:.3f} s, after its write met the fence naming it "
+                f"at {events[j][0] / 1000:.3f} s (bound {bound / 1000:.3f} s): a fenced process acts no more",
+                (j, late[2])))
+        elif since < history.end_ms and fx.ended.get(p, (since + 1,))[0] > since:
+            out.append(Violation(
+                INVARIANT,
+                f"{procs[p].label} was still running {bound / 1000:.3f} s after its write met the fence naming it "
+                f"at {events[j][0] / 1000:.3f} s, with no fault around it: a fenced process exits (NL-10)", (j,)))
+        elif late_write is not None:
+            out.append(Violation(
+                INVARIANT,
+                f"{procs[p].label} sent a write at {sent_ms(events[late_write]) / 1000:.3f} s (it took effect at "
+                f"{events[late_write][0] / 1000:.3f} s), after its write met the fence naming it at "
+                f"{events[j][0] / 1000:.3f} s: a fenced process writes no more",
+                (j, late_write)))
+    return out
+
+
+def _disturbed(history: History, p: int, start: int, end: int) -> bool:
+    """A fault the world gave process p, or an outage of its machine, in [start, end]."""
+    machine = history.processes[p].machine
+    for t, q, kind, f in history.events:
+        if t > end:
+            break
+        if kind == "outage" and (f[0] == "*" or f[0] == machine) and f[1] >= start:
+            return True
+        if q == p and kind == "fault" and t >= start:
+            return True
+    return False

@@ -1,0 +1,146 @@
+"""Known findings about the protocol: violations the correct model, faithful to ADR 0020, can
+reach because the ADR allows them.
+
+A finding is shown, never hidden: the world keeps the faults that produce it, every campaign
+counts the seeds in which it appeared (`protocol_findings` in the report), and `--strict`
+makes them fail the run. Each has an id, the ADR text it concerns, a scripted reproduction
+(a test), and a classifier that recognises it in a history from its preconditions, read from
+world facts. A violation that matches no finding fails the run as always.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .facts import facts
+from .history import History, Violation
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    title: str
+    invariants: tuple[str, ...]  # the invariants its violations are reported under
+    adr: str  # the ADR text it concerns
+    reproduction: str  # the test that reproduces it on a script
+    matches: Callable[[History, Violation], bool]
+
+
+def _procs_of(history: History, v: Violation) -> set[int]:
+    return {history.events[i][1] for i in v.events if 0 <= i < len(history.events) and history.events[i][1] >= 0}
+
+
+def _twin_straddles_delete(history: History, v: Violation) -> bool:
+    """A process of node n whose start check straddled a mistaken delete of nodes/n (started
+    before it, its first live write after it) held n's lease while another process of n did,
+    and the violation involves only processes of n."""
+    procs = history.processes
+    involved = _procs_of(history, v)
+    nodes = {procs[p].node_id for p in involved}
+    if len(nodes) != 1:
+        return False
+    (node,) = nodes
+    deletes = [t for t, _p, kind, f in history.events if kind == "fault_delete" and f[0] == "nodes/" + node]
+    if not deletes:
+        return False
+    fx = facts(history)
+    starts = {p: t for t, p, kind, _f in history.events if kind == "start"}
+    mine = [p for p in range(len(procs)) if procs[p].node_id == node]
+    for td in deletes:
+        for q in mine:
+            first = next((w.applied_ms for w in fx.live_writes.get(q, ())), None)
+            if starts.get(q, td + 1) <= td and first is not None and first > td:
+                qs = fx.lease.get(q, ())
+                for p in mine:
+                    if p != q and any(s < e2 and s2 < e for s, e, _i in fx.lease.get(p, ()) for s2, e2, _j in qs):
+                        return True
+    return False
+
+
+def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
+    """The drained process lost an acquire's record write before the drain (the request never
+    reached the bucket), and that record did not change from then to the drain's bound: the
+    unresolved acquire (OR-7) is read forever (OR-8) and the drain waits on it (CS-3)."""
+    if v.invariant != "INV-11" or not v.events:
+        return False
+    told = v.events[0]
+    td, p = history.events[told][0], history.events[told][1]
+    end = td + facts(history).params.ttl_ms + facts(history).params.grace_ms
+    lost: dict[str, int] = {}  # owners/ key -> when p's write of it was lost
+    for t, q, kind, f in history.events:
+        if t > end:
+            break
+        if q == p and kind == "fault" and t < td and f[0].startswith("request lost") and f[1].startswith("PUT owners/"):
+            lost.setdefault(f[1][len("PUT "):], t)
+        elif kind == "apply" and f[0] in lost:
+            del lost[f[0]]
+    return bool(lost)
+
+
+def _fence_gone_before_read(history: History, v: Violation) -> bool:
+    """A process's first write landed late, after it went back to its start check (NL-7 keeps its
+    instance); a peer fenced that object; the fence was gone (deleted by mistake, or replaced
+    by a twin's or replacement's write) before the check read it; the check passed and the same
+    instance wrote live again, not over its fence but over what replaced it."""
+    if v.invariant != "INV-10" or len(v.events) != 2:
+        return False
+    j, i = v.events
+    ev = history.events
+    if ev[j][2] != "apply" or ev[i][2] != "apply":
+        return False
+    return ev[i][3][7] != ev[j][3][6]  # it wrote over something else than the fence naming it
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding(
+        id="F-1",
+        title="a twin whose start check straddles a mistaken delete of nodes/<id> holds the node lease beside "
+              "the other process",
+        invariants=("LEASE-1", "INV-1", "INV-6", "INV-10"),
+        adr="Section 1: 'The start check waits ttl plus grace in every case, including when no object exists ... "
+            "so a process whose object was deleted while it still ran is always given time to show itself.' "
+            "Section 2: 'After an object was deleted anyway, a process started with that --node-id frees its "
+            "actors.' Two operator mistakes together (a twin, and a delete during its check) let the twin's "
+            "reads miss the other process's object, written and deleted between two of its reads.",
+        reproduction="tests/test_findings.py::test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other",
+        matches=_twin_straddles_delete,
+    ),
+    Finding(
+        id="F-2",
+        title="a drain waits forever on an acquire whose record write was lost: the resolver has no bound",
+        invariants=("INV-11",),
+        adr="Section 3: 'The background task reads the record until it can decide' (OR-8), with no bound; "
+            "section 4: 'A drain ... reports drained only when its set of pending releases is empty' (CS-3).",
+        reproduction="tests/test_findings.py::test_f2_a_drain_waits_forever_on_a_lost_acquire",
+        matches=_drain_waits_on_lost_acquire,
+    ),
+    Finding(
+        id="F-3",
+        title="an instance whose fence was gone before its start check read it writes live again: a late first "
+              "write, fenced, then the fence deleted by mistake or replaced by a twin",
+        invariants=("INV-10",),
+        adr="Section 1: 'If that write fails, the node goes back to the start check; it does not take a new "
+            "instance.' Section 2: 'Instances on nodes/A only change through conditional writes, and a new "
+            "instance writes only after its start check waited ttl plus grace, so once i's object was replaced i "
+            "can no longer write.' With a mistaken delete (section 2: 'deleted anyway') or a twin replacing the "
+            "fence, the instance whose late first write was fenced never reads its fence and writes again under "
+            "the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
+            "was freed under it.",
+        reproduction="tests/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
+        matches=_fence_gone_before_read,
+    ),
+)
+
+
+def classify(history: History, violations: list[Violation]) -> tuple[list[Violation], dict[str, list[Violation]]]:
+    """(violations no finding explains, {finding id: the violations it explains})."""
+    unexplained: list[Violation] = []
+    found: dict[str, list[Violation]] = {}
+    for v in violations:
+        f = next((f for f in FINDINGS if v.invariant in f.invariants and f.matches(history, v)), None)
+        if f is None:
+            unexplained.append(v)
+        else:
+            found.setdefault(f.id, []).append(v)
+    return unexplained, found

@@ -1,0 +1,145 @@
+"""Hand-made histories of world facts, for the checker tests.
+
+The checkers judge what the world recorded (checkers/facts.py): writes the bucket applied, with
+when their writer sent them; listings delivered; each process's clock, exit and crash; its acts
+(`served`, `data_acked`). This kit writes such histories without bookkeeping: events may be
+added in any order; `finish` puts them in true-time order (stably: events at one instant keep
+the order they were added in) and fills every `apply`'s chain fields (condition, the serial
+it replaced and named, its own serial, the state it replaced) from the writes before it, as
+the bucket would. Indices returned before `finish` are remapped by it (pass them in a dict).
+
+Fields follow model.observations.KINDS, so a field added at the end of a kind breaks nothing.
+"""
+
+from __future__ import annotations
+
+from checkers import History
+from checkers.history import Process
+from model.observations import KINDS
+from model.params import Params
+
+WORLD = -1
+AUTO = "auto"  # a protocol write's condition: If-None-Match on no object, else If-Match on the current one
+LAG_MS = 20  # a write's default time from send to taking effect
+
+
+def fields(kind: str, **values) -> tuple:
+    """The fields of an event of `kind`, in KINDS order; names not given default to ''."""
+    unknown = set(values) - set(KINDS[kind])
+    assert not unknown, f"{kind} has no fields {unknown}"
+    return tuple(values.get(name, "") for name in KINDS[kind])
+
+
+def history(*procs: tuple, params: Params | None = None, options: dict | None = None, end_ms: int = 0) -> History:
+    """procs: (node_id, instance), on a machine of its own whose clock reads true time; or
+    (node_id, instance, machine, offset_ms, drift_ppm). end_ms 0: `finish` ends the run 1 s after its
+    last event. Params: the defaults (T-1) unless given."""
+    h = History(seed=0, model="hand", scenario="hand", params=(params or Params()).to_dict(),
+                options=dict(options or {}))
+    for k, pr in enumerate(procs):
+        node_id, instance, machine, offset_ms, drift_ppm = pr if len(pr) == 5 else (*pr, f"m{k}", 0, 0)
+        h.processes.append(Process(node_id=node_id, instance=instance, machine=machine, offset_ms=offset_ms,
+                                   drift_ppm=drift_ppm))
+    h.end_ms = end_ms
+    return h
+
+
+def ev(h: History, t_ms: int, proc: int, kind: str, **values) -> int:
+    """Append an event; its index (until `finish` reorders)."""
+    h.add(t_ms, proc, kind, fields(kind, **values))
+    return len(h.events) - 1
+
+
+def put(h: History, t_ms: int, proc: int, key: str, state: str, sent: int | None = None, cond=AUTO,
+        op: str = "PUT") -> int:
+    """A write that took effect at t_ms, sent at `sent` (default: t_ms - LAG_MS). Its chain fields are
+    filled by `finish`; `cond` AUTO is the protocol's condition, None unconditional."""
+    sent = t_ms - LAG_MS if sent is None else sent
+    return ev(h, t_ms, proc, "apply", key=key, op=op, cond=cond, prev_serial=None, named_serial=None, serial=None,
+              state=state, prev_state=None, sent_ms=sent)
+
+
+def local(h: History, proc: int, t_ms: int) -> int:
+    """Process `proc`'s clock at true time t_ms."""
+    return h.processes[proc].clock.local(t_ms)
+
+
+def live(h: History, sent: int, proc: int, lag: int = LAG_MS, written_at: int | None = None) -> int:
+    """A `live` write of proc's node lease, sent at true time `sent`, taking effect `lag` later; its
+    written_at is the sender's clock at send (NL-4) unless given."""
+    pr = h.processes[proc]
+    w = local(h, proc, sent) if written_at is None else written_at
+    return put(h, sent + lag, proc, "nodes/" + pr.node_id, f"live {pr.instance} {w}", sent=sent)
+
+
+def heartbeats(h: History, proc: int, start: int, stop: int, every: int | None = None, lag: int = LAG_MS) -> list[int]:
+    """proc's lease writes every P (NL-2), sent from `start`, each taking effect before `stop`."""
+    every = every or Params(**h.params).period_ms
+    return [live(h, s, proc, lag) for s in range(start, stop - lag, every)]
+
+
+def record(h: History, t_ms: int, proc: int, actor: str, generation: int, sent: int | None = None) -> int:
+    """proc's write of owners/<actor> naming itself at `generation` (OR-3), taking effect at t_ms."""
+    pr = h.processes[proc]
+    return put(h, t_ms, proc, "owners/" + actor, f"held {pr.node_id} {pr.instance} {generation}", sent=sent)
+
+
+def release(h: History, t_ms: int, proc: int, actor: str, generation: int, sent: int | None = None) -> int:
+    """proc's release of owners/<actor> (nobody, generation kept, OR-5), taking effect at t_ms."""
+    return put(h, t_ms, proc, "owners/" + actor, f"nobody {generation}", sent=sent)
+
+
+def fence(h: History, t_ms: int, proc: int, node: str, instance: str, written_at: int, sent: int | None = None) -> int:
+    """proc's fence of nodes/<node> naming `instance`, keeping its written_at (FN-3), taking effect at t_ms."""
+    return put(h, t_ms, proc, "nodes/" + node, f"fenced {instance} {written_at}", sent=sent)
+
+
+def segment(h: History, t_ms: int, proc: int, actor: str, name: str, sent: int | None = None) -> int:
+    """proc's data write wal/<actor>/<name> (unconditional), taking effect at t_ms."""
+    return put(h, t_ms, proc, f"wal/{actor}/{name}", "", sent=sent, cond=None)
+
+
+def listed(h: History, t_ms: int, proc: int, actor: str, keys: list[str], sent: int) -> int:
+    """A listing of wal/<actor>/ sent by proc at `sent`, delivered at t_ms (a restore)."""
+    return ev(h, t_ms, proc, "listed", prefix=f"wal/{actor}/", keys=list(keys), sent_ms=sent)
+
+
+def finish(h: History, ix: dict | None = None) -> History:
+    """True-time order (stable), chain fields filled, `ix`'s indices remapped; the history."""
+    order = sorted(range(len(h.events)), key=lambda i: h.events[i][0])
+    new_of = {old: new for new, old in enumerate(order)}
+    events = [h.events[i] for i in order]
+    objects: dict[str, tuple[int, str]] = {}  # key -> (serial, state)
+    serial = 0
+    for k, (t, p, kind, f) in enumerate(events):
+        if kind == "fault_delete":
+            objects.pop(f[0], None)
+        elif kind == "apply" and f[3] is None:
+            key, op, cond, _prev, _named, _serial, state, _prev_state, sent = f
+            prev, prev_state = objects.get(key, (0, ""))
+            if cond == AUTO:
+                cond = "if-match" if prev else "if-none-match"
+            named = None if cond is None else prev
+            if op == "DELETE":
+                new = 0
+                objects.pop(key, None)
+            else:
+                serial += 1
+                new = serial
+                objects[key] = (new, state)
+            events[k] = (t, p, kind, (key, op, cond, prev, named, new, state, prev_state, sent))
+        elif kind == "apply":
+            if f[5]:
+                objects[f[0]] = (f[5], f[6])
+                serial = max(serial, f[5])
+            else:
+                objects.pop(f[0], None)
+    h.events = events
+    h.cache.clear()
+    h._sha = None
+    if h.end_ms == 0 and events:
+        h.end_ms = events[-1][0] + 1_000  # a run ends after its last event
+    if ix is not None:
+        for name, i in ix.items():
+            ix[name] = new_of[i] if isinstance(i, int) else i
+    return h

@@ -1,0 +1,111 @@
+"""Known findings about the protocol (checkers/findings.py): each reproduced on a script, shown
+to be what its classifier recognises, and counted rather than hidden.
+
+A finding is a violation the correct model, faithful to ADR 0020, reaches because the ADR
+allows it. The sweep keeps the faults that find them; a run counts them
+(`protocol_findings`), and `--strict` makes them fail.
+"""
+
+from __future__ import annotations
+
+from checkers import check_all
+from checkers.findings import FINDINGS, classify
+from scenarios.script import NetRule, ScriptedWorld
+from historykit import A0, evs, procs
+
+
+def _found(h):
+    violations = check_all(h)
+    unexplained, found = classify(h, violations)
+    assert unexplained == [], "\n".join(v.explain(h) for v in unexplained)
+    return found
+
+
+def test_every_finding_names_its_adr_text_and_reproduction():
+    ids = [f.id for f in FINDINGS]
+    assert len(ids) == len(set(ids))
+    here = open(__file__).read()
+    for f in FINDINGS:
+        assert f.adr and f.title and f.invariants
+        assert f.reproduction.startswith("tests/test_findings.py::")
+        assert "def " + f.reproduction.split("::")[1] + "(" in here, f.reproduction
+
+
+def test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other():
+    """F-1 (NL-5, NL-7, LEASE-1): a twin of n0 starts with n0's process, so both start checks find no
+    object; n0's first write creates it, the twin's (If-None-Match) is held back past its timeout;
+    an operator deletes nodes/n0 by mistake at 20.9 s, and the twin's late write lands at 21 s on the
+    empty key: the bucket grants the twin's instance a lease while n0's last write is still valid."""
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.at(0, "twin", "n0", "t0")
+    w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.at(20_900, "delete", "nodes/n0")
+    h = w.run(until_ms=40_000)
+    first, twin = procs(h, "n0")
+    created = evs(h, "apply", proc=twin, where=lambda f: f[0] == "nodes/n0" and f[2] == "if-none-match")
+    assert created and created[0][1] > 20_900  # landed after the delete, on no object
+    found = _found(h)
+    assert list(found) == ["F-1"] and found["F-1"][0].invariant == "LEASE-1"
+
+
+def test_f2_a_drain_waits_forever_on_a_lost_acquire():
+    """F-2 (OR-8, CS-3, INV-11): an acquire whose If-None-Match write is lost (the request never
+    reaches the bucket) leaves an unresolved entry; the node is then drained. The record never
+    changes, so the resolver reads it for ever (the ADR bounds no resolver) and 95 s later the
+    drain has still not ended."""
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.rule(NetRule("lose_request", node="n0", op="PUT", key="owners/", after_ms=19_000, times=1))
+    w.at(20_000, "request", "n0", A0)
+    w.at(25_000, "command", "n0", "drain")
+    h = w.run(until_ms=120_000)
+    (p0,) = procs(h, "n0")
+    assert evs(h, "acquire_unresolved", proc=p0) and evs(h, "drain_began", proc=p0)
+    assert evs(h, "drained", proc=p0) == []  # never
+    assert evs(h, "apply", where=lambda f: f[0] == "owners/" + A0) == []  # the record never changed
+    found = _found(h)
+    assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
+
+
+def test_f2_without_the_lost_write_the_drain_ends():
+    """The same script with the acquire's write arriving: the drain reports drained (INV-11 holds)."""
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.at(20_000, "request", "n0", A0)
+    w.at(25_000, "command", "n0", "drain")
+    h = w.run(until_ms=60_000)
+    (p0,) = procs(h, "n0")
+    assert evs(h, "drained", proc=p0)
+    assert check_all(h) == []
+
+
+def test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again():
+    """F-3 (NL-7, FN-5, INV-10): n0's first lease write is held back past its timeout, so n0 goes back
+    to its start check keeping its instance (NL-7); the write lands at 21 s, the operator fences it
+    at 21.3 s (FN-7), and an operator deletes nodes/n0 by mistake at 21.5 s, before the check reads
+    again. The check never sees the fence naming its own instance, finds no object, and the fenced
+    instance writes live again at 32 s."""
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.at(21_300, "fence", "n0")
+    w.at(21_500, "delete", "nodes/n0")
+    h = w.run(until_ms=45_000)
+    (p0,) = procs(h, "n0")
+    me = h.processes[p0].instance
+    fenced = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith(f"fenced {me} "))
+    live_again = evs(h, "apply", proc=p0, since=fenced[0][1],
+                     where=lambda f: f[0] == "nodes/n0" and f[6].startswith(f"live {me} "))
+    assert fenced and live_again and live_again[0][3][7] == ""  # written over no object
+    found = _found(h)
+    assert list(found) == ["F-3"]
+
+
+def test_a_check_that_reads_its_own_fence_exits():
+    """The model's side of F-3 (NL-10): when the check does read the fence naming its own instance
+    (no delete), the process exits rather than write over it, and INV-10 holds."""
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.at(21_300, "fence", "n0")
+    h = w.run(until_ms=45_000)
+    (p0,) = procs(h, "n0")
+    (exit_,) = evs(h, "exit", proc=p0)
+    assert exit_[3][0] == 1 and "fenced naming this instance" in exit_[3][1]
+    assert check_all(h) == []
