@@ -38,6 +38,9 @@ class SeedResult:
     failover_ms: list = field(default_factory=list)  # INV-7's measurements
     not_judged: dict = field(default_factory=dict)  # invariant -> why it was not judged
     findings: list = field(default_factory=list)  # (finding id, invariant, message, explanation): known about the ADR
+    config: list = field(default_factory=list)  # [family, bounds it sits on, ttl, grace, safety, skew, heartbeat, attempt]
+    coverage: list = field(default_factory=list)  # the coverage points it reached (checkers/coverage.py)
+    margins: list = field(default_factory=list)  # deadline races: takeover minus the owner's last valid instant, ms
 
 
 def not_judged(history, env_failure: str | None = None) -> dict:
@@ -66,6 +69,8 @@ def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str
         failures.append(("EXCEPTION", world_failure[0], world_failure[1]))
     failover: list[int] = []
     blip_judged = 0
+    reached: list[str] = []
+    margins: list[int] = []
     found: list[tuple[str, str, str, str]] = []
     try:
         violations = check_all(history, skip=frozenset(skip))
@@ -78,6 +83,7 @@ def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str
         measured = measure_all(history)
         failover = [] if "INV-7" in skip else measured["failover_ms"]
         blip_judged = 0 if "INV-9" in skip else measured["blip_judged"]
+        reached, margins = measured["coverage"], measured["takeover_margin_ms"]
     except Exception as e:  # a checker that cannot read this history is a bug: report it
         failures.append(("EXCEPTION", f"{type(e).__name__}: {e}", traceback.format_exc()))
     counts = dict(history.counts)
@@ -85,7 +91,13 @@ def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str
     counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
     counts["blip_runs_judged"] = blip_judged
     counts["acts"] = sum(1 for e in history.events if e[2] in ("served", "data_acked"))
-    return SeedResult(seed, history.sha256(), counts, history.rules, failures, failover, dict(skip), found)
+    from model.params import Params
+    from scenarios.swarm import PARAM_NAMES, on_bounds
+
+    p = Params(**history.params)
+    config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
+    return SeedResult(seed, history.sha256(), counts, history.rules, failures, failover, dict(skip), found, config,
+                      reached, margins)
 
 
 def digest(hashes: list[str]) -> str:
@@ -212,7 +224,21 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
     failover: list[int] = []
     skipped: dict[str, str] = {}
     findings: dict[str, dict] = {}
+    families: dict[str, int] = {}
+    bounds: dict[str, int] = {}
+    from checkers.coverage import MIN_SEEDS, POINTS
+
+    covered = {k: 0 for k in POINTS}
+    margins: list[int] = []
     for r in results:
+        for k in r.coverage:
+            covered[k] = covered.get(k, 0) + 1
+        margins.extend(r.margins)
+        if r.config:
+            families[r.config[0]] = families.get(r.config[0], 0) + 1
+            for b in r.config[1].split("+"):
+                if b != "-":
+                    bounds[b] = bounds.get(b, 0) + 1
         for fid, inv, msg, explanation in r.findings:
             entry = findings.setdefault(fid, {"seeds": [], "invariants": [], "first": None})
             if r.seed not in entry["seeds"]:
@@ -235,6 +261,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
                 failures.append({"seed": r.seed, "invariant": inv, "message": msg, "history_sha256": r.sha256,
                                  "replay": replay_command(report_path, r.seed) if replayable and report_path else None,
                                  "explanation": explanation})
+    # a campaign long enough must reach every coverage point (checkers/coverage.py)
+    covered_missed = [k for k, v in covered.items() if v == 0] if len(results) >= MIN_SEEDS else []
     totals["seeds_run"] = len(hashes)
     totals.setdefault("acquisitions", 0)
     totals["failing_seeds"] = len(failing_seeds)
@@ -242,15 +270,20 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "world": world,
         "model": model,
         "scenario": scenario,
-        "params": params.to_dict(),
+        "params": params.to_dict() if hasattr(params, "to_dict") else dict(params),
+        "configurations": {"families": dict(sorted(families.items())), "on_bounds": dict(sorted(bounds.items()))},
+        "seed_params": [r.config for r in results],
         "seeds": {"start": start, "count": count},
-        "passed": not failures,
+        "passed": not failures and not covered_missed,
         "counts": dict(sorted(totals.items())),
         "rules_hit": dict(sorted(rules.items(), key=lambda kv: _rule_order(kv[0]))),
         "invariants_checked": [inv for inv in invariants_checked() if inv not in skipped],
         "not_judged": dict(sorted(skipped.items())),
         "failover_ms": distribution(failover),
         "protocol_findings": _findings_block(findings),
+        "coverage": covered,
+        "coverage_missed": covered_missed,
+        "takeover_margin_ms": _margins(margins),
         "failures": failures,
         "failing_seeds": failing_seeds,
         "history_digest": digest(hashes),
@@ -276,6 +309,19 @@ def _findings_block(found: dict[str, dict]) -> dict:
             out[f.id] = {"title": f.title, "seeds": len(entry["seeds"]), "invariants": entry["invariants"],
                          "first": entry["first"], "reproduction": f.reproduction}
     return out
+
+
+def _margins(values: list[int]) -> dict:
+    """Deadline races: how close the takeovers came to the owners' last valid instants."""
+    d = distribution(values)
+    d["min"] = min(values) if values else None
+    buckets = {"< 0 (overlap)": 0, "0 .. 0.25 s": 0, "0.25 .. 1 s": 0, "1 .. 3 s": 0, ">= 3 s": 0}
+    for v in values:
+        k = ("< 0 (overlap)" if v < 0 else "0 .. 0.25 s" if v < 250 else "0.25 .. 1 s" if v < 1_000
+             else "1 .. 3 s" if v < 3_000 else ">= 3 s")
+        buckets[k] += 1
+    d["histogram"] = buckets
+    return d
 
 
 def distribution(values: list[int]) -> dict:
@@ -310,6 +356,8 @@ def _what_ran(report: dict) -> str:
 
 def verdict(report: dict) -> str:
     """PASSED, FAILED (n violating seeds), or ENVIRONMENT FAILED: one word for the run."""
+    if not report["passed"] and not report["failures"] and report.get("coverage_missed"):
+        return f"FAILED (coverage: {len(report['coverage_missed'])} points never reached)"
     if not report["passed"]:
         return f"FAILED ({report['counts'].get('failing_seeds', 0)} violating seeds)"
     if report.get("environment_failure"):
@@ -346,6 +394,13 @@ def _figures(report: dict) -> list[tuple[str, str]]:
                  ("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}"),
                  ("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}"),
                  ("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")]
+    conf = report.get("configurations") or {}
+    if conf.get("families"):
+        rows.append(("configurations", ", ".join(f"{k} {v}" for k, v in conf["families"].items())
+                     + "; exactly on " + (", ".join(f"{k} {v}" for k, v in conf["on_bounds"].items()) or "no bound")))
+    if report.get("params"):
+        rows.append(("timing" if report["world"] == "s3" else "pinned",
+                     ", ".join(f"{k}={v}" for k, v in report["params"].items())))
     rows.append(("invariants checked", ", ".join(report["invariants_checked"])))
     for inv, why in report.get("not_judged", {}).items():
         rows.append((f"{inv} not judged", why))
@@ -355,6 +410,16 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         rows.append((f"finding {fid}", f"{entry['seeds']} seeds, first {entry['first']['seed']} "
                                          f"({', '.join(entry['invariants'])}): {entry['title']}"))
     rows.append(("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0))))
+    m = report.get("takeover_margin_ms") or {}
+    if m.get("count"):
+        rows.append(("deadline races", f"{m['count']} takeovers, margin min {m['min']} ms, p50 {m['p50']} ms; "
+                     + ", ".join(f"{k}: {v}" for k, v in m["histogram"].items())))
+    cov = report.get("coverage") or {}
+    if cov:
+        hit = sum(1 for v in cov.values() if v)
+        missed = report.get("coverage_missed") or []
+        rows.append(("coverage", f"{hit} of {len(cov)} points reached"
+                     + (f"; NEVER: {', '.join(missed)}" if missed else "")))
     if report.get("environment_failure"):
         rows.append(("environment", report["environment_failure"]))
     rows.append(("violating seeds", str(c.get("failing_seeds", 0))))
@@ -366,6 +431,12 @@ def summary_text(report: dict) -> str:
     lines = [f"{_what_ran(report)}: {verdict(report)}"]
     lines += [f"  {k}: {v}" for k, v in _figures(report)]
     lines.append("  rules hit: " + ", ".join(f"{k} {v}" for k, v in report["rules_hit"].items()))
+    if report.get("coverage"):
+        from checkers.coverage import POINTS
+
+        lines.append("  coverage (seeds reaching each point):")
+        for k, v in report["coverage"].items():
+            lines.append(f"    {v:>7}  {k}: {POINTS.get(k, '')}")
     lines.append(f"  history digest: {report['history_digest']}")
     by_inv: dict[str, list[int]] = {}
     for f in report["failures"]:

@@ -94,6 +94,32 @@ def parse_params(pairs: list[str], base: dict | None = None):
 # --- running seeds ---------------------------------------------------------------------
 
 
+def parse_pins(pairs: list[str], base: dict | None = None) -> dict:
+    """--param KEY=VALUE pairs as the values pinned for every seed (the rest is drawn per seed);
+    refused at once if the pinned values alone break T-2..T-4."""
+    from model.params import Params, ParamsError
+    from scenarios.swarm import fit_params
+
+    pins = dict(base or {})
+    known = Params().to_dict()
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep:
+            raise UsageError(f"--param wants KEY=VALUE, got {pair!r}")
+        if key not in known:
+            raise UsageError(f"--param: unknown parameter {key!r} (known: {', '.join(sorted(known))})")
+        try:
+            pins[key] = int(value)
+        except ValueError:
+            raise UsageError(f"--param {key}: {value!r} is not an integer number of ms") from None
+    try:
+        fit_params({**known, **pins}, pins)
+    except ParamsError as e:
+        raise UsageError(f"invalid params: {e}") from None
+    return pins
+
+
 def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False, strict: bool = False):
     """Run and judge one seed of the simulated world. Returns a SeedResult (and the history if asked).
     `strict`: known protocol findings fail it too."""
@@ -279,7 +305,7 @@ def replay(console, path: str, seed: int | None) -> int:
     model_name = report["model"]
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
-    params = parse_params([], report["params"])
+    params = parse_pins([], report["params"])
     result, history = run_one(seed, model_name, scenario, params, keep_history=True,
                               strict=bool(report.get("strict")))
     if history is not None:
@@ -370,7 +396,7 @@ def run_broken(console, args, params) -> int:
     console.print(t)
     path = args.report or os.path.join(os.path.dirname(os.path.abspath(__file__)), "reports",
                                        f"broken-{args.scenario}-s{args.start}-n{args.seeds}.json")
-    report = {"world": "sim", "kind": "broken", "scenario": args.scenario, "params": params.to_dict(),
+    report = {"world": "sim", "kind": "broken", "scenario": args.scenario, "params": params,
               "seeds": {"start": args.start, "count": args.seeds}, "passed": all_caught, "models": rows,
               "git_commit": git_commit(), "command": "python runner.py " + " ".join(sys.argv[1:])}
     text = "\n".join(
@@ -544,7 +570,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.seed is not None:
             raise UsageError("--seed goes with --replay; to run one seed use --start S --seeds 1")
         check_scenario(args.scenario)
-        params = parse_params(args.param)
+        params = parse_pins(args.param)  # the values pinned for every seed; the rest is drawn per seed
         if args.broken:
             return run_broken(console, args, params)
         if args.bench:

@@ -28,6 +28,12 @@ BROKEN = {
     "acquire_when_drained": "broken_models.acquire_when_drained",
     "act_while_releasing": "broken_models.act_while_releasing",
     "fenced_keeps_running": "broken_models.fenced_keeps_running",
+    # the protocol's margins (T-2..T-5, FN-2, FN-7)
+    "no_grace": "broken_models.no_grace",
+    "early_takeover": "broken_models.early_takeover",
+    "watch_not_restarted": "broken_models.watch_not_restarted",
+    "absent_fence_no_written_at": "broken_models.absent_fence_no_written_at",
+    "release_unconditional": "broken_models.release_unconditional",
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -54,7 +54,11 @@ def check_all(history: History, skip: frozenset = frozenset()) -> list[Violation
 
 def measure_all(history: History) -> dict:
     """Figures the report aggregates across seeds (not pass/fail)."""
-    return {"failover_ms": failover.measure(history), "blip_judged": 1 if blip.judged(history) else 0}
+    from . import coverage
+
+    fx = facts(history)
+    return {"failover_ms": failover.measure(history, fx), "blip_judged": 1 if blip.judged(history) else 0,
+            "coverage": coverage.reached(history, fx), "takeover_margin_ms": coverage.takeover_margins(history, fx)}
 
 
 __all__ = ["CHECKERS", "LIVENESS", "check_all", "measure_all", "History", "Violation", "facts", "Facts"]

@@ -59,11 +59,18 @@ def _valid_at(windows, t: int) -> bool:
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     p = Params(**history.params)
-    bound = p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms + p.max_skew_ms
+    # a listing reads LIST then one GET per node, one after another (the ADR: its duration grows
+    # with N), and the fence is one more round trip: at most this long in the world's network
+    delay = history.options.get("delay_ms_max", 0)
+    listing = (history.options.get("nodes", 1) + 2) * 2 * delay
+    bound = p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms + p.max_skew_ms + listing
     # T-5: a taker watches a full P + A from its own first acknowledged lease write, and
     # decides at its next listing (every P)
-    watch = 2 * p.period_ms + p.attempt_timeout_ms
-    slack = 2 * p.attempt_timeout_ms  # the acquisition's own round trips after the request
+    watch = 2 * p.period_ms + p.attempt_timeout_ms + listing
+    # the acquisition's own round trips after the request: routing, the record, nodes/<id> (FN-5),
+    # the write, the restore, a forward; each way at most the world's network delay, which does not
+    # scale with the timing (the real-S3 world's short attempts see the same network)
+    slack = 2 * p.attempt_timeout_ms + 12 * delay
     leases = fx.lease
     requests: dict[str, list[tuple[int, int]]] = {}
     for t, q, kind, f in history.events:

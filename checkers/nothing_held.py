@@ -2,7 +2,7 @@
 rounds is held by a serving process, and no record names a process that no longer serves it.
 
 Holds are the world's (checkers/facts.py): an actor asked for in the final rounds must have
-been served (an act) after they began, and its record name a running process whose hold is
+been served (an act) in the quiet phase, and its record name a running process whose hold is
 valid at the end. A record naming a running process must be that process's valid hold, and
 one it says it holds: its own claims (`hold_began`, `hold_ended`) are read against the
 record, for a record naming a process that dropped its release is one nobody can take over; a record naming a process
@@ -38,8 +38,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     state = final_state(history)
     final_round = next((i for i, e in enumerate(events) if e[2] == "final_round"), None)
     requested = sorted({a for e in events if e[2] == "final_round" for a in (e[3][0] if e[3] else ())})
-    first_round_t = events[final_round][0] if final_round is not None else end
-    served_after = {a for t, _p, a, what, _i in fx.acts if t >= first_round_t and what == "served a request"}
+    quiet_t = events[quiet][0]
+    served_after = {a for t, _p, a, what, _i in fx.acts if t >= quiet_t and what == "served a request"}
     # what each process itself says it holds at the end (a claim, read only against the record)
     held: dict[tuple[int, str], int] = {}  # (proc, actor) -> the generation it says it holds
     for _t, p, kind, f in events:
@@ -56,7 +56,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             why = ("its record names nobody" if who is None else
                    f"its record names {who[0]}/{who[1]}, which " +
                    ("has exited" if p in gone else "holds no valid hold of it" if (p, actor) not in valid_at_end
-                    else "served none of its requests after the final round began"))
+                    else "served none of its requests in the quiet phase"))
             out.append(Violation(INVARIANT, f"actor {actor} was requested in the final rounds but is not held "
                                             f"by a serving process at the end ({end / 1000:.3f} s): {why}",
                                  (final_round,)))

@@ -134,11 +134,18 @@ class Fencing:
                 continue
             if now_ms - max(seen.since_ms, st.watch_from_ms) < watch:
                 continue
-            if seen.written_at_ms + p.takeover_ms >= now_ms:
+            if self.free_from_ms(st, seen.written_at_ms) >= now_ms:
                 continue
             out.append(Mark("FN-2"))
             st = self.fence_read(st, node, seen, out)
         return st
+
+    def free_from_ms(self, st, written_at_ms: int) -> int:
+        """Decision (FN-3, FN-5, T-5): the instant, on this node's clock, after which a process whose
+        last write carried `written_at_ms` has lapsed for sure: written_at + ttl + grace (its
+        validity ended at written_at + ttl - safety on its own clock; grace + safety >= 2 max_skew
+        covers the two clocks)."""
+        return written_at_ms + st.params.takeover_ms
 
     def fence_read(self, st, node, seen, out):
         st = replace(st, fencing=st.fencing.with_item(node, seen))
@@ -159,7 +166,7 @@ class Fencing:
             out.append(Mark("FN-3"))
             return self.saw(st, node, rec, now_ms)
         p = st.params
-        if not self.lease_valid(st, now_ms) or rec.written_at_ms + p.takeover_ms >= now_ms:
+        if not self.lease_valid(st, now_ms) or self.free_from_ms(st, rec.written_at_ms) >= now_ms:
             return st  # FN-1, FN-3
         fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)  # keeps A's written_at (NL-1)
         out.append(Mark("FN-3"))

@@ -83,10 +83,15 @@ class Model(Dispatch, Upgrade, NodeLease, Fencing, Ownership, CleanStop):
     def on_lease_became_valid(self, st, now_ms, out):
         # FN-2: the watch counts from the first acknowledged lease write after any lapse;
         # OR-6: pending work resumes
-        st = replace(st, watch_from_ms=now_ms)
+        st = replace(st, watch_from_ms=self.watch_from(st, now_ms))
         if st.pending or st.unresolved:
             st = self.kick_background(st, now_ms, out)
         return st
+
+    def watch_from(self, st, now_ms):
+        """Decision (FN-2): the fence watch counts from this node's first acknowledged lease write
+        after any lapse of its own: it restarts now."""
+        return now_ms
 
     def on_lease_ran_out(self, st, now_ms, out):
         # NL-11: every hold ends locally, into the pending releases

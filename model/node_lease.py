@@ -128,11 +128,11 @@ class NodeLease:
             and rec.state in (FENCED, RELEASED)
             and rec.instance is not None
             and rec.instance == ls.check_first_instance
-            and rec.written_at_ms + p.takeover_ms < ls.check_deadline_ms
+            and self.free_from_ms(st, rec.written_at_ms) < ls.check_deadline_ms
         ):
             # NL-5 shortcut: the process first read lapsed by written_at + ttl + grace
             out.append(Mark("NL-5"))
-            ls = replace(ls, check_deadline_ms=rec.written_at_ms + p.takeover_ms)
+            ls = replace(ls, check_deadline_ms=self.free_from_ms(st, rec.written_at_ms))
         ls = replace(ls, check_body=body, check_version=reply.version if body is not None else None)
         st = replace(st, lease=ls)
         if now_ms >= ls.check_deadline_ms:

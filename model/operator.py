@@ -74,7 +74,7 @@ class Operator:
         """FN-7: fence over the current object without a watch; created when absent."""
         out.append(Mark("FN-7"))
         if reply.status == io.NOT_FOUND:
-            fence = NodeRecord(FENCED, None, now_ms, node)  # the operator's clock, no instance
+            fence = NodeRecord(FENCED, None, self.absent_fence_written_at(now_ms), node)  # no instance
             req = io.Request(PUT, node_key(node), IF_NONE_MATCH, None, encode_node(fence))
             return self._send(st, ("cluster_fence", node, "write"), req, out)
         if reply.status != io.OK:
@@ -88,6 +88,11 @@ class Operator:
         fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)
         req = io.Request(PUT, node_key(node), IF_MATCH, reply.version, encode_node(fence))
         return self._send(st, ("cluster_fence", node, "write"), req, out)
+
+    def absent_fence_written_at(self, now_ms: int) -> int:
+        """Decision (FN-7): a fence created over an absent object carries the operator's clock as its
+        written_at, so the records it frees are free ttl + grace later."""
+        return now_ms
 
     def _forget(self, st, node, reply, now_ms, out):
         """FN-8: delete a retired old-format heartbeat once stale by the start guard's test."""

@@ -196,7 +196,7 @@ class Ownership(ActorData):
                 return True  # live naming another instance: free at once
             return f"held by live {rec.node_id}/{rec.instance}"
         # fenced or released, naming any instance
-        if node_rec.written_at_ms + st.params.takeover_ms < now_ms:
+        if self.free_from_ms(st, node_rec.written_at_ms) < now_ms:
             return True
         return f"held by {rec.node_id}: {node_rec.state}, free after written_at + ttl + grace"
 
@@ -313,11 +313,15 @@ class Ownership(ActorData):
         st = replace(st, holds=st.holds.without(actor))
         out.append(Observe("hold_ended", (actor, hold.generation, reason)))
         out.append(Mark("OR-5"))
-        body = encode_owner(OwnerRecord(None, None, hold.generation))
-        req = Request(PUT, owner_key(actor), IF_MATCH, hold.version, body)
+        req = self.release_request(actor, hold.generation, hold.version)
         # BD-4: a foreground release tries 1 s, then is parked to the background retries
         out.append(Mark("BD-4"))
         return self.send(st, ("release", actor, hold.generation, hold.version), req, out, RELEASE_TRIES_MS)
+
+    def release_request(self, actor, generation, version):
+        """Decision (OR-5): a release writes nobody, generation kept, If-Match the hold's acquire
+        version (every retry the same write)."""
+        return Request(PUT, owner_key(actor), IF_MATCH, version, encode_owner(OwnerRecord(None, None, generation)))
 
     def on_reply_release(self, st, purpose, reply, now_ms, out):
         _, actor, generation, version = purpose
@@ -393,8 +397,7 @@ class Ownership(ActorData):
     def retry_release(self, st, k, e, out):
         """OR-5: every retry is the same write, If-Match v; never a version read later."""
         rid = st.next_rid
-        body = encode_owner(OwnerRecord(None, None, e.generation))
-        st = self.send(st, ("pending_release", k), Request(PUT, owner_key(e.actor), IF_MATCH, e.version, body), out)
+        st = self.send(st, ("pending_release", k), self.release_request(e.actor, e.generation, e.version), out)
         return replace(st, pending=st.pending.with_item(k, replace(e, rid=rid)))
 
     def on_reply_pending_release(self, st, purpose, reply, now_ms, out):

@@ -60,10 +60,10 @@ from model.io import (
 from model.old_lease import OLD_MODEL, gc_collectable
 from model.operator import OPERATOR
 from model.params import Params
-from model.records import state_line
+from model.records import OWNERS_PREFIX, state_line
 
 from .processes import Proc, Slot
-from .swarm import draw
+from .swarm import draw, draw_params
 
 WORLD = -1  # the proc index of events the world itself records
 
@@ -75,19 +75,26 @@ SCRIPTED_FAULTS = {"lose_request": "request lost (scripted)", "fail_fast": "fail
                    "delay_reply": "reply slowed by {ms} ms (scripted)"}
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
+REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
+NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
 
 
 class World:
     """The core of a world; a subclass supplies time, the bucket and the transport."""
 
-    def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | None = None,
+    def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
                  model_name: str = "correct", options: dict | None = None, **draw_overrides) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
         self._randbelow = self.rng._randbelow  # see randint()
-        self.params = params or Params()
+        # the configuration: given whole (a Params), or drawn for this seed around the pinned values
+        if isinstance(params, Params):
+            self.params, config = params, "given"
+        else:
+            self.params, config = draw_params(self.rng, params or {}, scenario)
         self.model = model
         self.options = draw(self.rng, scenario, self.params, **draw_overrides) if options is None else options
+        self.options.setdefault("config", config)
         o = self.options
         self.tg = self.params.ttl_ms + self.params.grace_ms  # T-5's takeover span: the world's schedule scales with it
         self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
@@ -114,6 +121,11 @@ class World:
         self._final_reqs: set[int] = set()  # request ids of the final rounds (membership only)
         self.requests_until = 1 << 62
         self.operator: Proc | None = None
+        self.holders: dict[str, str] = {}  # actor -> the node its record names, as the bucket applied it
+        self._races: dict[str, int] = {}  # node -> deadline races armed: cut it off after its next acknowledged write
+        self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
+        self._lose: dict[str, str] = {}  # node -> key prefix: its next write there is lost on the way
+        self.replies_dropping = False  # a stretch of lost write replies is under way
 
     # --- what a world supplies ----------------------------------------------------------
 
@@ -152,14 +164,17 @@ class World:
         base = up["new_at"] if up else 0  # the new nodes start here; their faults count from here
         if up:
             self.schedule_upgrade(up)
-        for slot in self.slots[: len(self.node_ids)]:
-            if base:
-                self.later(base, self._start_slot, slot)
+        starts = o.get("starts") or [0] * len(self.node_ids)
+        for slot, start in zip(self.slots[: len(self.node_ids)], starts):
+            # nodes start spread over a period, so that their lease cadences are not in lockstep
+            if base + start:
+                self.later(base + start, self._start_slot, slot)
             else:
                 self.start_process(slot)
         op = Slot("operator", "op")
         op.wanted = False
-        self.operator = self.start_process(op, OPERATOR.step, instance="op")
+        # the operator's commands (FN-7, FN-8); a broken model may bring a broken operator
+        self.operator = self.start_process(op, getattr(self.model, "operator", OPERATOR).step, instance="op")
         for node_id, at in o["operator_fences"]:
             self.later(base + at, self._operator, Command("cluster_fence", (node_id,)))
         if o["request_gap_ms"]:
@@ -173,18 +188,40 @@ class World:
             self.later(base + at, self._outage_begins, who, length_ms, mode)
         for node_id, at in o["crashes"]:
             self.later(base + at, self._crash_node, node_id)
+        for at in o.get("deadline_races", ()):
+            self.later(base + at, self._arm_race)
+        for at, length_ms in o.get("reply_drops", ()):
+            self.later(base + at, self._replies_drop, True)
+            self.later(base + at + length_ms, self._replies_drop, False)
+        for node_id, at in o.get("crash_for_good", ()):
+            self.later(base + at, self._crash_for_good, node_id)
+        for node_id, at in o.get("mass", ()):
+            self.later(base + at, self._mass_hold, node_id)
         for k, (node_id, at, life_ms) in enumerate(o["twins"]):
             self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms)
         for node_id, at, restart_after_ms in o.get("stops", ()):
             self.later(base + at, self._stop_node, node_id, restart_after_ms)
-        for node_id, at, after_ms, then in o.get("drains", ()):
+        for node_id, at, after_ms, then, *lose in o.get("drains", ()):
+            if lose and lose[0]:
+                # an acquisition's record write is lost just before the drain (F-2's precondition)
+                self.later(base + at - self.tg // 3, self._lose_next, node_id, OWNERS_PREFIX)
+                for actor in self.actors:
+                    self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
             self.later(base + at, self._command_node, node_id, Command("drain"))
             if then == "resume":
                 self.later(base + at + after_ms, self._command_node, node_id, Command("resume"))
             else:
                 self.later(base + at + after_ms, self._stop_node, node_id, tg // 3)
-        for node_id, at, replacement in o.get("deletes", ()):
+        for node_id, at, replacement, *then in o.get("deletes", ()):
             self.later(base + at, self._delete, "nodes/" + node_id)
+            if then and then[0]:
+                # soon after: takeover attempts at the other nodes, and the operator fences the
+                # absent object (FN-7) as the ADR says to when a machine seems gone
+                for k, other in enumerate(n for n in self.node_ids if n != node_id):
+                    for actor in self.actors:
+                        self.later(base + at + self.randint(0, self.params.period_ms), self._ask_new, other, actor)
+                self.later(base + at + self.randint(0, self.params.period_ms), self._operator,
+                           Command("cluster_fence", (node_id,)))
             if replacement:
                 # the operator, thinking the machine gone, starts a replacement under that id
                 self.later(base + at + self.randint(0, tg // 3), self._twin_begins, node_id, "r0", 4 * tg)
@@ -417,7 +454,11 @@ class World:
             if action == "delay_apply":
                 self.later(ms, self.to_bucket, proc, rid, req, None, now)
                 return
-        f = self.fault
+        if self._lose and req.op == PUT and self._lose.get(proc.node_id) and req.key.startswith(self._lose[proc.node_id]):
+            del self._lose[proc.node_id]
+            self.note_fault(proc, "request lost", req)
+            return
+        f = self.fault if not self._calm or not self.calm(proc.node_id) else NO_FAULTS
         if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
             self.note_fault(proc, "failed fast" + (" (refused: cut off)" if cut else ""), req)
             self.later(self.randint(1, FAIL_FAST_MS_MAX), self._reply, proc, rid, FAILED)
@@ -462,8 +503,15 @@ class World:
             named = None
         if req.op == PUT:
             proc.learned[(key, version)] = serial
+        state = state_line(req.body)
         self.record(proc.index, "apply", (key, req.op, req.cond, prev_serial, named, serial,
-                                          state_line(req.body), state_line(prev_body), sent_ms))
+                                          state, state_line(prev_body), sent_ms))
+        if key.startswith(OWNERS_PREFIX):
+            parts = state.split(" ")
+            if parts[0] == "held":
+                self.holders[key[len(OWNERS_PREFIX):]] = parts[1]
+            else:
+                self.holders.pop(key[len(OWNERS_PREFIX):], None)
 
     def refused(self, proc: Proc, req, met_body: str | None, sent_ms: int) -> None:
         """The bucket refused a conditional write of `proc` (412): the world records what it met
@@ -480,15 +528,27 @@ class World:
             if fate[0] == "delay_reply":
                 self.later(fate[1], self._reply, proc, rid, reply, req)
                 return
-        f = self.fault
+        f = self.fault if not self._calm or not self.calm(proc.node_id) else NO_FAULTS
         rng = self.rng
         hit = self.fault_target is None or self._targeted(req)
-        if hit and f["p_reply_lost"] and req.op != GET and rng.random() < f["p_reply_lost"]:
+        o = self.options
+        lost = f["p_reply_lost"]
+        if self.replies_dropping and req.op != GET and f is self.fault:
+            lost = REPLIES_DROPPING  # a stretch in which writes land and their replies are lost
+        if (hit and lost and (req.op != GET or o.get("read_replies_lost"))
+                and rng.random() < lost):
             self.note_fault(proc, f"reply lost ({reply.status})", req)
             return
-        delay = self.randint(1, self.options["delay_ms_max"])
+        delay = self.randint(1, o["delay_ms_max"])
         if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
-            delay = self.randint(delay, delay + self.params.attempt_timeout_ms)
+            a = self.params.attempt_timeout_ms
+            tail = o.get("slow_tail", "within")
+            if tail == "past" and rng.random() < 0.5:
+                delay = self.randint(a, 3 * a)  # well past the attempt timeout: the timeout answers
+            elif tail == "edge" and rng.random() < 0.5:
+                delay = self.randint(a - a // 10, a - 1)  # just under the attempt timeout
+            else:
+                delay = self.randint(delay, delay + a)
             self.note_fault(proc, f"reply slowed to {delay} ms", req)
         self.later(delay, self._reply, proc, rid, reply, req)
 
@@ -504,6 +564,9 @@ class World:
             cut = len(req.key)
             self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
         self.deliver(proc, ReplyArrived(rid, reply))
+        if (self._races and reply.status == OK and req is not None and req.op == PUT
+                and req.key == "nodes/" + proc.node_id and self._races.get(proc.node_id)):
+            self._race_cut(proc, sent)
 
     def _timed_out(self, proc, rid) -> None:
         if proc.pending.pop(rid, None) is None:
@@ -578,29 +641,41 @@ class World:
         rng = self.rng
         self._requests += 1
         actor = self.actors[rng.randrange(len(self.actors))]
-        target = self.node_ids[rng.randrange(len(self.node_ids))]
+        # a move hands the actor over: to a node other than the one its record names
+        others = [n for n in self.node_ids if n != self.holders.get(actor)] or self.node_ids
+        target = others[rng.randrange(len(others))]
+        self.record(WORLD, "moved", (actor, target))
         self._broadcast(Command("move", (actor, target, self._requests)))
         self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
 
     def _command_node(self, node_id, command) -> None:
+        if command.name == "drain" and self._disturbs_a_race(node_id):
+            return
         proc = self.live_proc(node_id)
         if proc is not None and proc.slot.machine.startswith("m"):
             self.tell(proc, command)
 
-    def _stop_node(self, node_id, restart_after_ms) -> None:
+    def _stop_node(self, node_id, restart_after_ms, retire: bool = False) -> None:
         """A clean stop (CS-1) of the node's supervised process, started again `restart_after_ms`
-        after it exits (None: it stays down)."""
+        after it exits (None: it stays down). In the quiet phase only the retirement it draws
+        stops a node (`retire`): a stop drawn for the fault phase that comes late is skipped."""
+        if self.in_quiet and not retire:
+            return
         slot = self.slots[self.node_ids.index(node_id)]
-        if slot.proc is not None and slot.proc.alive:
+        if slot.proc is not None and slot.proc.alive and not self._disturbs_a_race(node_id):
             slot.restart_after_stop = restart_after_ms
             self.tell(slot.proc, Command("stop"))
 
     def _operator(self, command) -> None:
+        if self._disturbs_a_race(command.args[0]):
+            return
         self.record(self.operator.index, "operator", (command.name, command.args[0]))
         self.deliver(self.operator, command)
 
     def _delete(self, key) -> None:
         """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
+        if key.startswith("nodes/") and self._disturbs_a_race(key[len("nodes/"):]):
+            return
         self.record(WORLD, "fault_delete", (key,))
         self.remove_object(key)
 
@@ -609,6 +684,8 @@ class World:
     def _quiet_begins(self) -> None:
         """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
         self.in_quiet = True
+        self._races.clear()
+        self.replies_dropping = False
         self.record(WORLD, "quiet")
         for k in self.fault:
             self.fault[k] = 0.0
@@ -624,6 +701,13 @@ class World:
                     self.crash(slot.proc)
         for slot in self.slots[: len(self.node_ids)]:
             slot.restart_after_stop = self.tg // 15  # one still stopping now comes back once it exits
+            if slot.down_for_good:
+                # its machine is gone: peers fence it (FN-3) to free its records; and where its
+                # nodes/<id> was deleted by mistake too, only the operator's fence of the absent
+                # object frees them (FN-7), which the operator runs for a machine it knows gone
+                if any(f[0] == slot.node_id for f in self.options.get("deletes", ())):
+                    self.later(self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
+                continue
             if slot.proc is None or not slot.proc.alive:
                 self.start_process(slot)
             elif slot.proc.draining:
@@ -632,7 +716,7 @@ class World:
             # a node retired for good: stopped cleanly, then revoked by the operator (FN-7),
             # which frees its records even where its stop wrote nothing or nodes/<id> was deleted
             node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
-            self._stop_node(node_id, None)
+            self._stop_node(node_id, None, retire=True)
             self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (node_id,)))
 
     def _quiet_crash(self) -> None:
@@ -658,10 +742,114 @@ class World:
 
     # --- faults ------------------------------------------------------------------------------
 
+    def _arm_race(self) -> None:
+        """A deadline race (T-2, T-5): the node on the slowest clock is cut off right after its next
+        acknowledged lease write while it owns actors; the node on the fastest clock is asked for
+        them from the instant its clock says the owner's written_at + ttl + grace has passed, and
+        the owner too, on both sides of its own deadline. At T-2's equality the takeover may land
+        exactly at the owner's last valid instant: any missing margin shows."""
+        slow_fast = self.options.get("slow_fast")
+        if slow_fast and not self.in_quiet:
+            node = "n" + slow_fast[0][1:]
+            self._races[node] = self._races.get(node, 0) + 1
+            # the owner-to-be is asked for every actor, so that it owns some when it is cut off
+            for actor in self.actors:
+                self._ask_new(node, actor)
+
+    def _race_cut(self, proc: Proc, sent_ms: int) -> None:
+        if self.in_quiet:
+            return
+        node = proc.node_id
+        actors = sorted(a for a, n in self.holders.items() if n == node)
+        if not actors or proc.slot is not self.slots[self.node_ids.index(node)]:
+            return  # it owns nothing yet (or this is a twin): wait for a later write
+        self._races[node] -= 1
+        p = self.params
+        fast = self.options["slow_fast"][1]
+        taker = "n" + fast[1:]
+        # the instant the taker's clock reads the owner's written_at + ttl + grace
+        t_free = self.clocks[fast].true_at(proc.clock.local(sent_ms) + self.tg)
+        self.record(WORLD, "fault", ("deadline race: cut off after an acknowledged lease write",
+                                     f"{proc.machine}; {taker} may free its actors from {t_free} ms"))
+        # nothing else disturbs the two until the race is over
+        calm_until = t_free + 2 * p.period_ms + 2 * p.attempt_timeout_ms
+        self._calm[node] = self._calm[taker] = calm_until
+        self._cut_off(proc.machine, 2 * self.tg + p.period_ms + p.attempt_timeout_ms, "blackhole")
+        # the owner's last valid instant, by its own clock
+        deadline = proc.clock.true_at(proc.clock.local(sent_ms) + p.lease_span_ms)
+        # the owner is asked up to its deadline and a little past it; the taker from half a
+        # takeover span before it may free them (a model that frees early shows) to well after
+        for k in range(12):
+            at_owner = deadline - 2 * p.period_ms + k * (3 * p.period_ms) // 11
+            at_taker = t_free - self.tg // 2 + k * (self.tg // 2 + 2 * p.period_ms) // 11
+            for actor in actors:
+                self.later(at_owner - self.now, self._ask_new, node, actor)
+                self.later(at_taker - self.now, self._ask_new, taker, actor)
+
+    def _crash_for_good(self, node_id) -> None:
+        """A machine dies and never comes back: no supervisor restart, not even in the quiet phase."""
+        if self._disturbs_a_race(node_id):
+            return
+        slot = self.slots[self.node_ids.index(node_id)]
+        slot.down_for_good = True
+        slot.wanted = False
+        self.record(WORLD, "fault", ("machine gone for good", slot.machine))
+        if slot.proc is not None and slot.proc.alive:
+            self.crash(slot.proc)
+
+    def _replies_drop(self, on: bool) -> None:
+        if on and not self.in_quiet:
+            self.record(WORLD, "fault", ("replies dropping", "write replies lost"))
+        self.replies_dropping = on and not self.in_quiet
+
+    def _lose_next(self, node_id, prefix) -> None:
+        self._lose[node_id] = prefix
+
+    def _mass_hold(self, node_id) -> None:
+        """Many actors on one node, then all released while the bucket refuses that node, then does
+        not answer it, for less than its lease's span in all: the releases pile up as pending
+        entries whose retries meet refusal after refusal (BD-3), then wait in flight (BD-2)."""
+        if self._disturbs_a_race(node_id):
+            return
+        for actor in self.actors:
+            self._ask_new(node_id, actor)
+        p = self.params
+        at = 2 * self.tg
+        third = p.lease_span_ms // 3  # the two cut-offs together stay within the lease's span
+        self.later(at, self._outage_begins, node_id, third, "refuse")
+        self.later(at + third + 1, self._outage_begins, node_id, third, "blackhole")
+        for actor in self.actors:
+            self.later(at + 10, self._command_node_any, node_id, Command("hibernate", (actor,)))
+
+    def _command_node_any(self, node_id, command) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, command)
+
+    def _ask_new(self, node_id: str, actor: str) -> None:
+        self._requests += 1
+        self._ask(node_id, actor, self._requests)
+
+    def calm(self, node_id: str) -> bool:
+        """No fault but the race's own touches this node now (a deadline race plays out on it)."""
+        until = self._calm.get(node_id)
+        return until is not None and self.now < until
+
+    def _disturbs_a_race(self, node_id: str | None) -> bool:
+        """A drawn fault aimed at `node_id` (None: at every node) waits for no race: it is skipped."""
+        if not self._calm:
+            return False
+        return any(self.calm(n) for n in self._calm) if node_id is None else self.calm(node_id)
+
     def _outage_begins(self, who, length_ms, mode) -> None:
         """Cut the bucket off from node `who`'s machine, or from everyone ("*")."""
         if who != "*" and who.startswith("n"):
             who = "m" + who[1:]
+        if self._disturbs_a_race(None if who == "*" else "n" + who[1:]):
+            return
+        self._cut_off(who, length_ms, mode)
+
+    def _cut_off(self, who, length_ms, mode) -> None:
         self.cut[who] = mode
         self.record(WORLD, "outage", (who, self.now + length_ms))
         self.record(WORLD, "fault", (f"outage: {mode}", who))
@@ -671,12 +859,14 @@ class World:
         self.cut.pop(who, None)
 
     def _crash_node(self, node_id) -> None:
+        if self._disturbs_a_race(node_id):
+            return
         for slot in self.slots:
             if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
                 self.crash(slot.proc)
 
     def _twin_begins(self, node_id, machine, life_ms) -> None:
-        if self.in_quiet:
+        if self.in_quiet or self._disturbs_a_race(node_id):
             return  # faults stopped: a twin or replacement drawn for the fault phase comes too late
         slot = Slot(node_id, machine)
         self.slots.append(slot)

@@ -32,7 +32,7 @@ class Proc:
 class Slot:
     """Where a supervisor keeps one node id running on one machine."""
 
-    __slots__ = ("node_id", "machine", "wanted", "proc", "restart_after_stop")
+    __slots__ = ("node_id", "machine", "wanted", "proc", "restart_after_stop", "down_for_good")
 
     def __init__(self, node_id, machine) -> None:
         self.node_id = node_id
@@ -40,3 +40,4 @@ class Slot:
         self.wanted = True  # the supervisor restarts a process that failed (Restart=on-failure)
         self.proc: Proc | None = None
         self.restart_after_stop: int | None = None  # a clean stop is followed by a start this much later
+        self.down_for_good = False  # crashed, and its machine never comes back (not even in the quiet phase)

@@ -65,7 +65,7 @@ def calm_options(nodes: int, params: Params, clocks: dict | None = None, version
         "nodes": nodes, "fault_ms": 0, "versioning": versioning, "absent_if_match": absent_if_match,
         "p_conflict": 0.0, "p_alias": 0.0, "delay_ms_max": 5, "upload_ms_max": 0, "p_fail_fast": 0.0, "p_reply_lost": 0.0,
         "p_late": 0.0, "late_ms_max": 1, "p_request_lost": 0.0, "p_slow_reply": 0.0, "degraded": False,
-        "restart_ms_max": 100, "skew_at_bound": False, "drift_ppm_max": 0, "actors": 0,
+        "restart_ms_max": 100, "clock_mode": "fixed", "slow_fast": None, "actors": 0,
         "request_gap_ms": 0, "hibernate_gap_ms": 0, "move_gap_ms": 0, "p_client_retry": 0.0, "hot_share": 0.0,
         "operator_fences": [], "outages": [], "crashes": [], "twins": [], "clocks": clk,
     }

@@ -35,7 +35,7 @@ def _fire(fn, args, _event) -> None:
 class SimWorld(World):
     """The core, interpreted in simulated time against a simulated bucket."""
 
-    def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | None = None,
+    def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
                  model_name: str = "correct", options: dict | None = None) -> None:
         super().__init__(seed, model, scenario, params, model_name, options)
         o = self.options
@@ -90,7 +90,8 @@ class SimWorld(World):
         then(leases, [k for k in objects if k.startswith(DATA_PREFIX)])
 
 
-def run_seed(seed: int, model, scenario: str = "swarm", params: Params | None = None,
+def run_seed(seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
              model_name: str = "correct") -> History:
-    """Run one seed in the simulated world and return its history."""
+    """Run one seed in the simulated world and return its history. `params`: a whole configuration,
+    or the values pinned (the rest drawn for the seed), or None (all drawn)."""
     return SimWorld(seed, model, scenario, params, model_name).run()

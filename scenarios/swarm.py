@@ -22,6 +22,8 @@ SCENARIOS = {
     "stops": "clean stops, drains and moves, always",
     "upgrade": "old per-actor-lease nodes run first, then stop; new nodes start (section 6)",
     # one mix per race a broken model needs, likely enough to happen in a 30 s real-S3 run
+    "deadline": "deadline races, always: the owner on the slowest clock cut off right after an acknowledged "
+                "lease write, the taker on the fastest asked for its actors from the first instant it may free them",
     "fence": "nodes crash and come back slowly, or are cut off past ttl + grace: peers fence them (BM-1)",
     "rewake": "short refused cut-offs while a hot actor hibernates and wakes: releases stay pending and a "
               "node re-acquires its own record (BM-2)",
@@ -35,6 +37,81 @@ def _pick(rng, options):
 
 
 DEFAULT_TAKEOVER_MS = 15_000  # ttl + grace at the defaults (T-1), the span the draw's times are written for
+
+# --- the configuration: each seed draws its own timing, often exactly on a bound ---------------------
+
+CONFIG_FAMILIES = {
+    "default": "T-1's defaults: ttl 10 s, grace 5 s, safety 2 s, max_skew 1 s, heartbeat 3 s, attempt 2 s",
+    "bounds": "ttl from 6 to 20 s, with T-2 (grace + safety = 2 max_skew), T-3 (P = ttl / 3) and T-4 "
+              "(A = (ttl - safety) / 3) each exactly at equality in most seeds",
+    "scaled": "the real-S3 world's short timing (ttl 2 s), some of it on the bounds",
+    "large": "long timing (ttl 30 s), some of it on the bounds",
+}
+PARAM_NAMES = ("ttl_ms", "grace_ms", "safety_ms", "max_skew_ms", "heartbeat_period_ms", "attempt_timeout_ms")
+
+
+def draw_params(rng, pinned: dict | None = None, scenario: str = "swarm") -> tuple[Params, str]:
+    """One seed's valid configuration (T-2..T-4 hold) and its family. Pinned values (--param) hold
+    for every seed; the rest is drawn, then moved only as far as the bounds demand. The
+    `deadline` scenario always sits on T-2's bound, where a deadline race has no margin."""
+    family = _pick(rng, ("default", "bounds", "bounds", "bounds", "scaled", "large"))
+    if scenario == "deadline" and family == "default":
+        family = "bounds"
+    if family == "default":
+        d = Params().to_dict()
+    else:
+        ttl = {"bounds": rng.randint(6, 20) * 1_000, "scaled": 2_000, "large": 30_000}[family]
+        safety = ttl * _pick(rng, (10, 20, 25)) // 100 // 2 * 2
+        if rng.random() < 0.7 or scenario == "deadline":
+            # T-2 at equality: grace + safety = 2 max_skew, with the margin split either way
+            grace = ttl * _pick(rng, (0, 10, 25, 50)) // 100 // 2 * 2
+            skew = (grace + safety) // 2
+        else:
+            skew = ttl * _pick(rng, (5, 10, 20)) // 100
+            grace = max(0, 2 * skew - safety) + ttl // _pick(rng, (4, 2))
+        d = {"ttl_ms": ttl, "safety_ms": safety, "max_skew_ms": skew,
+             "grace_ms": grace,
+             # T-3: P = min(heartbeat, ttl / 3), at ttl / 3 in most seeds
+             "heartbeat_period_ms": ttl // 3 if rng.random() < 0.6 else ttl // _pick(rng, (4, 5)),
+             # T-4: A <= (ttl - safety) / 3, at the limit in most seeds
+             "attempt_timeout_ms": (ttl - safety) // 3 if rng.random() < 0.6 else (ttl - safety) // _pick(rng, (4, 6))}
+    for k, v in (pinned or {}).items():
+        d[k] = v
+    return fit_params(d, pinned or {}), family
+
+
+def fit_params(d: dict, pinned: dict) -> Params:
+    """Move the values not pinned just enough for T-2..T-4 to hold; raise ParamsError when the
+    pinned ones alone break a bound."""
+    from model.params import validate
+
+    d = dict(d)
+    if d["safety_ms"] >= d["ttl_ms"] and "safety_ms" not in pinned:
+        d["safety_ms"] = d["ttl_ms"] // 5
+    if d["grace_ms"] + d["safety_ms"] < 2 * d["max_skew_ms"]:
+        if "grace_ms" not in pinned:
+            d["grace_ms"] = 2 * d["max_skew_ms"] - d["safety_ms"]
+        elif "max_skew_ms" not in pinned:
+            d["max_skew_ms"] = (d["grace_ms"] + d["safety_ms"]) // 2
+        elif "safety_ms" not in pinned:
+            d["safety_ms"] = 2 * d["max_skew_ms"] - d["grace_ms"]
+    if 3 * d["heartbeat_period_ms"] > d["ttl_ms"] and "heartbeat_period_ms" not in pinned:
+        d["heartbeat_period_ms"] = d["ttl_ms"] // 3
+    if 3 * d["attempt_timeout_ms"] > d["ttl_ms"] - d["safety_ms"] and "attempt_timeout_ms" not in pinned:
+        d["attempt_timeout_ms"] = (d["ttl_ms"] - d["safety_ms"]) // 3
+    return validate(Params(**d))
+
+
+def on_bounds(p: Params) -> list[str]:
+    """Which of T-2, T-3, T-4 the configuration sits on, exactly."""
+    out = []
+    if p.grace_ms + p.safety_ms == 2 * p.max_skew_ms:
+        out.append("T-2")
+    if p.heartbeat_period_ms * 3 >= p.ttl_ms - 2:  # ttl / 3, rounded down
+        out.append("T-3")
+    if p.attempt_timeout_ms == (p.ttl_ms - p.safety_ms) // 3:
+        out.append("T-4")
+    return out
 
 
 def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nodes: int | None = None,
@@ -80,6 +157,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     o["late_ms_max"] = _pick(rng, (S(1_000), S(5_000), S(15_000)))
     o["p_request_lost"] = _pick(rng, (0.01, 0.05, 0.15)) if on["request_lost"] else 0.0
     o["p_slow_reply"] = _pick(rng, (0.05, 0.2, 0.5)) if on["slow_reply"] else 0.0  # a reply up to a timeout late
+    # slow replies: up to an attempt timeout late, or half of them just under it, or well past it
+    o["slow_tail"] = _pick(rng, ("within", "edge", "past"))
+    o["read_replies_lost"] = rng.random() < 0.3  # lost replies hit reads too
     # a degraded bucket: writes applied late and replies slow together, as on a bad day
     o["degraded"] = rng.random() < 0.3
     if o["degraded"]:
@@ -90,9 +170,8 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     n_out = rng.randint(1, 4) if on["outages"] else 0
     n_crash = rng.randint(1, 4) if on["crashes"] else 0
     n_twin = rng.randint(1, 2) if on["twins"] else 0
-    # clocks: all within max_skew of each other; half the seeds exactly at the bound
-    o["skew_at_bound"] = rng.random() < 0.5
-    o["drift_ppm_max"] = 0 if o["skew_at_bound"] else _pick(rng, (0, 0, 100, 500))
+    # clocks: each within max_skew of true time; in most seeds two node machines at the two ends
+    o["clock_mode"] = _pick(rng, ("spread", "opposite", "opposite", "sweep"))
 
     if scenario == "calm":
         o.update(p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0, p_conflict=0.0, p_request_lost=0.0,
@@ -106,7 +185,7 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
         o.update(p_fail_fast=max(o["p_fail_fast"], 0.05), p_reply_lost=max(o["p_reply_lost"], 0.1),
                  p_late=max(o["p_late"], 0.1), p_request_lost=max(o["p_request_lost"], 0.05))
     elif scenario == "skew":
-        o.update(skew_at_bound=True, drift_ppm_max=0)
+        o.update(clock_mode="opposite")
 
     # section 4 and the operator's mistakes
     nodes = [f"n{i}" for i in range(o["nodes"])]
@@ -114,11 +193,17 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     on_stops = rng.random() < 0.5 or scenario == "stops"
     o["stops"] = [[_pick(rng, nodes), rng.randint(0, fault), _pick(rng, (0, S(1_000), S(10_000), S(30_000)))]
                   for _ in range(rng.randint(1, 2) if on_stops else 0)]  # [node, at, restarted after (0: at once)]
-    o["drains"] = [[_pick(rng, nodes), rng.randint(0, fault), rng.randint(S(2_000), S(20_000)), _pick(rng, ("resume", "stop"))]
-                   for _ in range(rng.randint(1, 2) if on_stops else 0)]  # [node, at, then after, resume|stop]
+    # [node, at, then after, resume|stop, an acquisition's write lost just before it (F-2)]; some
+    # drains last long enough to be judged (INV-11)
+    o["drains"] = []
+    for _ in range(rng.randint(1, 2) if on_stops else 0):
+        node, at = _pick(rng, nodes), rng.randint(0, fault)
+        after = _pick(rng, (rng.randint(S(2_000), S(20_000)), rng.randint(2 * tg, 4 * tg)))
+        o["drains"].append([node, at, min(after, fault - at + 1), _pick(rng, ("resume", "stop")), rng.random() < 0.5])
     # an operator deletes nodes/<id> by mistake; in half of those seeds, thinking the machine
     # gone, starts a replacement process under that id soon after (on machine r0)
-    o["deletes"] = [[_pick(rng, nodes), rng.randint(0, fault), rng.random() < 0.5]
+    # [node, at, a replacement started, takeover attempts and an operator fence soon after]
+    o["deletes"] = [[_pick(rng, nodes), rng.randint(0, fault), rng.random() < 0.5, rng.random() < 0.5]
                     for _ in range(1 if rng.random() < 0.25 else 0)]
     # Twins and mistaken deletes come together in some seeds: a twin whose start check straddles
     # a delete can hold the node lease beside the other process. That is finding F-1 about the
@@ -164,9 +249,41 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
         n_fence = 0
     o["operator_fences"] = [[_pick(rng, nodes), rng.randint(0, fault)] for _ in range(n_fence)]
 
+    # deadline races (T-2, T-5): the owner on the slowest clock cut off right after an acknowledged
+    # write, the taker on the fastest asked for its actors from the earliest instant it may free them
+    o["deadline_races"] = sorted(rng.randint(2 * tg, max(2 * tg, fault - 2 * tg)) for _ in range(
+        rng.randint(1, 2) if rng.random() < 0.4 or scenario == "deadline" else 0))
+    if o["blip_alone"]:
+        o["deadline_races"] = []
+    if o["deadline_races"] and o["clock_mode"] == "spread":
+        o["clock_mode"] = "opposite"
+    # a machine gone for good: never restarted, not even in the quiet phase (peers must fence it)
+    o["crash_for_good"] = ([[_pick(rng, nodes), rng.randint(tg, max(tg, fault - tg))]]
+                           if rng.random() < 0.2 and not o["blip_alone"] else [])
+    # a crowd: many actors on one node released into a refusing bucket (BD-2, BD-3), and most
+    # nodes of a large cluster gone at once, fenced by the one left (BD-1)
+    o["mass"] = []
+    if scenario == "swarm" and rng.random() < 0.03 and nodes_pinned is None:
+        o["nodes"] = 10
+        nodes = [f"n{i}" for i in range(10)]
+        if actors is None:
+            o["actors"] = 40
+        o["mass"] = [["n0", rng.randint(tg, max(tg, fault // 3))]]
+        gone_at = rng.randint(fault // 2, max(fault // 2, fault - tg))
+        o["crash_for_good"] = [[n, gone_at] for n in nodes[1:]]
+        # the one left is cut off meanwhile: back, it watches them all afresh (FN-2) and finds every
+        # one of them lapsed at once, more than it may fence at once
+        o.update(deletes=[], stops=[], drains=[], operator_fences=[], crashes=[], twins=[],
+                 outages=[["n0", gone_at + tg // 2, tg, "blackhole"]], blip=[], blip_alone=False,
+                 deadline_races=[], quiet_stop=False, request_gap_ms=0, hibernate_gap_ms=0, move_gap_ms=0)
     if scenario in RACES:
         pinned = {k for k, v in (("nodes", nodes_pinned), ("actors", actors)) if v is not None}
         RACES[scenario](rng, o, S, nodes, tg, pinned)
+    # stretches in which writes land and their replies are lost
+    o["reply_drops"] = ([[rng.randint(0, fault), rng.randint(S(2_000), S(10_000))]] if rng.random() < 0.2
+                        and not o["blip_alone"] else [])
+    # the nodes start spread over two lease periods: their cadences are not in lockstep
+    o["starts"] = [rng.randint(0, 2 * p.period_ms) for _ in range(o["nodes"])]
 
     # section 6: an upgrade from per-actor leases, in some seeds of the swarm
     o["upgrade"] = _draw_upgrade(rng, o["nodes"], S) if (scenario == "upgrade" or (
@@ -177,8 +294,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     machines = [f"m{i}" for i in range(o["nodes"])] + [f"t{k}" for k in range(len(o["twins"]))] + ["op", "r0"]
     if o["upgrade"]:
         machines += [f"om{i}" for i in range(o["nodes"])]
-    o["clocks"] = _draw_clocks(rng, machines, p.max_skew_ms, o["skew_at_bound"], o["drift_ppm_max"],
-                               fault + 10 * tg)
+    horizon = fault + o["quiet_ms"] + (o["upgrade"]["new_at"] if o["upgrade"] else 0) + 2 * tg
+    o["clocks"], o["slow_fast"] = _draw_clocks(rng, machines, [f"m{i}" for i in range(o["nodes"])], p.max_skew_ms,
+                                               o["clock_mode"], horizon)
     up = o["upgrade"]
     if up and up["future_ms"]:
         # a retired node (machine omf) whose clock was far ahead: its last heartbeats are
@@ -244,10 +362,21 @@ def _resolver_race(rng, o, S, nodes, tg, pinned) -> None:
 def _calm_but_the_race(o) -> None:
     """No other fault: nothing else ends holds or leases while the race plays out."""
     o.update(crashes=[], outages=[], twins=[], deletes=[], stops=[], drains=[], operator_fences=[], blip=[],
-             blip_alone=False, quiet_crash=False, quiet_stop=False)
+             blip_alone=False, quiet_crash=False, quiet_stop=False, crash_for_good=[], mass=[])
 
 
-RACES = {"fence": _fence_race, "rewake": _rewake_race, "resolver": _resolver_race}
+def _deadline_race(rng, o, S, nodes, tg, pinned) -> None:
+    """Deadline races alone (they are drawn above for this scenario): the owner on the slowest clock
+    cut off right after an acknowledged write, the taker on the fastest asked for its actors from
+    the first instant it may free them; nothing else disturbs either (T-2, T-5)."""
+    _calm_but_the_race(o)
+    o.update(p_fail_fast=0.0, p_request_lost=0.0, p_late=0.0, p_reply_lost=0.0, p_slow_reply=0.0, degraded=False,
+             hot_share=0.7, hibernate_gap_ms=S(6_000), move_gap_ms=0)
+    fault = o["fault_ms"]
+    o["deadline_races"] = [fault * (k + 1) // 4 for k in range(3)]
+
+
+RACES = {"fence": _fence_race, "rewake": _rewake_race, "resolver": _resolver_race, "deadline": _deadline_race}
 
 
 def _draw_upgrade(rng, nodes: int, S) -> dict:
@@ -271,17 +400,24 @@ def _draw_upgrade(rng, nodes: int, S) -> dict:
     }
 
 
-def _draw_clocks(rng, machines, max_skew_ms, at_bound, drift_ppm_max, horizon_ms):
-    """Offsets and drifts such that any two clocks differ by at most max_skew over the run."""
+def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):
+    """Offsets (and drifts) that keep every clock within max_skew of true time over the run, so two
+    clocks may be 2 * max_skew apart: the gap T-2 pays for. `mode`: "spread" (anywhere in the band),
+    "opposite" (two node machines at its two ends, the slow and the fast one, either way round),
+    "sweep" (one node machine's clock crosses the whole band during the run, another stays at an
+    end). Returns (clocks, [slow machine, fast machine] or None)."""
     base = rng.randint(0, 1_000_000)  # local time is never true time
-    margin = 2 * drift_ppm_max * horizon_ms // 1_000_000 + (2 if drift_ppm_max else 0)
-    spread = max(0, max_skew_ms - margin)
-    clocks = {}
-    for m in machines:
-        drift = rng.randint(-drift_ppm_max, drift_ppm_max) if drift_ppm_max else 0
-        clocks[m] = [base + rng.randint(0, spread), drift]
-    if at_bound and len(machines) >= 2:
-        lo, hi = rng.sample(range(len(machines)), 2)
-        clocks[machines[lo]] = [base, 0]
-        clocks[machines[hi]] = [base + max_skew_ms, 0]
-    return clocks
+    S = max_skew_ms
+    clocks = {m: [base + rng.randint(-S, S), 0] for m in machines}
+    pair = None
+    if mode in ("opposite", "sweep") and len(node_machines) >= 2:
+        slow, fast = rng.sample(node_machines, 2)
+        pair = [slow, fast]
+        clocks[slow] = [base - S, 0]
+        clocks[fast] = [base + S, 0]
+        if mode == "sweep":
+            # one clock runs fast enough to cross the band over the run: from one end to the other
+            m = _pick(rng, pair)
+            rate = (2 * S - 4) * 1_000_000 // max(horizon_ms, 1)
+            clocks[m] = [base - S + 2, rate] if m == slow else [base + S - 2, -rate]
+    return clocks, pair

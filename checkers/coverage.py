@@ -1,0 +1,234 @@
+"""Coverage you can see: the situations a campaign must reach, found in each history.
+
+A green sweep is worth the bugs it could have found; these name the situations the protocol's
+margins and races live in (the ADR's arguments rely on each), so that every report counts how
+many seeds reached each, and a campaign of 2,000 seeds or more that never reaches one fails:
+a world change cannot silently lose a race. Each is read from the world's facts (the
+configuration, the clocks, the faults, the applied and refused writes), or from the model's
+rule marks where only the model knows (the bounds of BD-1..BD-3).
+
+Also the deadline races' margins: for each owner the world cut off right after an acknowledged
+write, how long after its last valid instant its actors were taken over (`takeover_margins`).
+"""
+
+from __future__ import annotations
+
+from model.params import Params
+
+from .facts import Facts, facts
+from .history import History
+
+POINTS: dict[str, str] = {
+    "clocks 2 max_skew apart": "two node processes ran on clocks 2 * max_skew apart (T-2's whole budget)",
+    "config on T-2": "grace + safety = 2 * max_skew exactly",
+    "config on T-3": "the lease period P = ttl / 3 exactly",
+    "config on T-4": "the attempt timeout at (ttl - safety) / 3 exactly",
+    "config scaled": "the real-S3 world's short timing (ttl 2 s)",
+    "config large": "long timing (ttl 30 s)",
+    "takeover at the deadline": "an owner cut off right after an acknowledged write was taken over within "
+                                "2 * max_skew of its last valid instant",
+    "write applied after its timeout": "a write took effect after its sender gave up on it",
+    "reply just under its timeout": "a reply came in the last tenth of its attempt timeout",
+    "reply past its timeout": "a reply was held past its request's attempt timeout (the timeout answered)",
+    "read reply lost": "the reply to a read was lost",
+    "blip with cadences apart": "a global blip, judged by INV-9, while the nodes' lease writes were not in lockstep",
+    "fence after own lapse": "a process fenced a peer after its own lease had lapsed and come back (FN-2's restart)",
+    "machine gone, fenced": "a machine gone for good was fenced and its actors taken over",
+    "delete then takeover attempt": "an acquisition read a record naming a node whose nodes/ object was deleted",
+    "two fencers raced": "a fence met another fence that landed first (FN-4)",
+    "fence met a late heartbeat": "a lease write sent before a fence of it landed met that fence",
+    "twin won": "a twin held the node lease (its live write took effect) while the other process ran",
+    "move handed over": "an actor moved took a new owner on the move's target node",
+    "bound BD-1": "a node had more fences to run than it may run at once",
+    "bound BD-2": "a node had more pending entries than it may work at once",
+    "bound BD-3": "a pass over pending entries stopped after refusals in a row",
+    "drain judged": "a drain with no fault around it, judged by INV-11",
+    "drain after a lost acquire": "a node was drained after one of its acquisitions' record writes was lost",
+    "owner died in the quiet phase": "a failover was measured (INV-7)",
+    "upgrade": "old per-actor-lease binaries and new nodes in one run (section 6)",
+}
+
+MIN_SEEDS = 2_000  # a campaign this long must reach every point
+
+
+def reached(history: History, fx: Facts | None = None) -> list[str]:
+    """The coverage points this history reaches, in POINTS order."""
+    fx = facts(history) if fx is None else fx
+    p = Params(**history.params)
+    o = history.options
+    events = history.events
+    procs = history.processes
+    got: set[str] = set()
+
+    family = o.get("config")
+    if family in ("scaled", "large"):
+        got.add("config " + family)
+    if p.grace_ms + p.safety_ms == 2 * p.max_skew_ms:
+        got.add("config on T-2")
+    if 3 * p.heartbeat_period_ms >= p.ttl_ms - 2:
+        got.add("config on T-3")
+    if p.attempt_timeout_ms == (p.ttl_ms - p.safety_ms) // 3:
+        got.add("config on T-4")
+    offsets = sorted({pr.offset_ms for k, pr in enumerate(procs) if pr.machine.startswith("m") and k in fx.live_writes})
+    if offsets and offsets[-1] - offsets[0] >= 2 * p.max_skew_ms:
+        got.add("clocks 2 max_skew apart")
+    if any(m <= 2 * p.max_skew_ms for m in takeover_margins(history, fx)):
+        got.add("takeover at the deadline")
+    if o.get("upgrade"):
+        got.add("upgrade")
+    rules = history.rules
+    for bd in ("BD-1", "BD-2", "BD-3"):
+        if rules.get(bd):
+            got.add("bound " + bd)
+
+    deleted: dict[str, int] = {}
+    moved: dict[str, str] = {}  # actor -> the node a move sent it to
+    lapsed: set[int] = set()
+    for i, (t, q, kind, f) in enumerate(events):
+        if kind == "fault":
+            what = f[0]
+            if what.startswith("held back"):
+                got.add("write applied after its timeout")
+            elif what.startswith("reply lost") and f[1].startswith("GET "):
+                got.add("read reply lost")
+            elif what.startswith("reply slowed to") or what.startswith("reply slowed by"):
+                ms = int(what.split(" ")[3])
+                a = p.attempt_timeout_ms
+                if a - a // 10 <= ms < a:
+                    got.add("reply just under its timeout")
+                elif ms >= a:
+                    got.add("reply past its timeout")
+        elif kind == "fault_delete" and f[0].startswith("nodes/"):
+            deleted[f[0][len("nodes/"):]] = t
+        elif kind == "moved":
+            moved[f[0]] = f[1]
+        elif kind == "refused" and f[0].startswith("nodes/"):
+            met = f[3].split(" ")
+            mine = f[4] if len(f) > 4 and isinstance(f[4], int) else t
+            if met[0] == "fenced" and q >= 0:
+                if procs[q].node_id != f[0][len("nodes/"):]:
+                    got.add("two fencers raced")
+                elif len(met) == 3 and met[1] == procs[q].instance:
+                    landed = next((tt for tt, _qq, k, ff in events[:i] if k == "apply" and ff[0] == f[0]
+                                   and ff[6] == f[3]), None)
+                    if landed is not None and mine < landed:
+                        got.add("fence met a late heartbeat")
+        elif kind == "lease_ran_out":
+            lapsed.add(q)
+        elif kind == "apply" and q >= 0:
+            key = f[0]
+            if key.startswith("nodes/") and f[6].startswith("fenced ") and q in lapsed:
+                got.add("fence after own lapse")
+            if key.startswith("owners/") and f[6].startswith("held "):
+                actor = key[len("owners/"):]
+                prev = f[7].split(" ")
+                if prev[0] == "held" and prev[1] in deleted and t >= deleted[prev[1]]:
+                    got.add("delete then takeover attempt")
+                if moved.get(actor) == procs[q].node_id and prev[0] in ("nobody", "held"):
+                    got.add("move handed over")
+        elif kind == "told" and f[0] == "drain":
+            if _drain_judged(history, fx, i):
+                got.add("drain judged")
+            since = t - fx.params.ttl_ms - fx.params.grace_ms
+            if any(e[1] == q and e[2] == "fault" and e[3][0].startswith("request lost")
+                   and e[3][1].startswith("PUT owners/") and since <= e[0] < t for e in events[max(0, i - 400):i]):
+                got.add("drain after a lost acquire")
+    if _twin_won(history, fx):
+        got.add("twin won")
+    if _gone_fenced(history, fx):
+        got.add("machine gone, fenced")
+    if _blip_apart(history, fx):
+        got.add("blip with cadences apart")
+    from .failover import measure
+
+    if measure(history, fx):
+        got.add("owner died in the quiet phase")
+    return [k for k in POINTS if k in got]
+
+
+def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
+    """For each deadline race (an owner the world cut off right after an acknowledged write), the
+    first takeover of one of its actors minus the owner's last valid instant (ms; negative: a
+    takeover while the owner was still valid)."""
+    fx = facts(history) if fx is None else fx
+    cached = history.cache.get("takeover_margins")
+    if cached is not None:
+        return cached
+    out = []
+    procs = history.processes
+    for t, _q, kind, f in history.events:
+        if kind != "fault" or not f[0].startswith("deadline race"):
+            continue
+        machine = f[1].split(";")[0]
+        owner = next((k for k, pr in enumerate(procs) if pr.machine == machine and fx.lease_valid_at(k, t - 1)),
+                     None)
+        if owner is None:
+            continue
+        end = fx.lease_valid_at(owner, t - 1)[1]
+        label = f"held {procs[owner].node_id} {procs[owner].instance} "
+        firsts = [h.start_ms for h in fx.holds if h.start_ms > t and h.proc != owner
+                  and history.events[h.opened][3][7].startswith(label)]
+        if firsts:
+            out.append(min(firsts) - end)
+    history.cache["takeover_margins"] = out
+    return out
+
+
+def _drain_judged(history: History, fx: Facts, i: int) -> bool:
+    from .drain_ends import _faulted, bound_ms
+
+    t, p = history.events[i][0], history.events[i][1]
+    until = t + bound_ms(fx)
+    if until > history.end_ms:
+        return False
+    for tt, q, kind, f in history.events[i + 1:]:
+        if tt > until:
+            break
+        if q == p and kind == "drained":
+            break
+        if q == p and (kind in ("exit", "crash") or kind == "told" and f[0] in ("resume", "stop")):
+            return False
+    return not _faulted(history.events, p, history.processes[p].machine, t - fx.params.attempt_timeout_ms, until)
+
+
+def _twin_won(history: History, fx: Facts) -> bool:
+    procs = history.processes
+    for k, pr in enumerate(procs):
+        if pr.machine.startswith("t") and fx.lease.get(k):
+            start = fx.lease[k][0][0]
+            if any(o != k and procs[o].node_id == pr.node_id and procs[o].machine.startswith("m")
+                   and fx.ended.get(o, (history.end_ms + 1,))[0] > start and fx.live_writes.get(o)
+                   and fx.live_writes[o][0].applied_ms < start for o in range(len(procs))):
+                return True
+    return False
+
+
+def _gone_fenced(history: History, fx: Facts) -> bool:
+    gone = {f[1] for _t, _q, kind, f in history.events if kind == "fault" and f[0] == "machine gone for good"}
+    if not gone:
+        return False
+    nodes = {"n" + m[1:] for m in gone}
+    fenced = {f[0][len("nodes/"):] for _t, _q, kind, f in history.events
+              if kind == "apply" and f[0].startswith("nodes/") and f[6].startswith("fenced ")}
+    taken = {f[7].split(" ")[1] for _t, _q, kind, f in history.events
+             if kind == "apply" and f[0].startswith("owners/") and f[6].startswith("held ") and f[7].startswith("held ")}
+    return bool(nodes & fenced & taken)
+
+
+def _blip_apart(history: History, fx: Facts) -> bool:
+    from .blip import judged
+
+    if not judged(history):
+        return False
+    start = history.options["blip"][0] + (history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0)
+    period = fx.params.period_ms
+    phases = []
+    for k, ws in fx.live_writes.items():
+        before = [w.sent_ms for w in ws if w.sent_ms < start]
+        if before:
+            phases.append(before[-1] % period)
+    if len(phases) < 2:
+        return False
+    phases.sort()
+    gaps = [b - a for a, b in zip(phases, phases[1:])] + [phases[0] + period - phases[-1]]
+    return period - max(gaps) >= period // 4  # the writes spread over a quarter period or more
