@@ -34,6 +34,7 @@ BROKEN = {
     "watch_not_restarted": "broken_models.watch_not_restarted",
     "absent_fence_no_written_at": "broken_models.absent_fence_no_written_at",
     "release_unconditional": "broken_models.release_unconditional",
+    "guard_fails_open": "broken_models.guard_fails_open",
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -13,6 +13,7 @@ from . import (
     nothing_lost,
     one_owner,
     pending_release,
+    start_guard,
 )
 from .facts import Facts, facts
 from .history import History, Violation
@@ -31,11 +32,12 @@ CHECKERS = {
     fenced_stops.INVARIANT: fenced_stops.check,
     drain_ends.INVARIANT: drain_ends.check,
     lease.INVARIANT: lease.check,
+    start_guard.INVARIANT: start_guard.check,
 }
 
 _USES_FACTS = {one_owner.INVARIANT, generations.INVARIANT, nothing_held.INVARIANT, pending_release.INVARIANT,
                failover.INVARIANT, nothing_lost.INVARIANT, fenced_stops.INVARIANT, drain_ends.INVARIANT,
-               lease.INVARIANT}
+               lease.INVARIANT, start_guard.INVARIANT}
 
 
 # judged in the quiet phase that ends a run: a run without one, or cut short, cannot judge them

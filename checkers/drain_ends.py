@@ -30,9 +30,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     procs = history.processes
     drains: list[tuple[int, int, int]] = []  # (proc, told at, event)
+    draining: set[int] = set()
     for i, (t, p, kind, f) in enumerate(events):
         if kind == "told" and f[0] == "drain":
-            drains.append((p, t, i))
+            if p not in draining:  # told again while draining: the first drain is the one judged
+                drains.append((p, t, i))
+            draining.add(p)
+        elif kind == "told" and f[0] == "resume":
+            draining.discard(p)
     if not drains:
         return []
     out = []

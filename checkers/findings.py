@@ -92,6 +92,34 @@ def _fence_gone_before_read(history: History, v: Violation) -> bool:
     return ev[i][3][7] != ev[j][3][6]  # it wrote over something else than the fence naming it
 
 
+def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
+    """A global blip: the fenced node's lease ran out after the blip began (its last write came
+    early in its cadence, or its next attempt after the blip came too late) while the fencer's
+    did not, so the fencer's watch never restarted (FN-2 restarts it after its *own* lapse only)
+    and it fenced the other as soon as the other's written_at + ttl + grace passed on its clock,
+    before the other's first write after the blip landed."""
+    if v.invariant != "INV-9" or not v.events:
+        return False
+    t, fencer, kind, f = history.events[v.events[0]]
+    if kind != "apply" or not f[6].startswith("fenced ") or fencer < 0:
+        return False
+    fx = facts(history)
+    start, length, _mode = history.options["blip"]
+    start += history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0
+    end = start + length
+    fenced_inst = f[6].split(" ")[1]
+    fenced = next((k for k, pr in enumerate(history.processes)
+                   if pr.instance == fenced_inst and f[0] == "nodes/" + pr.node_id), None)
+    if fenced is None:
+        return False
+    # the fencer's lease held from the blip to its fence (it never lapsed, so never restarted its
+    # watch); the fenced node's ran out after the blip began, before that fence (the blip cost it
+    # the writes that would have renewed it)
+    whole = any(s <= start and e >= t for s, e, _i in fx.lease.get(fencer, ()))
+    lapsed = any(s <= start < e <= t for s, e, _i in fx.lease.get(fenced, ()))
+    return whole and lapsed
+
+
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="F-1",
@@ -129,6 +157,20 @@ FINDINGS: tuple[Finding, ...] = (
             "was freed under it.",
         reproduction="tests/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
         matches=_fence_gone_before_read,
+    ),
+    Finding(
+        id="F-4",
+        title="a global blip restarts a node when the nodes' lease cadences differ: the one whose lease ran out "
+              "during it is fenced by one whose lease did not",
+        invariants=("INV-9",),
+        adr="Section 1: 'A bucket blip therefore never restarts a cluster.' Section 2: B fences A only after "
+            "watching it 'counted from B's first acknowledged lease write after any lapse of its own (so after a "
+            "bucket outage every node first renews, and only then may judge the others)'. A blip shorter than "
+            "B's remaining validity is no lapse of B's; if A's last write came earlier in its cadence, A's "
+            "validity ran out during the blip, and with grace + safety = 2 * max_skew (T-2's equality) B may "
+            "fence A the moment A's validity ends, before A's first write after the blip lands.",
+        reproduction="tests/test_findings.py::test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced",
+        matches=_blip_lapses_one_not_the_other,
     ),
 )
 

@@ -21,8 +21,11 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     out = []
     flagged: set[str] = set()
     for h in fx.holds:  # in the order they began
-        if h.renewal:
-            continue  # an old lease renewed after a lapse: the same hold
+        if h.renewal or h.end_ms <= h.start_ms:
+            # an old lease renewed after a lapse is the same hold; a record that landed after its
+            # writer ended (a late write) named a process that held nothing: the next real hold
+            # is judged against the last real one
+            continue
         prev = last.get(h.actor)
         if prev is not None and h.generation <= prev.generation and h.actor not in flagged:
             what = "the same generation as" if h.generation == prev.generation else "a lower generation than"

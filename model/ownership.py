@@ -242,7 +242,12 @@ class Ownership(ActorData):
                     # our write: only this process writes this instance, one acquisition at a time
                     return self.hold_began(st, actor, acq.generation, reply.version, "readback", now_ms, out)
                 if reply.version != acq.version and not rec.nobody:
-                    return self.acquire_failed(st, actor, f"race lost to {rec.node_id}", out)
+                    # OR-7: the race is lost: that node owns the actor, and the requests go there
+                    out.append(Mark("OR-7"))
+                    st = replace(st, acquiring=st.acquiring.without(actor),
+                                 locks=st.locks.without(actor) if st.locks.get(actor) == "acquire" else st.locks)
+                    st = self.forward(st, actor, rec.node_id, acq.waiting, out)
+                    return self.after_unlock(st, actor, now_ms, out)
         elif reply.status == io.NOT_FOUND and acq.version is not None:
             return self.acquire_failed(st, actor, "record vanished", out)
         # unchanged (the write may still land) or the read failed: unresolved (OR-7)

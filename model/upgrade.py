@@ -94,11 +94,21 @@ class Upgrade:
 
     def on_reply_guard_get(self, st, purpose, reply, now_ms, out):
         key = purpose[1]
+        if self.guard_read_failed(reply):
+            # UP-2: a read that failed proves nothing: the guard holds, and the round is tried again
+            out.append(Mark("UP-2"))
+            st = replace(st, guard_queue=None)
+            out.append(SetTimer("guard", now_ms + st.params.period_ms // 2))
+            return st
         if reply.status == io.OK and isinstance(decode_node(reply.body), OldHeartbeat):
             hb = decode_node(reply.body)
             seen = st.guard_seen.get(key)
             if seen is None:
                 seen = OldSeen(reply.body, now_ms, hb.written_at_ms, 0)
+            elif seen.body != reply.body and hb.written_at_ms < seen.written_at_ms:
+                # an older heartbeat applied late over a fresher one: the fresher one it saw still
+                # says when that old node was last alive (UP-2 judges by the freshest it read)
+                pass
             elif seen.body != reply.body:
                 seen = OldSeen(reply.body, now_ms, hb.written_at_ms, seen.changes + 1)
                 if seen.changes >= 2:
@@ -109,6 +119,10 @@ class Upgrade:
                     return self.exit(st, 2, reason, out)
             st = replace(st, guard_seen=st.guard_seen.with_item(key, seen))
         return self.guard_next(st, now_ms, out)
+
+    def guard_read_failed(self, reply) -> bool:
+        """Decision (UP-2): a guard read that neither found an object nor found none holds the guard."""
+        return reply.status not in (io.OK, io.NOT_FOUND)
 
     def old_heartbeat_blocks(self, st, seen: OldSeen, now_ms) -> int:
         """UP-2: how long this old heartbeat still holds the start (0: it does not)."""

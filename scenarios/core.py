@@ -217,11 +217,12 @@ class World:
             if then and then[0]:
                 # soon after: takeover attempts at the other nodes, and the operator fences the
                 # absent object (FN-7) as the ADR says to when a machine seems gone
-                for k, other in enumerate(n for n in self.node_ids if n != node_id):
+                P = self.params.period_ms
+                for other in self.node_ids:  # the deleted node too: it may still run, and act
                     for actor in self.actors:
-                        self.later(base + at + self.randint(0, self.params.period_ms), self._ask_new, other, actor)
-                self.later(base + at + self.randint(0, self.params.period_ms), self._operator,
-                           Command("cluster_fence", (node_id,)))
+                        for k in range(8):
+                            self.later(base + at + k * P // 8 + self.randint(0, P // 8), self._ask_new, other, actor)
+                self.later(base + at + self.randint(0, P // 2), self._operator, Command("cluster_fence", (node_id,)))
             if replacement:
                 # the operator, thinking the machine gone, starts a replacement under that id
                 self.later(base + at + self.randint(0, tg // 3), self._twin_begins, node_id, "r0", 4 * tg)
@@ -231,13 +232,15 @@ class World:
         end = base + o["fault_ms"]
         quiet = o.get("quiet_ms", 0)
         # the run ends on a quiet moment: no new request in its last 4/15 of ttl + grace
-        self.requests_until = end + quiet - 4 * tg // 15 if quiet else end
+        # the quiet phase's schedule scales with its liveness span (ttl + grace, or a floor)
+        live = o.get("liveness_ms", tg)
+        self.requests_until = end + quiet - 4 * live // 15 if quiet else end
         if quiet:
             self.later(end, self._quiet_begins)
             if o["quiet_crash"]:
-                self.later(end + tg // 3, self._quiet_crash)
-            self.later(end + quiet - 4 * tg // 5, self._final_round)
-            self.later(end + quiet - 2 * tg // 5, self._final_round)
+                self.later(end + live // 3, self._quiet_crash)
+            self.later(end + quiet - 4 * live // 5, self._final_round)
+            self.later(end + quiet - 2 * live // 5, self._final_round)
             end += quiet
         return end
 
@@ -622,8 +625,9 @@ class World:
             self.later(self.randint(50, 1_000), self._ask, proc.node_id, actor, req)
 
     def _broadcast(self, command) -> None:
+        """Hibernations and moves reach every process but those a race plays out on."""
         for slot in self.slots:
-            if slot.proc is not None and slot.proc.alive:
+            if slot.proc is not None and slot.proc.alive and not (self._calm and self.calm(slot.node_id)):
                 self.deliver(slot.proc, command)
 
     def _hibernate(self) -> None:
@@ -716,8 +720,10 @@ class World:
             # a node retired for good: stopped cleanly, then revoked by the operator (FN-7),
             # which frees its records even where its stop wrote nothing or nodes/<id> was deleted
             node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
-            self._stop_node(node_id, None, retire=True)
-            self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (node_id,)))
+            staying = [s for s in self.slots[: len(self.node_ids)] if not s.down_for_good and s.node_id != node_id]
+            if staying:  # never the last node standing: somebody must take its actors over
+                self._stop_node(node_id, None, retire=True)
+                self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (node_id,)))
 
     def _quiet_crash(self) -> None:
         node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
@@ -751,7 +757,12 @@ class World:
         slow_fast = self.options.get("slow_fast")
         if slow_fast and not self.in_quiet:
             node = "n" + slow_fast[0][1:]
+            taker = "n" + slow_fast[1][1:]
+            if self._disturbs_a_race(node) or self._disturbs_a_race(taker):
+                return  # a race is under way on one of them already
             self._races[node] = self._races.get(node, 0) + 1
+            # nothing else disturbs the two from now until the race is over (set again at the cut)
+            self._calm[node] = self._calm[taker] = self.now + 2 * self.tg
             # the owner-to-be is asked for every actor, so that it owns some when it is cut off
             for actor in self.actors:
                 self._ask_new(node, actor)
@@ -771,20 +782,24 @@ class World:
         t_free = self.clocks[fast].true_at(proc.clock.local(sent_ms) + self.tg)
         self.record(WORLD, "fault", ("deadline race: cut off after an acknowledged lease write",
                                      f"{proc.machine}; {taker} may free its actors from {t_free} ms"))
-        # nothing else disturbs the two until the race is over
-        calm_until = t_free + 2 * p.period_ms + 2 * p.attempt_timeout_ms
-        self._calm[node] = self._calm[taker] = calm_until
-        self._cut_off(proc.machine, 2 * self.tg + p.period_ms + p.attempt_timeout_ms, "blackhole")
         # the owner's last valid instant, by its own clock
         deadline = proc.clock.true_at(proc.clock.local(sent_ms) + p.lease_span_ms)
+        # nothing else disturbs the two until the race is over
+        calm_until = max(t_free, deadline) + 2 * p.period_ms + 2 * p.attempt_timeout_ms
+        self._calm[node] = self._calm[taker] = calm_until
+        self._cut_off(proc.machine, 2 * self.tg + p.period_ms + p.attempt_timeout_ms, "blackhole")
         # the owner is asked up to its deadline and a little past it; the taker from half a
-        # takeover span before it may free them (a model that frees early shows) to well after
-        for k in range(12):
-            at_owner = deadline - 2 * p.period_ms + k * (3 * p.period_ms) // 11
-            at_taker = t_free - self.tg // 2 + k * (self.tg // 2 + 2 * p.period_ms) // 11
-            for actor in actors:
-                self.later(at_owner - self.now, self._ask_new, node, actor)
-                self.later(at_taker - self.now, self._ask_new, taker, actor)
+        # takeover span before it may free them (a model that frees early shows) to well after;
+        # every eighth of a lease period, for three of the owner's actors at most
+        step = max(1, p.period_ms // 8)
+        for actor in actors[:3]:
+            for at in range(deadline - 2 * p.period_ms, deadline - p.period_ms // 2, step):
+                self.later(at - self.now, self._ask_new, node, actor)
+            # densest where a takeover too early would overlap: the owner's last half period
+            for at in range(deadline - p.period_ms // 2, deadline + p.period_ms // 4, max(1, p.period_ms // 32)):
+                self.later(at - self.now, self._ask_new, node, actor)
+            for at in range(t_free - self.tg // 2, t_free + 2 * p.period_ms, step):
+                self.later(at - self.now, self._ask_new, taker, actor)
 
     def _crash_for_good(self, node_id) -> None:
         """A machine dies and never comes back: no supervisor restart, not even in the quiet phase."""

@@ -203,7 +203,7 @@ class S3World(World):
         self._t0 = time.monotonic()
         self._frozen: int | None = None
         super().__init__(seed, model, scenario, validate(params), model_name, options,
-                         duration_ms=duration_ms, nodes=nodes, actors=actors)
+                         duration_ms=duration_ms, nodes=nodes, actors=actors, liveness_floor_ms=0)
         self.bucket = bucket
         self.duration_ms = self.options["fault_ms"] + self.options.get("quiet_ms", 0)
         self.notes: Counter = Counter()  # unexpected outcomes by kind (HTTP 500, ReadTimeoutError, ...)

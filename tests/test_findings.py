@@ -98,6 +98,42 @@ def test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again(
     assert list(found) == ["F-3"]
 
 
+def test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced():
+    """F-4 (FN-2, INV-9, T-2): at T-2's equality (grace 0 + safety 2 s = 2 * max_skew), n0 on the slow
+    clock writes its lease 1.5 s earlier in each period than n1 on the fast clock. A global blip of
+    6.5 s begins after both wrote and ends after n0's validity ran out but before n1's: n1 never
+    lapsed, so its watch of n0 did not restart (FN-2), and its clock says n0's written_at + ttl +
+    grace has passed: it fences n0 before n0's first write after the blip lands. n0 exits (NL-10):
+    the blip restarted a node."""
+    from model.params import Params
+
+    p = Params(ttl_ms=10_000, grace_ms=0, safety_ms=2_000, max_skew_ms=1_000, heartbeat_period_ms=3_000,
+               attempt_timeout_ms=2_000)
+    w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
+    w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
+    h = w.run(until_ms=60_000)
+    p0 = procs(h, "n0")[0]  # (the supervisor restarts it afterwards)
+    (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith("fenced "))
+    assert h.processes[fence[2]].node_id == "n1" and 37_500 <= fence[1] < 38_500
+    assert evs(h, "exit", proc=p0)
+    found = _found(h)
+    assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
+
+
+def test_f4_with_cadences_in_lockstep_the_blip_restarts_nothing():
+    """The same blip with both nodes writing at the same moments of the period: both lapse together,
+    both watches restart (FN-2), nobody is fenced (INV-9 holds)."""
+    from model.params import Params
+
+    p = Params(ttl_ms=10_000, grace_ms=0, safety_ms=2_000, max_skew_ms=1_000, heartbeat_period_ms=3_000,
+               attempt_timeout_ms=2_000)
+    w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
+    w.options.update(starts=[0, 0], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
+    h = w.run(until_ms=60_000)
+    assert evs(h, "apply", where=lambda f: f[0].startswith("nodes/") and f[6].startswith("fenced ")) == []
+    assert check_all(h) == []
+
+
 def test_a_check_that_reads_its_own_fence_exits():
     """The model's side of F-3 (NL-10): when the check does read the fence naming its own instance
     (no delete), the process exits rather than write over it, and INV-10 holds."""

@@ -1,0 +1,77 @@
+"""UP-2, judged on world facts: a new node starts writing its node lease only once every old-format
+heartbeat it could have read was stale by the start guard's test: written more than horizon +
+ttl + grace ago on the new node's clock (horizon: three heartbeat periods), or, for one dated
+ahead of its clock, that long plus max_skew after it appeared in the bucket.
+
+The heartbeats are the old binaries' applied writes on `nodes/` (their written_at is the writer's
+clock at send, which the world knows), those the guard could read between the process's start and
+the moment it says its guard passed (`guard_passed`, a claim cross-checked here); its first `live`
+write that took effect must come after that moment. A guard that passes early lets a new node serve beside an old one that may still
+hold per-actor leases (section 6).
+"""
+
+from __future__ import annotations
+
+from .facts import Facts, facts, sent_ms
+from .history import History, Violation
+
+INVARIANT = "UP-2"
+
+
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    fx = facts(history) if fx is None else fx
+    p = fx.params
+    span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
+    procs = history.processes
+    clocks = [pr.clock for pr in procs]
+    old: dict[str, list[tuple[int, int, int]]] = {}  # key -> [(applied at, written_at on the writer's clock, event)]
+    for i, (t, q, kind, f) in enumerate(history.events):
+        if kind == "apply" and q >= 0 and f[0].startswith("nodes/") and f[6].startswith("node "):
+            old.setdefault(f[0], []).append((t, clocks[q].local(sent_ms(history.events[i])), i))
+        elif kind in ("apply", "fault_delete") and f[0] in old and not (kind == "apply" and f[6].startswith("node ")):
+            old[f[0]].append((t, None, i))  # replaced or deleted: no old heartbeat there from now
+    if not old:
+        return []
+    starts = {q: t for t, q, kind, _f in history.events if kind == "start"}
+    # when each process says its guard passed (a claim, read only against the bucket's heartbeats;
+    # an old binary started after that is an old version running, logged, not the guard's)
+    passed = {}
+    for i, (t, q, kind, _f) in enumerate(history.events):
+        if kind == "guard_passed" and q not in passed:
+            passed[q] = (t, i)
+    out = []
+    for n, writes in sorted(fx.live_writes.items()):
+        first = writes[0]
+        began = starts.get(n, 0)
+        t_g, g_event = passed.get(n, (first.sent_ms, first.event))
+        if first.sent_ms < t_g:
+            out.append(Violation(INVARIANT, f"{procs[n].label} wrote its first node lease at {first.sent_ms / 1000:.3f} s, "
+                                            f"before its start guard passed ({t_g / 1000:.3f} s)", (first.event, g_event)))
+            continue
+        # the guard's last round read every key at some instant of its last R ms: LIST, then one GET
+        # per key, each within an attempt timeout, half a period after the round before
+        keys = len({f[0] for _t, _q, kind, f in history.events if kind == "apply" and f[0].startswith("nodes/")})
+        window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
+        for key, beats in sorted(old.items()):
+            # what that round read there: the body present at t_g - window, or one written after
+            there = [b for b in beats if b[0] <= t_g - window][-1:] + [b for b in beats if t_g - window < b[0] < t_g]
+            fresh = []
+            for t_old, written_at, i in there:
+                if written_at is None:
+                    fresh = []
+                    break  # no old heartbeat there at some point: the round may have read none
+                read = max(t_old, began)  # it read this body no earlier than this
+                until = min(clocks[n].true_at(written_at + span), read + span + p.max_skew_ms)
+                if t_g >= until:
+                    fresh = []
+                    break  # a stale one: the round may have read it
+                fresh.append((t_old, until, i))
+            if fresh:
+                t_old, until, i = min(fresh, key=lambda x: x[1])
+                out.append(Violation(
+                    INVARIANT,
+                    f"{procs[n].label}'s start guard passed at {t_g / 1000:.3f} s, while every old-format heartbeat on "
+                    f"{key} its last round could read was fresh by its test (the stalest, applied at "
+                    f"{t_old / 1000:.3f} s, not stale before {until / 1000:.3f} s)", (i, g_event)))
+                break
+    return out
