@@ -315,9 +315,9 @@ def _margins(values: list[int]) -> dict:
     """Deadline races: how close the takeovers came to the owners' last valid instants."""
     d = distribution(values)
     d["min"] = min(values) if values else None
-    buckets = {"< 0 (overlap)": 0, "0 .. 0.25 s": 0, "0.25 .. 1 s": 0, "1 .. 3 s": 0, ">= 3 s": 0}
+    buckets = {"< 0 (owner lease still valid)": 0, "0 .. 0.25 s": 0, "0.25 .. 1 s": 0, "1 .. 3 s": 0, ">= 3 s": 0}
     for v in values:
-        k = ("< 0 (overlap)" if v < 0 else "0 .. 0.25 s" if v < 250 else "0.25 .. 1 s" if v < 1_000
+        k = ("< 0 (owner lease still valid)" if v < 0 else "0 .. 0.25 s" if v < 250 else "0.25 .. 1 s" if v < 1_000
              else "1 .. 3 s" if v < 3_000 else ">= 3 s")
         buckets[k] += 1
     d["histogram"] = buckets

@@ -3,6 +3,7 @@
 from . import (
     blip,
     chain,
+    clean_stops,
     drain_ends,
     drained,
     failover,
@@ -33,11 +34,12 @@ CHECKERS = {
     drain_ends.INVARIANT: drain_ends.check,
     lease.INVARIANT: lease.check,
     start_guard.INVARIANT: start_guard.check,
+    clean_stops.INVARIANT: clean_stops.check,
 }
 
 _USES_FACTS = {one_owner.INVARIANT, generations.INVARIANT, nothing_held.INVARIANT, pending_release.INVARIANT,
                failover.INVARIANT, nothing_lost.INVARIANT, fenced_stops.INVARIANT, drain_ends.INVARIANT,
-               lease.INVARIANT, start_guard.INVARIANT}
+               lease.INVARIANT, start_guard.INVARIANT, clean_stops.INVARIANT}
 
 
 # judged in the quiet phase that ends a run: a run without one, or cut short, cannot judge them

@@ -42,10 +42,14 @@ POINTS: dict[str, str] = {
     "bound BD-1": "a node had more fences to run than it may run at once",
     "bound BD-2": "a node had more pending entries than it may work at once",
     "bound BD-3": "a pass over pending entries stopped after refusals in a row",
+    "straggler at a clean stop": "an event outlasted a clean stop's bounded wait, the world ending it just after "
+                                 "the `released` write was sent (CS-1)",
     "drain judged": "a drain with no fault around it, judged by INV-11",
     "drain after a lost acquire": "a node was drained after one of its acquisitions' record writes was lost",
     "owner died in the quiet phase": "a failover was measured (INV-7)",
     "upgrade": "old per-actor-lease binaries and new nodes in one run (section 6)",
+    "old binary met a marker": "an old binary, running beside new nodes, read a new node's leases/ marker "
+                               "and refused it (UP-3, UP-4)",
 }
 
 MIN_SEEDS = 2_000  # a campaign this long must reach every point
@@ -77,6 +81,8 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
     if o.get("upgrade"):
         got.add("upgrade")
     rules = history.rules
+    if rules.get("UP-4"):
+        got.add("old binary met a marker")
     for bd in ("BD-1", "BD-2", "BD-3"):
         if rules.get(bd):
             got.add("bound " + bd)
@@ -87,7 +93,9 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
     for i, (t, q, kind, f) in enumerate(events):
         if kind == "fault":
             what = f[0]
-            if what.startswith("held back"):
+            if what.startswith("straggler ends"):
+                got.add("straggler at a clean stop")
+            elif what.startswith("held back"):
                 got.add("write applied after its timeout")
             elif what.startswith("reply lost") and f[1].startswith("GET "):
                 got.add("read reply lost")

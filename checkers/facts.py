@@ -21,9 +21,9 @@ checkers read them only to cross-check them against these facts.
   last renewal's send time on its clock + ttl - safety, while the record is unchanged but for
   its own renewals at that generation; a renewal landing after that validity ended opens a
   new stretch of the same hold (`renewal`).
-- An act: p acted for X at true time t: it served a request (`served`), sent a data write to
-  `wal/X/` (at its send time, if it took effect), or told a client its write was durable
-  (`data_acked`).
+- An act: p acted for X at true time t: it served a request (`served`), answered it when the
+  request's event ended (`answered`; events take time, CS-1), sent a data write to `wal/X/`
+  (at its send time, if it took effect), or told a client its write was durable (`data_acked`).
 """
 
 from __future__ import annotations
@@ -225,6 +225,8 @@ def _rebuild(history: History) -> Facts:
     for i, (t, p, kind, f) in enumerate(events):
         if kind == "served":
             fx.acts.append((t, p, f[0], "served a request", i))
+        elif kind == "answered":
+            fx.acts.append((t, p, f[0], "answered a request (its event's end)", i))
         elif kind == "data_acked":
             fx.acts.append((t, p, f[0], "acknowledged a data write", i))
         elif kind == "apply" and f[0].startswith(DATA) and f[1] == "PUT" and p >= 0:

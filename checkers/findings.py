@@ -92,26 +92,46 @@ def _fence_gone_before_read(history: History, v: Violation) -> bool:
     return ev[i][3][7] != ev[j][3][6]  # it wrote over something else than the fence naming it
 
 
+def _blip_fence(history: History, v: Violation):
+    """(blip start, fencer, fenced process, fence time) of an INV-9 violation that is a fence."""
+    if v.invariant != "INV-9" or not v.events:
+        return None
+    t, fencer, kind, f = history.events[v.events[0]]
+    if kind != "apply" or not f[6].startswith("fenced ") or fencer < 0:
+        return None
+    start = history.options["blip"][0]
+    start += history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0
+    fenced_inst = f[6].split(" ")[1]
+    fenced = next((k for k, pr in enumerate(history.processes)
+                   if pr.instance == fenced_inst and f[0] == "nodes/" + pr.node_id), None)
+    return None if fenced is None else (start, fencer, fenced, t)
+
+
+def _first_write_swallowed(history: History, v: Violation) -> bool:
+    """The fenced process had written its node lease once, its first write after the start check,
+    sent less than an attempt timeout before the blip began and applied before it: the blip
+    swallowed that write's reply (NL-7: back to the start check, whose wait starts again)."""
+    found = _blip_fence(history, v)
+    if found is None:
+        return False
+    start, _fencer, fenced, t = found
+    fx = facts(history)
+    writes = [w for w in fx.live_writes.get(fenced, ()) if w.applied_ms < t]
+    return (len(writes) == 1 and writes[0].applied_ms <= start
+            and start - writes[0].sent_ms < fx.params.attempt_timeout_ms)
+
+
 def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
     """A global blip: the fenced node's lease ran out after the blip began (its last write came
     early in its cadence, or its next attempt after the blip came too late) while the fencer's
     did not, so the fencer's watch never restarted (FN-2 restarts it after its *own* lapse only)
     and it fenced the other as soon as the other's written_at + ttl + grace passed on its clock,
     before the other's first write after the blip landed."""
-    if v.invariant != "INV-9" or not v.events:
+    found = _blip_fence(history, v)
+    if found is None or _first_write_swallowed(history, v):
         return False
-    t, fencer, kind, f = history.events[v.events[0]]
-    if kind != "apply" or not f[6].startswith("fenced ") or fencer < 0:
-        return False
+    start, fencer, fenced, t = found
     fx = facts(history)
-    start, length, _mode = history.options["blip"]
-    start += history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0
-    end = start + length
-    fenced_inst = f[6].split(" ")[1]
-    fenced = next((k for k, pr in enumerate(history.processes)
-                   if pr.instance == fenced_inst and f[0] == "nodes/" + pr.node_id), None)
-    if fenced is None:
-        return False
     # the fencer's lease held from the blip to its fence (it never lapsed, so never restarted its
     # watch); the fenced node's ran out after the blip began, before that fence (the blip cost it
     # the writes that would have renewed it)
@@ -171,6 +191,21 @@ FINDINGS: tuple[Finding, ...] = (
             "fence A the moment A's validity ends, before A's first write after the blip lands.",
         reproduction="tests/test_findings.py::test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced",
         matches=_blip_lapses_one_not_the_other,
+    ),
+    Finding(
+        id="F-5",
+        title="a global blip that swallows the reply to a node's first lease write gets that node fenced: it "
+              "goes back to the start check, whose wait starts again, while peers watch the object it wrote",
+        invariants=("INV-9",),
+        adr="Section 1: 'If that write fails, the node goes back to the start check ... The start check waits ttl "
+            "plus grace in every case' and 'A first write whose reply was lost follows the re-read rule below "
+            "before going back to the check'; 'A bucket blip therefore never restarts a cluster.' During the blip "
+            "the re-read fails too, so the node goes back to the check, whose ttl + grace counts from its first "
+            "read after the blip; peers saw the object the first write left live, unchanged, from before the "
+            "blip, and fence it first (written_at + ttl + grace on their clocks). The node exits (NL-10) and is "
+            "restarted. Nothing is unsafe: the node never acted; the blip restarted it.",
+        reproduction="tests/test_findings.py::test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced",
+        matches=_first_write_swallowed,
     ),
 )
 

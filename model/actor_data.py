@@ -4,7 +4,8 @@ Shared by both versions of section 6 (the node lease's holds and the old per-act
 leases): a served request writes one segment keyed by the hold's generation (ADR 0007),
 acknowledged only if the hold is still valid after the bucket acknowledged it (the
 acknowledgement rule of `Replica::put`, OR-4); a new owner lists the actor's segments
-after acquiring (OR-3: "the new owner then restores"). The version's own `is_valid`,
+after acquiring (OR-3: "the new owner then restores"). A served request's event runs until
+the world ends it; the node lease's version tracks it (model.ownership). The version's own `is_valid`,
 `release` and `fail_requests` decide the rest.
 Must not know: which lease makes a hold valid.
 """
@@ -25,10 +26,19 @@ class ActorData:
         """Act as owner (OR-4): every request writes a segment keyed by the hold's generation."""
         gen = st.holds[actor].generation
         out.append(Observe("served", (actor, gen, req)))
+        st = self.event_begins(st, actor, gen, req)
         key = f"{DATA_PREFIX}{actor}/{gen:06d}-{st.instance}-{st.data_seq:05d}"
         st = replace(st, data_seq=st.data_seq + 1)
         return self.send(st, ("data_write", actor, gen, key), Request(PUT, key, None, None, SEGMENT), out,
                          UPLOAD_TIMEOUT_MS)
+
+    def event_begins(self, st, actor, gen, req):
+        """The request's event runs until the world ends it (`event_end`). Old binaries' events
+        end with their hold: nothing to track (section 6 is not about events)."""
+        return st
+
+    def on_command_event_end(self, st, args, now_ms, out):
+        return st
 
     def on_reply_data_write(self, st, purpose, reply, now_ms, out):
         """The acknowledgement rule of Replica::put: acknowledged only if is_valid still holds

@@ -107,11 +107,17 @@ class CleanStop:
         out.append(Observe("lease_invalidated"))
         out.append(CancelTimer("lease_tick"))
         out.append(CancelTimer("lease_retry"))
-        st = replace(st, lease=replace(st.lease, invalidated=True, tick_due=False),
-                     stop=replace(st.stop, stage="finishing_attempt"))
+        st = replace(st, lease=replace(st.lease, tick_due=False), stop=replace(st.stop, stage="finishing_attempt"))
+        st = self.lost_lease_cut(st, out)
         for actor in tuple(st.holds):  # a hold that began meanwhile is cut too
             st = self.release(st, actor, "clean stop", now_ms, out)
         return self.stop_progress(st, now_ms, out)
+
+    def lost_lease_cut(self, st, out):
+        """Decision (CS-1): every is_valid says no from now, and the lost-lease cut ends every event
+        still running: a straggler past the bounded wait is cut, not left acting."""
+        st = replace(st, lease=replace(st.lease, invalidated=True))
+        return self.cut_events(st, "clean stop: lease made invalid", out)
 
     def begin_released(self, st, now_ms, out):
         p = st.params

@@ -50,6 +50,8 @@ class NodeState(NamedTuple):
     background_at_ms: int | None = None  # when the background task is due
     refusals: int = 0  # BD-3: refusals in a row
     data_seq: int = 0  # actor data segments written by this process
+    events: FrozenDict = EMPTY  # (actor, request) -> generation: events still running (CS-1: they take time)
+    after_events: FrozenDict = EMPTY  # actor -> why it is released once its events end (OR-5)
     # section 4: clean stop and drain
     stop: Stop | None = None
     draining: bool = False

@@ -14,7 +14,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "lease_ran_out": ("until_ms",),  # NL-11
     "lease_lost": ("reason",),  # NL-10
     "fenced": ("node", "instance"),  # FN-3: this node's fence landed
-    "served": ("actor", "generation", "request"),  # OR-4: acted as owner
+    "served": ("actor", "generation", "request"),  # OR-4: acted as owner; the request's event begins
+    "answered": ("actor", "generation", "request"),  # OR-4: the event ended acting as owner (its answer)
+    "event_cut": ("actor", "generation", "request", "why"),  # CS-1, NL-11: the lost-lease cut ended it
     "forwarded": ("actor", "request", "to"),  # OR-10
     "request_failed": ("actor", "request", "reason"),
     "hold_began": ("actor", "generation", "version", "how"),  # OR-3 (ack) / OR-7 (readback)

@@ -93,6 +93,9 @@ class Ownership(ActorData):
 
     def on_command_request(self, st, args, now_ms, out):
         actor, req, hops = args
+        if actor in st.after_events:
+            # being released once its events end: it takes no new one (OR-5)
+            return self.fail_requests(st, actor, ((req, hops),), "not ready: releasing", out)
         acq = st.acquiring.get(actor)
         if acq is not None:
             return replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, waiting=acq.waiting + ((req, hops),))))
@@ -312,8 +315,56 @@ class Ownership(ActorData):
         out.append(Forward(target, Command("request", (actor, req, 0))))
         return st
 
+    # --- events take time (CS-1, OR-4) ---------------------------------------------------------
+
+    def event_begins(self, st, actor, gen, req):
+        return replace(st, events=st.events.with_item((actor, req), gen))
+
+    def on_command_event_end(self, st, args, now_ms, out):
+        """A request's event ends: it answers as owner only if is_valid holds now (OR-4); then a
+        release that waited on the actor's events goes out (OR-5)."""
+        actor, req = args
+        gen = st.events.get((actor, req))
+        if gen is None:
+            return st  # cut already (the world ends every event it saw begin)
+        st = replace(st, events=st.events.without((actor, req)))
+        hold = st.holds.get(actor)
+        if hold is not None and hold.generation == gen and self.is_valid(st, actor, now_ms):
+            out.append(Observe("answered", (actor, gen, req)))
+        else:
+            out.append(Observe("event_cut", (actor, gen, req, "not valid at its end")))
+        reason = st.after_events.get(actor)
+        if reason is not None and not self.running(st, actor):
+            st = replace(st, after_events=st.after_events.without(actor))
+            st = self.release(st, actor, reason, now_ms, out)
+        return st
+
+    @staticmethod
+    def running(st, actor) -> bool:
+        return any(a == actor for a, _req in st.events)
+
+    def cut_events(self, st, why, out, actors=None):
+        """The lost-lease cut (NL-11, CS-1): events still running end now, acting no more; a
+        release that waited on them no longer waits."""
+        for (actor, req), gen in tuple(st.events.items()):
+            if actors is None or actor in actors:
+                out.append(Observe("event_cut", (actor, gen, req, why)))
+                st = replace(st, events=st.events.without((actor, req)))
+        if actors is None:
+            return replace(st, after_events=type(st.after_events)())
+        for actor in actors:
+            if actor in st.after_events:
+                st = replace(st, after_events=st.after_events.without(actor))
+        return st
+
     def release(self, st, actor, reason, now_ms, out):
-        """OR-5: stop acting as owner, then write nobody If-Match the hold's version, generation kept."""
+        """OR-5: stop acting as owner, then write nobody If-Match the hold's version, generation kept.
+        The actor stops first: a release waits for the actor's events still running (a clean
+        stop's wait is bounded: CS-1 cuts what is left)."""
+        if self.running(st, actor):
+            if actor not in st.after_events:
+                st = replace(st, after_events=st.after_events.with_item(actor, reason))
+            return st
         hold = st.holds[actor]
         st = replace(st, holds=st.holds.without(actor))
         out.append(Observe("hold_ended", (actor, hold.generation, reason)))
@@ -347,7 +398,9 @@ class Ownership(ActorData):
         return self.kick_background(st, entry.next_ms, out)
 
     def hold_to_pending(self, st, now_ms, reason, out):
-        """NL-11: a lapse drops every hold locally into the pending releases."""
+        """NL-11: a lapse drops every hold locally into the pending releases; the lost-lease cut
+        ends their events."""
+        st = self.cut_events(st, reason, out)
         for actor, hold in tuple(st.holds.items()):
             out.append(Observe("hold_ended", (actor, hold.generation, reason)))
             st = replace(st, holds=st.holds.without(actor))
@@ -524,7 +577,8 @@ class Ownership(ActorData):
     # --- hooks from the node lease ---------------------------------------------------------------
 
     def drop_holds_lost(self, st, out):
-        """NL-10: drop every hold at once, releasing nothing."""
+        """NL-10: drop every hold at once, releasing nothing; their events are cut."""
+        st = self.cut_events(st, "lease lost", out)
         for actor, hold in st.holds.items():
             out.append(Observe("hold_ended", (actor, hold.generation, "lease lost")))
         return replace(st, holds=type(st.holds)(), pending=type(st.pending)(), unresolved=type(st.unresolved)())

@@ -60,7 +60,7 @@ from model.io import (
 from model.old_lease import OLD_MODEL, gc_collectable
 from model.operator import OPERATOR
 from model.params import Params
-from model.records import OWNERS_PREFIX, state_line
+from model.records import OWNERS_PREFIX, node_key, state_line
 
 from .processes import Proc, Slot
 from .swarm import draw, draw_params
@@ -76,6 +76,7 @@ SCRIPTED_FAULTS = {"lose_request": "request lost (scripted)", "fail_fast": "fail
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
 REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
+STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` write ends it (CS-1)
 NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
 
 
@@ -125,6 +126,8 @@ class World:
         self._races: dict[str, int] = {}  # node -> deadline races armed: cut it off after its next acknowledged write
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
         self._lose: dict[str, str] = {}  # node -> key prefix: its next write there is lost on the way
+        # CS-1: node -> (restart after, give up at): its next event is a straggler, its stop follows
+        self._straggle: dict[str, tuple[int, int]] = {}
         self.replies_dropping = False  # a stretch of lost write replies is under way
 
     # --- what a world supplies ----------------------------------------------------------
@@ -199,8 +202,13 @@ class World:
             self.later(base + at, self._mass_hold, node_id)
         for k, (node_id, at, life_ms) in enumerate(o["twins"]):
             self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms)
-        for node_id, at, restart_after_ms in o.get("stops", ()):
-            self.later(base + at, self._stop_node, node_id, restart_after_ms)
+        stragglers = o.get("stragglers", ())
+        for k, (node_id, at, restart_after_ms) in enumerate(o.get("stops", ())):
+            if k in stragglers:
+                # CS-1: the stop comes right after the node begins an event that outlasts its wait
+                self.later(base + at, self._arm_straggler, node_id, restart_after_ms)
+            else:
+                self.later(base + at, self._stop_node, node_id, restart_after_ms)
         for node_id, at, after_ms, then, *lose in o.get("drains", ()):
             if lose and lose[0]:
                 # an acquisition's record write is lost just before the drain (F-2's precondition)
@@ -308,7 +316,12 @@ class World:
             self.crash(slot.proc)
 
     def _old_restart(self, slot) -> None:
-        """An old binary started again after the switch (it must find its id taken, or be refused)."""
+        """An old binary started again after the switch (it must find its id taken, or be refused):
+        once a new node runs, so that it meets the new nodes' markers (UP-3, UP-4)."""
+        if not any(kind == "guard_passed" for _, _, kind, _ in self.history.events):
+            if not self.in_quiet:
+                self.later(self.tg // 3, self._old_restart, slot)
+            return
         if slot.proc is None or not slot.proc.alive:
             self.start_process(slot, OLD_MODEL.step)
             self.later(4 * self.tg // 3, self._old_command, slot, Command("stop"))
@@ -400,6 +413,8 @@ class World:
                 self.rules[eff.rule] += 1
             elif t is Observe:
                 self.record(proc.index, eff.kind, eff.fields)
+                if eff.kind == "served":
+                    self._event_begins(proc, eff.fields)
                 if eff.kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
                     self._client_retry(proc, eff.fields)
             elif t is CancelTimer:
@@ -439,6 +454,9 @@ class World:
         req = eff.request
         now = self.now
         proc.pending[rid] = now  # its send time
+        if proc.stragglers and req.op == PUT and req.key == node_key(proc.node_id) \
+                and state_line(req.body).startswith("released "):
+            self._released_sent(proc)
         timeout = proc.clock.true_at(proc.clock.local(now) + eff.timeout_ms) - now
         self.later(timeout, self._timed_out, proc, rid)
         cut = self._is_cut(proc.machine)
@@ -689,6 +707,7 @@ class World:
         """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
         self.in_quiet = True
         self._races.clear()
+        self._lose.clear()
         self.replies_dropping = False
         self.record(WORLD, "quiet")
         for k in self.fault:
@@ -719,11 +738,16 @@ class World:
         if self.options.get("quiet_stop"):
             # a node retired for good: stopped cleanly, then revoked by the operator (FN-7),
             # which frees its records even where its stop wrote nothing or nodes/<id> was deleted
-            node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
-            staying = [s for s in self.slots[: len(self.node_ids)] if not s.down_for_good and s.node_id != node_id]
-            if staying:  # never the last node standing: somebody must take its actors over
-                self._stop_node(node_id, None, retire=True)
-                self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (node_id,)))
+            # one that runs now (a dead one would be restarted meanwhile, and its revocation would
+            # fence a new process, not the one retired); never the last node standing: somebody
+            # must take its actors over
+            running = [s for s in self.slots[: len(self.node_ids)]
+                       if not s.down_for_good and s.proc is not None and s.proc.alive]
+            if len(running) >= 2:
+                slot = running[self.rng.randrange(len(running))]
+                slot.wanted = False  # retired: no supervisor brings it back
+                self._stop_node(slot.node_id, None, retire=True)
+                self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
 
     def _quiet_crash(self) -> None:
         node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
@@ -840,6 +864,65 @@ class World:
         proc = self.live_proc(node_id)
         if proc is not None:
             self.deliver(proc, command)
+
+    # --- events take time (CS-1) ---------------------------------------------------------------
+
+    def _event_begins(self, proc: Proc, fields) -> None:
+        """A served request's event runs a while; the world ends it (the model cuts it if its
+        lease is lost first). A straggler, served just before a clean stop, runs until the
+        process sends its `released` write (or a bound), the worst instant to end."""
+        actor, _gen, req = fields
+        ms = self.event_ms(proc, actor)
+        if ms is None:
+            proc.stragglers.append((actor, req))
+            ms = STRAGGLER_MS_MAX
+        self.later(ms, self._event_end, proc, actor, req)
+
+    def event_ms(self, proc: Proc, actor: str) -> int | None:
+        """How long the event of a request `proc` just served runs (None: a straggler)."""
+        if self._straggle and proc.node_id in self._straggle and proc.slot.machine.startswith("m"):
+            restart_after_ms, _ = self._straggle.pop(proc.node_id)
+            self.later(self.randint(1, self.tg // 30), self._stop_node, proc.node_id, restart_after_ms)
+            return None
+        o = self.options
+        if not o.get("event_ms_max"):
+            return 0
+        if o["p_long_event"] and self.rng.random() < o["p_long_event"]:
+            return self.randint(*o["long_event_ms"])
+        return self.randint(0, o["event_ms_max"])
+
+    def _event_end(self, proc: Proc, actor: str, req: int) -> None:
+        if proc.alive:
+            self.deliver(proc, Command("event_end", (actor, req)))
+
+    def _released_sent(self, proc: Proc) -> None:
+        """The process sent its `released` write: its stragglers end right after."""
+        for actor, req in proc.stragglers:
+            self.record(proc.index, "fault", ("straggler ends just after `released` was sent", f"{actor} request {req}"))
+            self.later(1, self._event_end, proc, actor, req)
+        proc.stragglers.clear()
+
+    def _arm_straggler(self, node_id: str, restart_after_ms: int, give_up: int | None = None) -> None:
+        """A clean stop with a straggler (CS-1): the node's next event outlasts the stop's bounded
+        wait, and the stop follows it at once; clients ask the node until it serves one (or, past
+        2 (ttl + grace), the stop comes anyway)."""
+        if give_up is None:
+            self._straggle[node_id] = (restart_after_ms, self.now + 2 * self.tg)
+        elif node_id not in self._straggle:
+            return  # it served: the stop is on its way
+        elif self.now >= give_up or self.in_quiet:
+            del self._straggle[node_id]
+            self._stop_node(node_id, restart_after_ms)
+            return
+        give_up = self._straggle[node_id][1]
+        self._ask_holder(node_id)
+        self.later(self.tg // 10, self._arm_straggler, node_id, restart_after_ms, give_up)
+
+    def _ask_holder(self, node_id: str) -> None:
+        """Requests for the actors whose records name `node_id` (as the bucket applied them), or
+        for the hot actor if none does."""
+        for actor in [a for a in self.actors if self.holders.get(a) == node_id][:2] or self.actors[:1]:
+            self._ask_new(node_id, actor)
 
     def _ask_new(self, node_id: str, actor: str) -> None:
         self._requests += 1

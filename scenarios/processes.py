@@ -11,7 +11,7 @@ class Proc:
     """One process: a node id and instance running on a machine."""
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
-                 "pending", "learned", "slot", "step", "draining")
+                 "pending", "learned", "slot", "step", "draining", "stragglers")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -27,6 +27,7 @@ class Proc:
         self.pending: dict[int, bool] = {}
         self.learned: dict[tuple[str, str], int] = {}  # (key, version token) -> serial, as this process learned it
         self.draining = False  # the world told it to drain and has not told it to resume
+        self.stragglers: list[tuple[str, int]] = []  # (actor, request): events ended by its `released` write (CS-1)
 
 
 class Slot:

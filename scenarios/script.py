@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from checkers.history import History
 from model.io import PUT, Command, Request
+from model.old_lease import OLD_MODEL
 from model.params import Params
 
 from .core import WORLD
@@ -83,6 +84,7 @@ class ScriptedWorld(SimWorld):
         super().__init__(seed, model, "scripted", params, model_name,
                          options=calm_options(nodes, params, clocks, versioning, absent_if_match))
         self.steps: list[tuple[int, str, tuple]] = []
+        self.event_rules: list[list] = []  # [node, after_ms, ms (None: a straggler), times left]
         self.restart = restart
         if not restart:
             for slot in self.slots:
@@ -101,6 +103,19 @@ class ScriptedWorld(SimWorld):
     def rule(self, rule: NetRule) -> "ScriptedWorld":
         self.net_rules.append(rule)
         return self
+
+    def event(self, node_id: str, ms: int | None, after_ms: int = 0, times: int = 1) -> "ScriptedWorld":
+        """The next `times` events `node_id` begins after `after_ms` run `ms` (None: a straggler,
+        ended right after its process sends `released`); every other event ends at once."""
+        self.event_rules.append([node_id, after_ms, ms, times])
+        return self
+
+    def event_ms(self, proc, actor) -> int | None:
+        for r in self.event_rules:
+            if r[0] == proc.node_id and self.now >= r[1] and r[3] > 0:
+                r[3] -= 1
+                return r[2]
+        return 0
 
     def run(self, until_ms: int = 60_000) -> History:  # type: ignore[override]
         self.options["fault_ms"] = until_ms
@@ -185,3 +200,71 @@ class ScriptedWorld(SimWorld):
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""
         self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0]))  # header only: an old format
         self.bucket.apply(Request(PUT, key, None, None, body), self.env.now)
+
+
+class UpgradeWorld(ScriptedWorld):
+    """A ScriptedWorld that starts no node by itself: the script starts old binaries and new nodes on
+    named machines, and sends requests and commands to the process running on a machine. Every
+    request a process sends is logged in `sent` as (t_ms, proc, op, key), to judge start orders."""
+
+    MACHINES = ("m0", "m1", "om0", "om1")
+
+    def __init__(self, model=None, model_name: str = "correct") -> None:
+        super().__init__(nodes=0, model=model, model_name=model_name, restart=False,
+                         clocks={m: [100_000, 0] for m in self.MACHINES})  # true time + 100 s
+        self.sent: list[tuple[int, int, str, str]] = []
+
+    def send(self, proc, eff) -> None:
+        self.sent.append((self.env.now, proc.index, eff.request.op, eff.request.key))
+        super().send(proc, eff)
+
+    def _running_on(self, machine):
+        for slot in reversed(self.slots):
+            if slot.machine == machine and slot.proc is not None and slot.proc.alive:
+                return slot.proc
+        return None
+
+    def _start_on(self, node_id, machine, step=None) -> None:
+        slot = Slot(node_id, machine)
+        slot.wanted = False  # no supervisor: the script restarts what it wants restarted
+        self.slots.append(slot)
+        self.start_process(slot, step)
+
+    # steps (looked up as _step_<name>)
+
+    def _step_new_start(self, node_id, machine) -> None:
+        """A new binary (the model under test) starts as `node_id` on `machine`."""
+        self._start_on(node_id, machine)
+
+    def _step_old_start(self, node_id, machine) -> None:
+        """An old per-actor-lease binary starts as `node_id` on `machine`."""
+        self._start_on(node_id, machine, OLD_MODEL.step)
+
+    def _step_ask(self, machine, actor) -> None:
+        """A client request for `actor` reaches the process running on `machine`."""
+        proc = self._running_on(machine)
+        if proc is not None:
+            self.deliver(proc, Command("request", (actor, self._req(), 0)))
+
+    def _step_tell(self, machine, name, *args) -> None:
+        """A command (hibernate, stop, stall_heartbeats, ...) to the process running on `machine`."""
+        proc = self._running_on(machine)
+        if proc is not None:
+            self.deliver(proc, Command(name, tuple(args)))
+
+    def _step_kill(self, machine) -> None:
+        """The process on `machine` crashes (no write; requests in flight may still land)."""
+        proc = self._running_on(machine)
+        if proc is not None:
+            self.crash(proc)
+
+    def _step_new_restart(self, machine) -> None:
+        """The last new-node slot on `machine` is started again: same id, new instance."""
+        for slot in reversed(self.slots):
+            if slot.machine == machine:
+                if slot.proc is None or not slot.proc.alive:
+                    self.start_process(slot)
+                return
+
+    def local(self, machine: str, t_ms: int) -> int:
+        return self.clocks[machine].local(t_ms)

@@ -86,6 +86,15 @@ def fit_params(d: dict, pinned: dict) -> Params:
     from model.params import validate
 
     d = dict(d)
+    if "ttl_ms" not in pinned:  # room for what is pinned: T-3, T-4 and NL-4 bound ttl from below
+        need = d["ttl_ms"]
+        if "heartbeat_period_ms" in pinned:
+            need = max(need, 3 * d["heartbeat_period_ms"])
+        if "safety_ms" in pinned:
+            need = max(need, d["safety_ms"] + 3 * max(1, d["attempt_timeout_ms"]))
+        if "attempt_timeout_ms" in pinned:
+            need = max(need, 3 * d["attempt_timeout_ms"] + d["safety_ms"])
+        d["ttl_ms"] = need
     if d["safety_ms"] >= d["ttl_ms"] and "safety_ms" not in pinned:
         d["safety_ms"] = d["ttl_ms"] // 5
     if d["grace_ms"] + d["safety_ms"] < 2 * d["max_skew_ms"]:
@@ -287,14 +296,22 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     if scenario in RACES:
         pinned = {k for k, v in (("nodes", nodes_pinned), ("actors", actors)) if v is not None}
         RACES[scenario](rng, o, S, nodes, tg, pinned)
+        if o["deadline_races"] and o["clock_mode"] == "spread":  # a race needs its slow and fast clocks
+            o["clock_mode"] = "opposite"
     # stretches in which writes land and their replies are lost
     o["reply_drops"] = ([[rng.randint(0, fault), rng.randint(S(2_000), S(10_000))]] if rng.random() < 0.2
                         and not o["blip_alone"] else [])
+    # events take time (CS-1): a served request's event runs up to event_ms_max, a few much
+    # longer; events served just before a clean stop outlast its bounded wait (stragglers)
+    o["event_ms_max"] = _pick(rng, (0, S(50), S(500)))
+    o["p_long_event"] = _pick(rng, (0.0, 0.02, 0.1))
+    o["long_event_ms"] = [S(1_000), 10_000]
+    o["stragglers"] = [k for k in range(len(o["stops"])) if rng.random() < (0.9 if scenario == "stops" else 0.6)]
     # the nodes start spread over two lease periods: their cadences are not in lockstep
     o["starts"] = [rng.randint(0, 2 * p.period_ms) for _ in range(o["nodes"])]
 
     # section 6: an upgrade from per-actor leases, in some seeds of the swarm
-    o["upgrade"] = _draw_upgrade(rng, o["nodes"], S) if (scenario == "upgrade" or (
+    o["upgrade"] = _draw_upgrade(rng, o["nodes"], S, scenario == "upgrade") if (scenario == "upgrade" or (
         scenario == "swarm" and rng.random() < 0.15)) else None
     if o["upgrade"]:
         o["blip_alone"] = False  # old binaries around a blip are faults of their own (INV-9's proviso)
@@ -387,8 +404,10 @@ def _deadline_race(rng, o, S, nodes, tg, pinned) -> None:
 RACES = {"fence": _fence_race, "rewake": _rewake_race, "resolver": _resolver_race, "deadline": _deadline_race}
 
 
-def _draw_upgrade(rng, nodes: int, S) -> dict:
-    """Old nodes run actors first; they stop (cleanly or not); new nodes start after a gap."""
+def _draw_upgrade(rng, nodes: int, S, focused: bool = False) -> dict:
+    """Old nodes run actors first; they stop (cleanly or not); new nodes start after a gap.
+    `focused` (the upgrade scenario): old binaries beside new ones (a straggler, a restart) are
+    likelier, so old binaries meet new markers (UP-3, UP-4) in most seeds."""
     old_ms = rng.randint(S(25_000), S(50_000))
     gap = _pick(rng, (0, S(2_000), S(10_000), S(20_000)))  # the procedure says: once no old node is live
     return {
@@ -398,11 +417,12 @@ def _draw_upgrade(rng, nodes: int, S) -> dict:
         "old_stop": [_pick(rng, ("clean", "crash")) for _ in range(nodes)],
         # an old node still running after the switch, stopping later; its heartbeat may stall
         # while its renewals go on (a stalled listing)
-        "straggler": rng.randrange(nodes) if rng.random() < 0.3 else None,
+        "straggler": rng.randrange(nodes) if rng.random() < (0.6 if focused else 0.3) else None,
         "straggle_ms": rng.randint(S(10_000), S(60_000)),
         "stall": rng.random() < 0.5,
         # an old binary started again after the switch, for a while
-        "old_restart": [rng.randrange(nodes), rng.randint(S(5_000), S(30_000))] if rng.random() < 0.2 else None,
+        "old_restart": ([rng.randrange(nodes), rng.randint(S(5_000), S(30_000))]
+                        if rng.random() < (0.5 if focused else 0.2) else None),
         "future_ms": _pick(rng, (0, 0, 0, rng.randint(S(20_000), S(120_000)))),
         "p_gc": _pick(rng, (0.0, 0.5)),  # the old GC deleted released leases/ of idle actors
     }

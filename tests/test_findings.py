@@ -134,6 +134,38 @@ def test_f4_with_cadences_in_lockstep_the_blip_restarts_nothing():
     assert check_all(h) == []
 
 
+def test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced():
+    """F-5 (NL-7, NL-9, FN-3, INV-9): both nodes end their start checks at about 15 s. n0's first write
+    (If-None-Match) lands, but its reply is slowed and a global blip of 5 s begins meanwhile: the write
+    times out, the re-read (NL-9) fails in the blip, and n0 goes back to the start check (NL-7), whose
+    ttl + grace counts from its first read after the blip (20.5 s). n1, whose lease never lapsed, watched
+    n0's object unchanged since 15 s and fences it at written_at + ttl + grace (about 30 s), before n0's
+    check ends (35.5 s): n0 exits (NL-10) and is restarted. The blip restarted a node."""
+    w = ScriptedWorld(nodes=2)
+    w.options.update(starts=[0, 0], blip=[15_500, 5_000, "blackhole"], blip_alone=True)
+    w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
+    h = w.run(until_ms=45_000)
+    p0 = procs(h, "n0")[0]
+    first = evs(h, "apply", proc=p0, where=lambda f: f[0] == "nodes/n0")
+    assert len(first) == 1 and first[0][3][2] == "if-none-match" and first[0][1] < 15_500
+    assert len(evs(h, "check_began", proc=p0)) == 2  # back to the check after the blip's failed re-read
+    (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith("fenced "))
+    assert h.processes[fence[2]].node_id == "n1" and 29_000 <= fence[1] < 31_000
+    assert evs(h, "exit", proc=p0)[0][3][0] == 1
+    found = _found(h)
+    assert list(found) == ["F-5"] and found["F-5"][0].invariant == "INV-9"
+
+
+def test_f5_without_the_blip_the_late_reply_restarts_nothing():
+    """The same slowed reply with no blip: the reply arrives within the attempt timeout, n0 runs on."""
+    w = ScriptedWorld(nodes=2)
+    w.options.update(starts=[0, 0])
+    w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
+    h = w.run(until_ms=45_000)
+    assert evs(h, "apply", where=lambda f: f[0].startswith("nodes/") and f[6].startswith("fenced ")) == []
+    assert check_all(h) == []
+
+
 def test_a_check_that_reads_its_own_fence_exits():
     """The model's side of F-3 (NL-10): when the check does read the fence naming its own instance
     (no delete), the process exits rather than write over it, and INV-10 holds."""

@@ -17,7 +17,6 @@ import sys
 
 import pytest
 
-from model import Params
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHA_LINE = re.compile(r"^history sha256: ([0-9a-f]{64})$", re.M)
@@ -54,7 +53,8 @@ def test_run_exits_0_and_writes_a_report_with_every_field(tmp_path):
         rep = json.load(f)
     assert os.path.exists(os.path.splitext(path)[0] + ".txt")  # the summary for people
     assert rep["model"] == "correct" and rep["scenario"] == "swarm"
-    assert rep["params"] == Params().to_dict()
+    assert rep["params"] == {}  # nothing pinned: each seed draws its configuration (T-1..T-4)
+    assert len(rep["seed_params"]) == 3 and sum(rep["configurations"]["families"].values()) == 3
     assert rep["seeds"] == {"start": 5, "count": 3}
     assert rep["passed"] is True and rep["failures"] == []
     counts = rep["counts"]
@@ -95,8 +95,9 @@ BAD = {
     "unknown-model": (["--model", "nope"], "nope"),
     "unknown-scenario": (["--scenario", "nope"], "nope"),
     "param-not-int": (["--param", "ttl_ms=abc"], "ttl_ms"),
-    "t2": (["--param", "grace_ms=100", "--param", "safety_ms=100"], "T-2"),
-    "t3": (["--param", "heartbeat_period_ms=5000"], "T-3"),
+    # pins the runner cannot fit around: every value of the bound is pinned (one left free is moved)
+    "t2": (["--param", "grace_ms=100", "--param", "safety_ms=100", "--param", "max_skew_ms=1000"], "T-2"),
+    "t3": (["--param", "heartbeat_period_ms=5000", "--param", "ttl_ms=10000"], "T-3"),
     "replay-missing": (["--replay", "/nonexistent/report.json", "--seed", "0"], "/nonexistent/report.json"),
     "seeds-0": (["--seeds", "0"], "--seeds"),
 }
@@ -140,7 +141,8 @@ def test_bad_input_is_one_line_on_a_wide_stderr(tmp_path, name):
 
 def test_a_long_error_message_stays_one_line_at_80_columns(tmp_path):
     """The T-3 refusal (106 characters) is not wrapped at a non-terminal's 80 columns."""
-    r = run("--seeds", "1", "--report", str(tmp_path / "x.json"), "--param", "heartbeat_period_ms=5000", columns=80)
+    r = run("--seeds", "1", "--report", str(tmp_path / "x.json"), "--param", "heartbeat_period_ms=5000",
+            "--param", "ttl_ms=10000", columns=80)
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
@@ -159,7 +161,8 @@ def test_bad_input_lists_the_choices():
 
 
 def test_t2_refusal_with_zero_grace_names_t2(tmp_path):
-    r = run("--seeds", "1", "--report", str(tmp_path / "x.json"), "--param", "grace_ms=0", "--param", "safety_ms=100")
+    r = run("--seeds", "1", "--report", str(tmp_path / "x.json"), "--param", "grace_ms=0", "--param", "safety_ms=100",
+            "--param", "max_skew_ms=1000")
     assert_usage_error(r, "T-2")
 
 

@@ -54,6 +54,55 @@ def records_at(h, index):
 # --- CS-1: a clean stop cuts a straggler before writing `released` ---------------------------------------
 
 
+def _event_straggler_script(model=None):
+    """n0 holds a0; the event of its request of 17.6 s runs on (a straggler: the world would end it right
+    after n0 sends `released`); n0 is stopped at 18 s; n1 asks for a0 at 24 s."""
+    w = ScriptedWorld(nodes=2, restart=False, model=model)
+    w.at(17_000, "request", "n0", A0)
+    w.event("n0", None, after_ms=17_500)
+    w.at(17_600, "request", "n0", A0)
+    w.at(18_000, "command", "n0", "stop")
+    w.at(24_000, "request", "n1", A0)
+    return w
+
+
+def test_clean_stop_cuts_an_event_that_outlasts_its_wait():
+    """CS-1, OR-5, NL-11: events take time. The release of a0 waits for its running event (the actor stops
+    first); the wait is bounded (RELEASE_WAIT_MS), then the lease is made locally invalid and the lost-lease
+    cut ends the straggler (event_cut), the release goes out, `released` after it. The straggler never
+    answers, and CS-1's world check finds no act after the `released` write was sent."""
+    h = _event_straggler_script().run(until_ms=40_000)
+    (p0,) = procs(h, "n0")
+    _, t_stop, _, _ = one(h, "stop_began", proc=p0)
+    i_inv, t_inv, _, _ = one(h, "lease_invalidated", proc=p0)
+    i_cut, t_cut, _, cut = one(h, "event_cut", proc=p0)
+    i_end, _, _, ended = one(h, "hold_ended", proc=p0)
+    assert t_inv == t_cut == t_stop + RELEASE_WAIT_MS and cut[2] == 2 and cut[3] == "clean stop: lease made invalid"
+    assert i_inv < i_cut < i_end and ended == (A0, 1, "clean stop")
+    assert [f[2] for _, _, _, f in evs(h, "answered", proc=p0)] == [1]  # the first event only
+    (_, t_relw, _, _), = node_writes(h, "n0", "released")
+    assert t_relw >= t_cut
+    assert one(h, "hold_began", proc=procs(h, "n1")[0])[3][:2] == (A0, 2)
+    assert_clean(h)
+
+
+def test_a_stop_that_does_not_cut_leaves_the_straggler_acting_after_released():
+    """CS-1 broken (broken_models.stop_without_cut): the same script; the lease is not made invalid and
+    nothing is cut, so the straggler answers as owner right after `released` was sent (the world ends it
+    at that worst instant), while peers may already free a0 (FN-5). CS-1's check reports it, pointing at
+    the `released` write and the answer."""
+    model, mod = broken("stop_without_cut")
+    assert mod.RULE == "CS-1" and mod.CATCHES == "CS-1"
+    h = _event_straggler_script(model).run(until_ms=40_000)
+    (p0,) = procs(h, "n0")
+    assert evs(h, "event_cut", proc=p0) == []
+    i_ans, t_ans, _, ans = evs(h, "answered", proc=p0)[-1]
+    (i_relw, _, _, relw), = node_writes(h, "n0", "released")
+    assert ans[2] == 2 and t_ans > relw[8]  # after the write's send (it lands after the answer)
+    found = [v for v in check_all(h) if v.invariant == "CS-1"]
+    assert len(found) == 1 and found[0].events == (i_relw, i_ans), [v.explain(h) for v in check_all(h)]
+
+
 def _straggler_script():
     w = ScriptedWorld(nodes=2, restart=False)
     w.at(17_000, "request", "n0", A0)
@@ -375,26 +424,26 @@ def test_move_whose_release_is_lost_goes_back_to_the_mover():
 
 
 def _late_upload_script(model=None):
-    """n0 holds a0 and serves three requests: the first segment's upload fails fast, the second lands, the
-    third is applied 5 s late, after n0 hibernated a0 and n1 acquired it and restored."""
+    """n0 holds a0 and serves three requests: the first segment lands, the second is applied 5 s late, the
+    third's upload fails fast, which abandons the hold (OR-5: a failed upload releases it); n1 then
+    acquires a0 and restores before the late segment lands."""
     w = ScriptedWorld(nodes=2, restart=False, model=model)
-    failed = NetRule("fail_fast", node="n0", op="PUT", key="wal/", after_ms=16_000, times=1)
-    late = NetRule("delay_apply", node="n0", op="PUT", key="wal/", after_ms=17_700, times=1, ms=5_000)
+    late = NetRule("delay_apply", node="n0", op="PUT", key="wal/", after_ms=17_400, times=1, ms=5_000)
+    failed = NetRule("fail_fast", node="n0", op="PUT", key="wal/", after_ms=17_700, times=1)
     w.rule(failed)
     w.rule(late)
     w.at(17_000, "request", "n0", A0)
     w.at(17_500, "request", "n0", A0)
     w.at(17_800, "request", "n0", A0)
-    w.at(18_500, "hibernate", "n0", A0)
     w.at(19_000, "request", "n1", A0)
     return w, failed, late
 
 
 def test_failed_and_late_data_writes_are_not_acknowledged():
-    """OR-4 (the acknowledgement rule of Replica::put), OR-3, INV-8: a segment is acknowledged only if the
-    bucket acknowledged it and is_valid still holds after. The failed upload is not acknowledged; the one
-    that landed is, and the next owner's restore lists it; the late one lands after the hold ended and
-    after n1 restored without it, and is not acknowledged."""
+    """OR-4 (the acknowledgement rule of Replica::put), OR-3, OR-5, INV-8: a segment is acknowledged only if
+    the bucket acknowledged it and is_valid still holds after. The one that landed is acknowledged and the
+    next owner's restore lists it; the failed upload is not, and ends the hold (OR-5); the late one lands
+    after the hold ended and after n1 restored without it, and is not acknowledged."""
     w, failed, late = _late_upload_script()
     h = w.run(until_ms=26_000)
 
@@ -405,11 +454,12 @@ def test_failed_and_late_data_writes_are_not_acknowledged():
     assert [f[2] for _, _, _, f in evs(h, "served", proc=p0)] == [1, 2, 3]
     segs = [f"000001-{inst}-{k:05d}" for k in range(3)]
     ups = evs(h, "apply", proc=p0, where=lambda f: f[0].startswith("wal/"))
-    assert [f[0].rsplit("/", 1)[1] for _, _, _, f in ups] == segs[1:]  # the failed one never landed
-    assert [f for _, _, _, f in evs(h, "data_acked", proc=p0)] == [(A0, 1, segs[1])]
-    _, t_end, _, _ = one(h, "hold_ended", proc=p0)
+    assert [f[0].rsplit("/", 1)[1] for _, _, _, f in ups] == segs[:2]  # the failed one never landed
+    assert [f for _, _, _, f in evs(h, "data_acked", proc=p0)] == [(A0, 1, segs[0])]
+    _, t_end, _, ended = one(h, "hold_ended", proc=p0)
+    assert "upload failed" in ended[-1]
     i_rest, t_rest, _, rest = one(h, "restored", proc=p1)
-    assert rest == (A0, 2, [segs[1]])
+    assert rest == (A0, 2, [segs[0]])
     t_late = ups[-1][1]
     assert t_end < t_rest < t_late
     assert_clean(h)
@@ -427,9 +477,9 @@ def test_unchecked_data_ack_acknowledges_the_late_write_and_inv8_catches_it():
     (p0,) = procs(h, "n0")
     (p1,) = procs(h, "n1")
     inst = h.processes[p0].instance
-    late_seg = f"000001-{inst}-00002"
+    late_seg = f"000001-{inst}-00001"
     acked = evs(h, "data_acked", proc=p0)
-    assert [f[2] for _, _, _, f in acked] == [f"000001-{inst}-00001", late_seg]  # the failed one: still not
+    assert [f[2] for _, _, _, f in acked] == [f"000001-{inst}-00000", late_seg]  # the failed one: still not
     i_ack, t_ack, _, _ = acked[-1]
     _, t_end, _, _ = one(h, "hold_ended", proc=p0)
     i_rest, _, _, _ = one(h, "listed", proc=p1)  # the restore's listing the world delivered

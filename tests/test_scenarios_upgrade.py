@@ -37,8 +37,6 @@ import sys
 import pytest
 
 from checkers import check_all, nothing_lost
-from model.io import Command
-from model.old_lease import OLD_MODEL
 from model.records import (
     LIVE,
     Marker,
@@ -51,9 +49,8 @@ from model.records import (
     encode_old_lease,
     segment_generation,
 )
-from scenarios.script import NetRule, ScriptedWorld
-from historykit import A0, OFFSET_MS, applies, assert_clean, broken, evs, invariants, one, owner_state, true_ms  # noqa: F401
-from scenarios.processes import Slot as _Slot
+from scenarios.script import NetRule, ScriptedWorld, UpgradeWorld  # noqa: F401
+from historykit import A0, applies, assert_clean, broken, evs, invariants, one, owner_state, true_ms  # noqa: F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -68,74 +65,6 @@ SLACK_MS = 50  # a few scripted round trips (every delay is 1..5 ms)
 
 
 # --- the world -----------------------------------------------------------------------------------------
-
-
-class UpgradeWorld(ScriptedWorld):
-    """A ScriptedWorld that starts no node by itself: the script starts old binaries and new nodes on
-    named machines, and sends requests and commands to the process running on a machine. Every
-    request a process sends is logged in `sent` as (t_ms, proc, op, key), to judge start orders."""
-
-    MACHINES = ("m0", "m1", "om0", "om1")
-
-    def __init__(self, model=None, model_name: str = "correct") -> None:
-        super().__init__(nodes=0, model=model, model_name=model_name, restart=False,
-                         clocks={m: [OFFSET_MS, 0] for m in self.MACHINES})
-        self.sent: list[tuple[int, int, str, str]] = []
-
-    def send(self, proc, eff) -> None:
-        self.sent.append((self.env.now, proc.index, eff.request.op, eff.request.key))
-        super().send(proc, eff)
-
-    def _running_on(self, machine):
-        for slot in reversed(self.slots):
-            if slot.machine == machine and slot.proc is not None and slot.proc.alive:
-                return slot.proc
-        return None
-
-    def _start_on(self, node_id, machine, step=None) -> None:
-        slot = _Slot(node_id, machine)
-        slot.wanted = False  # no supervisor: the script restarts what it wants restarted
-        self.slots.append(slot)
-        self.start_process(slot, step)
-
-    # steps (looked up as _step_<name>)
-
-    def _step_new_start(self, node_id, machine) -> None:
-        """A new binary (the model under test) starts as `node_id` on `machine`."""
-        self._start_on(node_id, machine)
-
-    def _step_old_start(self, node_id, machine) -> None:
-        """An old per-actor-lease binary starts as `node_id` on `machine`."""
-        self._start_on(node_id, machine, OLD_MODEL.step)
-
-    def _step_ask(self, machine, actor) -> None:
-        """A client request for `actor` reaches the process running on `machine`."""
-        proc = self._running_on(machine)
-        if proc is not None:
-            self.deliver(proc, Command("request", (actor, self._req(), 0)))
-
-    def _step_tell(self, machine, name, *args) -> None:
-        """A command (hibernate, stop, stall_heartbeats, ...) to the process running on `machine`."""
-        proc = self._running_on(machine)
-        if proc is not None:
-            self.deliver(proc, Command(name, tuple(args)))
-
-    def _step_kill(self, machine) -> None:
-        """The process on `machine` crashes (no write; requests in flight may still land)."""
-        proc = self._running_on(machine)
-        if proc is not None:
-            self.crash(proc)
-
-    def _step_new_restart(self, machine) -> None:
-        """The last new-node slot on `machine` is started again: same id, new instance."""
-        for slot in reversed(self.slots):
-            if slot.machine == machine:
-                if slot.proc is None or not slot.proc.alive:
-                    self.start_process(slot)
-                return
-
-    def local(self, machine: str, t_ms: int) -> int:
-        return self.clocks[machine].local(t_ms)
 
 
 def old_heartbeat(node_id: str, written_at_ms: int, fmt: int = 2) -> str:
@@ -468,10 +397,11 @@ def test_start_guard_exits_when_an_old_heartbeat_keeps_being_rewritten():
 
 
 def test_guard_ignoring_old_heartbeats_starts_beside_an_old_node():
-    """UP-2 broken (broken_models.guard_ignores_old_heartbeats, a documented survivor): the same old node
-    keeps running, and the broken guard passes on its first round, so n0 starts and writes its lease
-    beside a running old binary, which the correct guard refuses (above). What covers for it here:
-    UP-3's read of leases/ refuses the actor the old node holds, so no invariant is broken."""
+    """UP-2 broken (broken_models.guard_ignores_old_heartbeats): the same old node keeps running, and the
+    broken guard passes on its first round, so n0 starts and writes its lease beside a running old
+    binary, which the correct guard refuses (above). UP-3's read of leases/ refuses the actor the old node
+    holds, so no other invariant breaks; UP-2's world check (checkers/start_guard.py) catches the guard
+    itself: it passed while o0's heartbeat, applied by the bucket, was fresh."""
     model, mod = broken("guard_ignores_old_heartbeats")
     w = UpgradeWorld(model=model, model_name=mod.MODEL.name)
     w.at(0, "old_start", "o0", "om0")
@@ -486,7 +416,9 @@ def test_guard_ignoring_old_heartbeats_starts_beside_an_old_node():
     t_lease = applies(h, "nodes/n0", proc=new)[0][1]
     assert any(t > t_lease for _, t, _, _ in applies(h, "nodes/o0", proc=old))  # both running
     assert one(h, "request_failed", proc=new)[3][2] == "acquire: held by a live old lease naming o0"
-    assert_clean(h)
+    found = check_all(h)
+    assert [v.invariant for v in found] == ["UP-2"], [v.explain(h) for v in found]
+    assert "nodes/o0" in found[0].message and found[0].events[-1] == one(h, "guard_passed", proc=new)[0]
 
 
 @pytest.mark.parametrize("ahead_ms", [
@@ -777,7 +709,7 @@ def test_runner_catches_seed_from_old_lease_only(tmp_path):
 
 
 def test_runner_runs_a_documented_survivor(tmp_path):
-    """The survivors of section 6 (old_lease_own_id, guard_ignores_old_heartbeats) can be run by name, as
+    """The survivor of section 6 (old_lease_own_id) can be run by name, as
     `--broken` runs them (the runner once refused them as unknown models, exit 2)."""
     proc, _report = run_runner(tmp_path, "--model", "old_lease_own_id", "--scenario", "upgrade", "--seeds", "1",
                                "--workers", "1")

@@ -21,7 +21,9 @@ from scenarios.swarm import SCENARIOS
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_world_keeps_the_io_contract(scenario):
     for seed in range(8):
-        rec = ContractRecorder(MODEL)
+        # a drifting clock (sweep mode) skips a local ms now and then: the first true instant at which
+        # it reads a timeout's deadline may read the deadline + 1
+        rec = ContractRecorder(MODEL, jitter_ms=1)
         h = run_seed(seed, rec, scenario, None, "correct")
         assert rec.problems == [], f"{scenario} seed {seed}: {rec.problems[:5]}"
         assert rec.replies > 0 and rec.timers_fired > 0

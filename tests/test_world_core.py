@@ -20,7 +20,8 @@ SCENARIOS = os.path.join(REPO, "scenarios")
 # What an interpreter supplies to the core (scenarios/core.py, "What a world supplies"), and
 # what a scripted world overrides: the only names two modules may both define.
 HOOKS = {"__init__", "now", "later", "to_bucket", "remove_object", "read_bucket", "run", "counts",
-         "scripted_fate", "schedule_script"}
+         "scripted_fate", "schedule_script", "event_ms",
+         "send"}  # (script.UpgradeWorld wraps it, calling the core's, to log every request sent)
 
 
 def _definitions(path: str) -> dict[str, int]:
