@@ -336,7 +336,8 @@ class Ownership(ActorData):
         reason = st.after_events.get(actor)
         if reason is not None and not self.running(st, actor):
             st = replace(st, after_events=st.after_events.without(actor))
-            st = self.release(st, actor, reason, now_ms, out)
+            if actor in st.holds:
+                st = self.release(st, actor, reason, now_ms, out)
         return st
 
     @staticmethod

@@ -126,6 +126,10 @@ class World:
         self._races: dict[str, int] = {}  # node -> deadline races armed: cut it off after its next acknowledged write
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
         self._lose: dict[str, str] = {}  # node -> key prefix: its next write there is lost on the way
+        # node -> (follow-ups, a replacement at once, a replacement at all, give up at): a mistaken
+        # delete of nodes/<node> armed to strike right after its next acknowledged lease write
+        self._delete_races: dict[str, tuple] = {}
+        self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
         # CS-1: node -> (restart after, give up at): its next event is a straggler, its stop follows
         self._straggle: dict[str, tuple[int, int]] = {}
         self.replies_dropping = False  # a stretch of lost write replies is under way
@@ -221,19 +225,17 @@ class World:
             else:
                 self.later(base + at + after_ms, self._stop_node, node_id, tg // 3)
         for node_id, at, replacement, *then in o.get("deletes", ()):
-            self.later(base + at, self._delete, "nodes/" + node_id)
-            if then and then[0]:
-                # soon after: takeover attempts at the other nodes, and the operator fences the
-                # absent object (FN-7) as the ADR says to when a machine seems gone
-                P = self.params.period_ms
-                for other in self.node_ids:  # the deleted node too: it may still run, and act
-                    for actor in self.actors:
-                        for k in range(8):
-                            self.later(base + at + k * P // 8 + self.randint(0, P // 8), self._ask_new, other, actor)
-                self.later(base + at + self.randint(0, P // 2), self._operator, Command("cluster_fence", (node_id,)))
-            if replacement:
-                # the operator, thinking the machine gone, starts a replacement under that id
-                self.later(base + at + self.randint(0, tg // 3), self._twin_begins, node_id, "r0", 4 * tg)
+            follow = bool(then and then[0])
+            soon = replacement and self.rng.random() < 0.5
+            if follow or soon:
+                # a delete race: right after the node's next acknowledged lease write, while it
+                # owns actors, so that it still runs and acts for up to a period (FN-6, FN-7, NL-5)
+                self.later(base + at, self._arm_delete, node_id, follow, soon, replacement)
+            else:
+                self.later(base + at, self._delete, "nodes/" + node_id)
+                if replacement:
+                    # the operator, thinking the machine gone, starts a replacement under that id
+                    self.later(base + at + self.randint(0, tg // 3), self._twin_begins, node_id, "r0", 4 * tg)
         if o.get("blip"):
             at, length_ms, mode = o["blip"]
             self.later(base + at, self._outage_begins, "*", length_ms, mode)
@@ -479,7 +481,7 @@ class World:
             del self._lose[proc.node_id]
             self.note_fault(proc, "request lost", req)
             return
-        f = self.fault if not self._calm or not self.calm(proc.node_id) else NO_FAULTS
+        f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
         if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
             self.note_fault(proc, "failed fast" + (" (refused: cut off)" if cut else ""), req)
             self.later(self.randint(1, FAIL_FAST_MS_MAX), self._reply, proc, rid, FAILED)
@@ -549,7 +551,7 @@ class World:
             if fate[0] == "delay_reply":
                 self.later(fate[1], self._reply, proc, rid, reply, req)
                 return
-        f = self.fault if not self._calm or not self.calm(proc.node_id) else NO_FAULTS
+        f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
         rng = self.rng
         hit = self.fault_target is None or self._targeted(req)
         o = self.options
@@ -588,6 +590,9 @@ class World:
         if (self._races and reply.status == OK and req is not None and req.op == PUT
                 and req.key == "nodes/" + proc.node_id and self._races.get(proc.node_id)):
             self._race_cut(proc, sent)
+        if (self._delete_races and reply.status == OK and req is not None and req.op == PUT
+                and req.key == "nodes/" + proc.node_id and proc.node_id in self._delete_races):
+            self._delete_race(proc)
 
     def _timed_out(self, proc, rid) -> None:
         if proc.pending.pop(rid, None) is None:
@@ -707,6 +712,8 @@ class World:
         """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
         self.in_quiet = True
         self._races.clear()
+        self._delete_races.clear()
+        self._shield.clear()
         self._lose.clear()
         self.replies_dropping = False
         self.record(WORLD, "quiet")
@@ -924,9 +931,75 @@ class World:
         for actor in [a for a in self.actors if self.holders.get(a) == node_id][:2] or self.actors[:1]:
             self._ask_new(node_id, actor)
 
+    def _arm_delete(self, node_id: str, follow: bool, soon: bool, replacement: bool) -> None:
+        if self.in_quiet:
+            return
+        if self._disturbs_a_race(node_id):  # a deadline race plays out there: after it
+            self.later(self.tg // 3, self._arm_delete, node_id, follow, soon, replacement)
+            return
+        self._delete_races[node_id] = (follow, soon, replacement, self.now + 2 * self.tg)
+        for actor in self.actors:  # so that it owns some when the delete strikes
+            self._ask_new(node_id, actor)
+        self.later(2 * self.tg, self._delete_race_due, node_id)
+
+    def _delete_race_due(self, node_id: str) -> None:
+        """No acknowledged write while it owned something: the delete strikes anyway."""
+        race = self._delete_races.get(node_id)
+        if race is not None and self._disturbs_a_race(node_id):
+            self.later(self.tg // 3, self._delete_race_due, node_id)
+        elif race is not None and self.now >= race[3]:
+            proc = self.live_proc(node_id)
+            if proc is not None:
+                self._delete_race(proc, anyway=True)
+            else:
+                del self._delete_races[node_id]
+
+    def _delete_race(self, proc: Proc, anyway: bool = False) -> None:
+        """The delete strikes right after an acknowledged lease write of `proc` (its whole period
+        ahead of it); the operator fences the absent object (FN-7) soon after, takeover attempts
+        begin at once at the other nodes and at the deleted one (it still runs, and acts, until its
+        next lease write finds the object gone), or a replacement starts at once under its id."""
+        node = proc.node_id
+        if self.in_quiet or self._disturbs_a_race(node) or not anyway and (
+                proc.slot is not self.slots[self.node_ids.index(node)]
+                or not any(n == node for n in self.holders.values())):
+            return  # a twin, it owns nothing yet, or a deadline race plays out there: a later write
+        follow, soon, replacement, _ = self._delete_races.pop(node)
+        self._delete("nodes/" + node)
+        P = self.params.period_ms
+        # the race plays out undisturbed by random network faults: its own moves, then the
+        # deleted node's next lease write, within a period and an attempt
+        for n in [node, "operator"] + self.node_ids:
+            self._shield[n] = self.now + P + self.params.attempt_timeout_ms
+        if follow:
+            if not soon:  # (a replacement at once meets the absent object, not the operator's fence)
+                self.later(self.randint(1, P // 8), self._operator, Command("cluster_fence", (node,)))
+            mine = [a for a in self.actors if self.holders.get(a) == node][:3]
+            for k in range(16):
+                self.later(k * P // 16 + self.randint(1, P // 16), self._ask_around, node, mine)
+        if replacement:
+            # the operator, thinking the machine gone, starts a replacement under that id
+            self.later(self.randint(1, P // 8) if soon else self.randint(0, self.tg // 3), self._twin_begins, node,
+                       "r0", 4 * self.tg)
+
+    def _ask_around(self, node_id: str, actors: list[str]) -> None:
+        """Requests for `actors` (its own when the race began), at `node_id` and at another node."""
+        others = [n for n in self.node_ids if n != node_id]
+        for actor in actors:
+            self._ask_new(node_id, actor)
+            if others:
+                self._ask_new(others[self.rng.randrange(len(others))], actor)
+
     def _ask_new(self, node_id: str, actor: str) -> None:
         self._requests += 1
         self._ask(node_id, actor, self._requests)
+
+    def shielded(self, node_id: str) -> bool:
+        """No random network fault touches this node's requests now: a race plays out on it."""
+        if self._calm and self.calm(node_id):
+            return True
+        until = self._shield.get(node_id)
+        return until is not None and self.now < until
 
     def calm(self, node_id: str) -> bool:
         """No fault but the race's own touches this node now (a deadline race plays out on it)."""

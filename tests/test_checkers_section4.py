@@ -395,7 +395,7 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     """`python runner.py --broken --seeds 30` runs the correct model and every broken model of
     broken_models.BROKEN over the same seeds and lists each in its table and its report. Run from a copy of
     the code, so its per-model reports land in the copy's reports/, not the repository's. (About 25 s.)"""
-    from broken_models import BROKEN
+    from broken_models import BROKEN, SURVIVORS
 
     work = tmp_path / "repo"
     work.mkdir()
@@ -413,14 +413,14 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     with open(report) as f:
         rep = json.load(f)
     listed = [row["model"] for row in rep["models"]]
-    assert listed == ["correct"] + list(BROKEN)
+    assert listed == ["correct"] + list(BROKEN) + list(SURVIVORS)  # the documented survivors shown last
     assert rep["seeds"] == {"start": 0, "count": 30}
     for name in BROKEN:
         assert name in r.stdout, name
     control = rep["models"][0]
     assert control["ok"] and control["failing_seeds"] == 0  # the correct model passes its 30 seeds
     for row in rep["models"][1:]:
-        assert row["seeds_run"] == 30 and row["must_catch"] in CHECKERS
+        assert row["seeds_run"] == 30 and row["must_catch"] in CHECKERS, row["model"]
 
 
 # --- the property: the correct model passes every checker ---------------------------------------------------
