@@ -1,6 +1,7 @@
 """INV-11 a drain ends (CS-3): told to drain, with no fault around it, a process reports drained
-within ttl + grace (every release lands on its first try, every acquisition and read answers
-within its attempt timeout, and nothing else is waiting).
+within ttl + grace of the end of the events it was running then (the world ends them: `running`;
+every release lands on its first try, every acquisition and read answers within its attempt
+timeout, and nothing else is waiting).
 
 Judged on world facts: the world's own instruction (`told drain`), the process's report
 (`drained`), and the faults the world gave that process (`fault` events naming it, outages of
@@ -31,6 +32,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     procs = history.processes
     drains: list[tuple[int, int, int]] = []  # (proc, told at, event)
     draining: set[int] = set()
+    running: dict[int, int] = {}  # the drain's event -> when the world ends the events running then
     for i, (t, p, kind, f) in enumerate(events):
         if kind == "told" and f[0] == "drain":
             if p not in draining:  # told again while draining: the first drain is the one judged
@@ -38,11 +40,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             draining.add(p)
         elif kind == "told" and f[0] == "resume":
             draining.discard(p)
+        elif kind == "running" and drains and drains[-1][0] == p and drains[-1][1] == t:
+            running[drains[-1][2]] = f[0]
     if not drains:
         return []
     out = []
     for p, td, i in drains:
-        until = td + bound
+        # events take time (CS-1): the releases wait for the events running at the drain
+        until = max(td, running.get(i, td)) + bound
         if until > history.end_ms:
             continue
         machine = procs[p].machine
@@ -62,7 +67,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         out.append(Violation(
             INVARIANT,
             f"{procs[p].label} was told to drain at {td / 1000:.3f} s, with no fault around it, and had not "
-            f"reported drained {bound / 1000:.3f} s later", (i,)))
+            f"reported drained {(until - td) / 1000:.3f} s later", (i,)))
     return out
 
 

@@ -1,6 +1,7 @@
 """INV-7 failover: an actor whose owner died (crashed, or exited on a lost lease or a fence) in
 the quiet phase is writable again within ttl + grace + P + A + max_skew of the owner's last
-acknowledged lease write, plus the wait for a request (and the round trips of the acquisition).
+lease write (the last it sent before it died, when it took effect: one in flight at the death
+lands after it), plus the wait for a request (and the round trips of the acquisition).
 Holds, lease writes and exemptions are the world's facts (checkers/facts.py): an owner whose
 nodes/<id> the world deleted by mistake is left out, whatever its exit says.
 
@@ -39,6 +40,8 @@ def _cases(history: History, fx: Facts):
                 # restart's start check or an operator's fence frees its records (FN-5, FN-7),
                 # outside T-5's bound
                 continue
+            # a lease write sent before the death may land after it: peers see that one last
+            ack = max(w.applied_ms for w in fx.live_writes[p] if w.sent_ms <= t)
             deaths.append((p, t, i, ack))
     for p, td, i, ack in deaths:
         for h in fx.holds:
@@ -99,8 +102,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             got = "never" if new is None else f"only at {new.start_ms / 1000:.3f} s"
             out.append(Violation(
                 INVARIANT,
-                f"actor {actor}: its owner {history.processes[proc].label} died at {td / 1000:.3f} s (last acknowledged "
-                f"lease write {ack / 1000:.3f} s); it had to be acquirable by {free_at / 1000:.3f} s and was requested at "
+                f"actor {actor}: its owner {history.processes[proc].label} died at {td / 1000:.3f} s (its last lease write "
+                f"took effect at {ack / 1000:.3f} s); it had to be acquirable by {free_at / 1000:.3f} s and was requested at "
                 f"{asked / 1000:.3f} s, but a new hold began {got}",
                 (i,) if new is None else (i, new.opened),
             ))

@@ -1,7 +1,9 @@
 """UP-2, judged on world facts: a new node starts writing its node lease only once every old-format
 heartbeat it could have read was stale by the start guard's test: written more than horizon +
 ttl + grace ago on the new node's clock (horizon: three heartbeat periods), or, for one dated
-ahead of its clock, that long plus max_skew after it appeared in the bucket.
+ahead of its clock, that long plus max_skew after it appeared in the bucket, counted on the new
+node's own clock (UP-2: its monotonic clock; a clock that drifts across the max_skew band counts
+durations short or long, and the rule is judged as that node could apply it).
 
 The heartbeats are the old binaries' applied writes on `nodes/` (their written_at is the writer's
 clock at send, which the world knows), those the guard could read between the process's start and
@@ -61,7 +63,9 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     fresh = []
                     break  # no old heartbeat there at some point: the round may have read none
                 read = max(t_old, began)  # it read this body no earlier than this
-                until = min(clocks[n].true_at(written_at + span), read + span + p.max_skew_ms)
+                # (the lapse of a future-dated one is counted on this node's own clock, which may drift)
+                until = min(clocks[n].true_at(written_at + span),
+                            clocks[n].true_at(clocks[n].local(read) + span + p.max_skew_ms))
                 if t_g >= until:
                     fresh = []
                     break  # a stale one: the round may have read it

@@ -54,6 +54,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     # after it, and when (true time) the process sent the LIST
     "listed": ("prefix", "keys", "sent_ms"),
     "told": ("command",),  # the world told the process to drain, resume or stop
+    "running": ("until_ms",),  # told to drain, the process had events running: the world ends them by then
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node
     # the bucket refused a conditional write (412): the state it met (as far as the world knows)
     "refused": ("key", "op", "cond", "met", "sent_ms"),

@@ -396,6 +396,9 @@ class World:
         elif command.name == "resume":
             proc.draining = False
         self.record(proc.index, "told", (command.name,))
+        if command.name == "drain" and proc.events:
+            # its actors' events still running end by then: the drain's releases wait for them
+            self.record(proc.index, "running", (max(proc.events.values()),))
         self.deliver(proc, command)
 
     # --- the model's side ------------------------------------------------------------------
@@ -712,6 +715,7 @@ class World:
         """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
         self.in_quiet = True
         self._races.clear()
+        self._calm.clear()  # a race's calm ends with the fault phase: the quiet phase's own moves go ahead
         self._delete_races.clear()
         self._shield.clear()
         self._lose.clear()
@@ -791,6 +795,8 @@ class World:
             taker = "n" + slow_fast[1][1:]
             if self._disturbs_a_race(node) or self._disturbs_a_race(taker):
                 return  # a race is under way on one of them already
+            if self.live_proc(node) is None or self.live_proc(taker) is None:
+                return  # one of them is down: no race to run
             self._races[node] = self._races.get(node, 0) + 1
             # nothing else disturbs the two from now until the race is over (set again at the cut)
             self._calm[node] = self._calm[taker] = self.now + 2 * self.tg
@@ -883,6 +889,7 @@ class World:
         if ms is None:
             proc.stragglers.append((actor, req))
             ms = STRAGGLER_MS_MAX
+        proc.events[(actor, req)] = self.now + ms
         self.later(ms, self._event_end, proc, actor, req)
 
     def event_ms(self, proc: Proc, actor: str) -> int | None:
@@ -899,13 +906,14 @@ class World:
         return self.randint(0, o["event_ms_max"])
 
     def _event_end(self, proc: Proc, actor: str, req: int) -> None:
-        if proc.alive:
+        if proc.events.pop((actor, req), None) is not None and proc.alive:
             self.deliver(proc, Command("event_end", (actor, req)))
 
     def _released_sent(self, proc: Proc) -> None:
         """The process sent its `released` write: its stragglers end right after."""
         for actor, req in proc.stragglers:
             self.record(proc.index, "fault", ("straggler ends just after `released` was sent", f"{actor} request {req}"))
+            proc.events[(actor, req)] = self.now + 1
             self.later(1, self._event_end, proc, actor, req)
         proc.stragglers.clear()
 

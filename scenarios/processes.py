@@ -11,7 +11,7 @@ class Proc:
     """One process: a node id and instance running on a machine."""
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
-                 "pending", "learned", "slot", "step", "draining", "stragglers")
+                 "pending", "learned", "slot", "step", "draining", "stragglers", "events")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -28,6 +28,7 @@ class Proc:
         self.learned: dict[tuple[str, str], int] = {}  # (key, version token) -> serial, as this process learned it
         self.draining = False  # the world told it to drain and has not told it to resume
         self.stragglers: list[tuple[str, int]] = []  # (actor, request): events ended by its `released` write (CS-1)
+        self.events: dict[tuple[str, int], int] = {}  # (actor, request) -> when the world ends that event
 
 
 class Slot:

@@ -310,7 +310,26 @@ def test_inv7_an_is_absent_exit_without_a_delete_is_still_judged():
     h = _absent_exit(deleted=False)
     (v,) = CHECKERS["INV-7"](h)
     assert v.invariant == "INV-7" and "n0/a died at 10.050 s" in v.message and "never" in v.message
-    assert "last acknowledged lease write 7.020 s" in v.message
+    assert "its last lease write took effect at 7.020 s" in v.message
+
+
+def test_inv7_counts_from_a_lease_write_in_flight_when_the_owner_died():
+    """INV-7, T-5 (seed 19365 of the 20,000-seed sweep): n0/a's lease write sent at 9.8 s takes effect at
+    10.3 s, after n0/a crashed (10 s). Peers see that write: a0 has to be acquirable only by 10.3 + 21 s
+    = 31.3 s, not 7.02 + 21 s. Asked at 28.5 s and again at 31.5 s, n1/b takes it at 34 s: within the bound
+    from the later request (31.5 s + 2 A), so nothing to find; judged from the write of 7 s, it would be late."""
+    h = history(("n0", "a"), ("n1", "b"), end_ms=100_000)
+    heartbeats(h, 1, 0, 100_000)
+    heartbeats(h, 0, 1_000, 8_000)
+    live(h, 9_800, 0, lag=500)  # in flight at the crash
+    record(h, 2_000, 0, A0, 1)
+    ev(h, 8_000, WORLD, "quiet")
+    ev(h, 10_000, 0, "crash")
+    ev(h, 28_500, 1, "client", actor=A0, node="n1", request=1)
+    ev(h, 31_500, 1, "client", actor=A0, node="n1", request=2)
+    record(h, 34_000, 1, A0, 2)
+    finish(h)
+    assert CHECKERS["INV-7"](h) == []
 
 
 def test_inv7_an_owner_whose_node_object_the_world_deleted_is_not_judged():
@@ -357,7 +376,8 @@ def test_inv2_increasing_generations_in_the_records_pass_whatever_the_claims_say
 # --- h. INV-11: a drain ends; F-2 explains the one the ADR allows ---------------------------------------------
 
 
-def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drains: bool = False):
+def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drains: bool = False,
+                 running_until: int | None = None, drained_at: int = 5_200):
     """n0/a holds a0; it is told to drain at 5 s and (unless `drains`) never reports drained; the run ends at
     40 s (the bound ttl + grace ends at 20 s). `lost_acquire`: at 2 s (before the drain, earlier than one
     attempt timeout before it) its acquire of a1 was lost on its way to the bucket ("request lost",
@@ -372,10 +392,12 @@ def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drain
         ev(h, 2_000, 0, "fault", what="request lost", detail="PUT owners/" + A1)
         ev(h, 4_000, 0, "acquire_unresolved", actor=A1, generation=1)
     ix["told"] = ev(h, 5_000, 0, "told", command="drain")
+    if running_until is not None:
+        ev(h, 5_000, 0, "running", until_ms=running_until)  # events the world ends then (CS-1)
     ev(h, 5_000, 0, "drain_began")
     release(h, 5_100, 0, A0, 1)
     if drains:
-        ev(h, 5_200, 0, "drained")
+        ev(h, drained_at, 0, "drained")
     if record_changed:
         record(h, 10_000, 1, A1, 1)
     finish(h, ix)
@@ -395,6 +417,17 @@ def test_inv11_a_drain_that_never_ends_with_no_fault_violates():
 def test_inv11_a_drain_reporting_drained_passes():
     h, _ = _stuck_drain(drains=True)
     clean(h)
+
+
+def test_inv11_the_bound_counts_from_the_end_of_the_events_running_at_the_drain():
+    """INV-11, CS-1, CS-3: events take time, and a drain's releases wait for the events running when it was
+    told (the world ends them by 12 s: `running`). Drained at 26 s: within 12 s + ttl + grace (27 s), clean;
+    never drained: the violation gives the longer bound (22 s after the drain)."""
+    h, _ = _stuck_drain(drains=True, running_until=12_000, drained_at=26_000)
+    clean(h)
+    h, ix = _stuck_drain(running_until=12_000)
+    v = only(h, "INV-11")
+    assert "had not reported drained 22.000 s later" in v.message and v.events == (ix["told"],)
 
 
 def test_inv11_a_drain_waiting_on_a_lost_acquire_is_finding_f2():

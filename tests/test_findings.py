@@ -156,6 +156,21 @@ def test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced():
     assert list(found) == ["F-5"] and found["F-5"][0].invariant == "INV-9"
 
 
+def test_f5_also_when_the_first_write_lands_inside_the_blip():
+    """F-5's other form (seeds 4703, 5820, 9918, 15828 of the 20,000-seed sweep): n0's first write is sent
+    before the blip begins and lands just after (applied 600 ms late, the blip at 15.3 s): its reply is lost
+    in the blip all the same, and n0 is fenced."""
+    w = ScriptedWorld(nodes=2)
+    w.options.update(starts=[0, 0], blip=[15_300, 5_000, "blackhole"], blip_alone=True)
+    w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", ms=600, times=1))
+    h = w.run(until_ms=45_000)
+    p0 = procs(h, "n0")[0]
+    (first,) = evs(h, "apply", proc=p0, where=lambda f: f[0] == "nodes/n0")
+    assert first[3][8] < 15_300 < first[1]  # sent before the blip, applied in it
+    found = _found(h)
+    assert list(found) == ["F-5"] and found["F-5"][0].invariant == "INV-9"
+
+
 def test_f5_without_the_blip_the_late_reply_restarts_nothing():
     """The same slowed reply with no blip: the reply arrives within the attempt timeout, n0 runs on."""
     w = ScriptedWorld(nodes=2)

@@ -314,6 +314,31 @@ def test_up2_first_live_write_before_the_guard_passed_violates():
     assert "before its start guard passed" in found[0].message and ix["guard"] in found[0].events
 
 
+def _future_heartbeat_history(guard_at: int):
+    """UP-2's future-dated heartbeat (seed 10255 of the 20,000-seed sweep): a retired old node whose clock ran
+    60 s ahead wrote nodes/retired once (sent at 1 s); new n0 starts at 5 s on a clock that drifts 2 % fast
+    (the sweep mode). Its guard counts span + max_skew (25 s) from its first read on its own clock: 25 s of
+    n0's count end at true 29.51 s, not 30 s."""
+    h = history(("retired", "old", "omf", 60_000, 0), ("n0", "new", "m1", 0, 20_000), end_ms=60_000)
+    ix = {"hb": put(h, 1_020, 0, "nodes/retired", "node retired", sent=1_000, cond=None)}
+    ev(h, 5_000, 1, "start", node_id="n0", instance="new", machine="m1")
+    ix["guard"] = ev(h, guard_at, 1, "guard_passed")
+    for sent in range(guard_at + 50, 55_000, 3_000):
+        live(h, sent, 1)
+    finish(h, ix)
+    return h, ix
+
+
+def test_up2_a_future_dated_heartbeat_lapses_on_the_new_nodes_own_count():
+    """UP-2: passing at 29.6 s is in time by n0's own (drifting) clock, the one the rule counts on: clean.
+    Passing at 29.4 s is early by that clock too: the violation names the heartbeat."""
+    h, _ = _future_heartbeat_history(29_600)
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    h, ix = _future_heartbeat_history(29_400)
+    found = check_all(h)
+    assert [v.invariant for v in found] == ["UP-2"] and found[0].events == (ix["hb"], ix["guard"])
+
+
 def _failed_guard_reads(model=None, model_name: str = "correct"):
     """Old o0 runs from 0 and stops cleanly at 6 s (its heartbeat stays); new n0 starts at 7 s and every GET of
     nodes/o... it sends fails fast until 20 s: its guard cannot read the old heartbeat for 13 s."""
@@ -472,3 +497,23 @@ def test_quiet_phase_never_retires_the_last_node_standing_nor_restarts_a_gone_ma
         stopped.update(h.processes[q].node_id for t, q, kind, f in h.events
                        if kind == "told" and f[0] == "stop" and t >= t_quiet)
     assert "n0" in stopped, stopped
+
+
+def test_a_gone_machine_whose_object_was_deleted_is_revoked_in_the_quiet_phase_even_after_a_race():
+    """FN-7, FN-5, INV-4 (seed 7706 of the 20,000-seed sweep): n1's machine is gone for good at 20 s and
+    nodes/n1 is deleted by mistake at 25 s, so an absent object frees nothing and only the operator's fence
+    of the absent object frees n1's records. A deadline race's calm still covers n1 when the quiet phase
+    begins (it once outlived the fault phase and made the world skip that fence): the operator fences n1
+    all the same, and no record is left naming the gone process."""
+    for seed in range(6):
+        o = draw(random.Random(seed), "swarm", Params(), nodes=2)
+        o.update(quiet_stop=False, quiet_crash=False, deadline_races=[], mass=[], upgrade=None, twins=[],
+                 blip=[], blip_alone=False, crashes=[], stops=[], drains=[], operator_fences=[],
+                 crash_for_good=[["n1", 20_000]], deletes=[["n1", 25_000, False, False]])
+        w = SimWorld(seed, MODEL, params=Params(), options=o)
+        w.later(30_000, lambda: w._calm.update(n0=1 << 40, n1=1 << 40))  # a race's calm, left over
+        h = w.run()
+        (t_quiet,) = [t for t, _q, kind, _f in h.events if kind == "quiet"]
+        fences = [t for t, _q, kind, f in h.events if kind == "operator" and f == ("cluster_fence", "n1")]
+        assert fences and fences[0] > t_quiet, (seed, fences)
+        assert [v.invariant for v in check_all(h)] == [], "\n".join(v.explain(h) for v in check_all(h))
