@@ -181,6 +181,10 @@ def default_report_path(model_name: str, scenario: str, start: int, count: int) 
     return os.path.join(HERE, "reports", f"{model_name}-{scenario}-s{start}-n{count}.json")
 
 
+def shrink_command(report_path: str, seed: int, invariant: str) -> str:
+    return f"python runner.py --shrink {os.path.relpath(report_path)} --seed {seed} --invariant {invariant}"
+
+
 def replay_command(report_path: str, seed: int) -> str:
     return f"python runner.py --replay {os.path.relpath(report_path)} --seed {seed}"
 
@@ -260,6 +264,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
             for inv, msg, explanation in r.failures:
                 failures.append({"seed": r.seed, "invariant": inv, "message": msg, "history_sha256": r.sha256,
                                  "replay": replay_command(report_path, r.seed) if replayable and report_path else None,
+                                 "shrink": shrink_command(report_path, r.seed, inv)
+                                 if replayable and report_path and inv != "EXCEPTION" else None,
                                  "explanation": explanation})
     # a campaign long enough must reach every coverage point (checkers/coverage.py)
     covered_missed = [k for k, v in covered.items() if v == 0] if len(results) >= MIN_SEEDS else []
@@ -448,6 +454,9 @@ def summary_text(report: dict) -> str:
         lines += ["", f"first failure, seed {first['seed']}:", first["explanation"]]
         if first["replay"]:
             lines += ["", f"replay: {first['replay']}"]
+            lines += [f"shrink: {first['shrink']}"] if first.get("shrink") else []
+        for inv, picture in (report.get("pictures") or {}).items():
+            lines.append(f"picture of {inv}: {picture}")
     return "\n".join(lines) + "\n"
 
 
@@ -478,6 +487,11 @@ def print_summary(console, report: dict, report_path: str) -> None:
         console.print(f"[red]{f['invariant']}[/red] seed {f['seed']}: {f['message']}", highlight=False)
         if f["replay"]:
             console.print(f"  replay: {f['replay']}", highlight=False)
+        if f.get("shrink"):
+            console.print(f"  shrink: {f['shrink']}", highlight=False)
+        picture = (report.get("pictures") or {}).get(f["invariant"])
+        if picture:
+            console.print(f"  picture: {picture}", highlight=False)
     console.print(f"history digest {report['history_digest']}", highlight=False)
     stem = os.path.splitext(report_path)[0]
     also = f"summary: {os.path.relpath(stem + '.txt')}"

@@ -5,6 +5,8 @@
     python runner.py --model unconditional_fence   # a broken model: must fail
     python runner.py --broken --seeds 200          # every broken model must be caught
     python runner.py --replay reports/X.json --seed 7
+    python runner.py --shrink reports/X.json       # shrink its first failing seed to a counterexample
+    python runner.py --replay reports/X-shrunk.json --html x.html
 
     python runner.py --s3 URL --bucket NAME        # the same model against a real S3 endpoint
 
@@ -267,16 +269,21 @@ def _run_s3(console, args, s3) -> int:
 # --- replay --------------------------------------------------------------------------------
 
 
-def load_report(path: str) -> dict:
+def load_json(path: str, what: str = "report"):
     try:
         with open(path) as f:
-            report = json.load(f)
+            return json.load(f)
     except FileNotFoundError:
-        raise UsageError(f"no report at {path}") from None
+        raise UsageError(f"no {what} at {path}") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read the report {path}: {e}") from None
+        raise UsageError(f"cannot read the {what} {path}: {e}") from None
     except json.JSONDecodeError as e:
-        raise UsageError(f"the report {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+        raise UsageError(f"the {what} {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+
+
+def load_report(path: str, report=None) -> dict:
+    if report is None:
+        report = load_json(path)
     if not isinstance(report, dict):
         raise UsageError(f"the report {path} is not a report (expected a JSON object)")
     for key in ("model", "scenario", "params", "seeds"):
@@ -290,18 +297,31 @@ def load_report(path: str) -> dict:
     return report
 
 
-def replay(console, path: str, seed: int | None) -> int:
-    report = load_report(path)
-    if report.get("world", "sim") != "sim":
-        raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
+def pick_seed(report: dict, path: str, seed: int | None, what: str = "--replay") -> int:
+    """The seed asked for (in the report's range), or the report's first failing seed."""
     start, count = report["seeds"]["start"], report["seeds"]["count"]
     if seed is None:
         failing = report.get("failing_seeds") or []
         if not failing:
-            raise UsageError(f"--replay needs --seed S (the report ran seeds {start}..{start + count - 1})")
+            raise UsageError(f"{what} needs --seed S (the report ran seeds {start}..{start + count - 1}"
+                             f" and none failed)")
         seed = failing[0]
     if not (start <= seed < start + count):
         raise UsageError(f"seed {seed} is not in the report's range {start}..{start + count - 1}")
+    return seed
+
+
+def replay(console, path: str, seed: int | None, html: str | None = None) -> int:
+    from counterexamples.shrink import is_plan
+
+    doc = load_json(path)
+    if is_plan(doc):
+        return replay_plan(console, path, doc, html)
+    report = load_report(path, doc)
+    if report.get("world", "sim") != "sim":
+        raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
+    start, count = report["seeds"]["start"], report["seeds"]["count"]
+    seed = pick_seed(report, path, seed)
     model_name = report["model"]
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
@@ -336,11 +356,146 @@ def replay(console, path: str, seed: int | None) -> int:
         print("matches the report: the replay is byte-identical")
     else:
         print(f"DIFFERS from the report's {expected}: the code or the environment changed since the report")
+    if html and history is not None:
+        write_picture(html, history, None, strict=bool(report.get("strict")))
     if result.failures:
         print(f"{len(result.failures)} violation(s): " + ", ".join(sorted({f[0] for f in result.failures})))
         return 1
     print("no violation")
     return 0
+
+
+# --- counterexamples: shrink a failing seed, replay it, draw it ------------------------------------
+
+
+def draw_failures(report: dict, report_path: str, params, strict: bool = False) -> None:
+    """One picture per failing invariant, of its first failing seed, beside the report
+    (report["pictures"]: invariant -> path)."""
+    from counterexamples.picture import write_html
+    from counterexamples.shrink import violations
+
+    pictures = {}
+    stem = os.path.splitext(report_path)[0]
+    for f in report["failures"]:
+        inv = f["invariant"]
+        if inv in pictures or inv == "EXCEPTION":
+            continue
+        _result, history = run_one(f["seed"], report["model"], report["scenario"], params, keep_history=True,
+                                   strict=strict)
+        if history is None:
+            continue
+        chosen = [v for v in violations(history, strict) if v.invariant == inv]
+        path = f"{stem}-{inv}.html"
+        write_html(path, history, chosen[0] if chosen else None)
+        pictures[inv] = os.path.relpath(path)
+    report["pictures"] = pictures
+
+
+def write_picture(path: str, history, plan: dict | None, strict: bool = False, invariant: str | None = None) -> None:
+    from counterexamples.picture import write_html
+    from counterexamples.shrink import violations
+
+    found = violations(history, strict)
+    chosen = [v for v in found if v.invariant == invariant] or found
+    write_html(path, history, chosen[0] if chosen else None, plan)
+    print(f"picture: {os.path.relpath(path)}")
+
+
+def replay_plan(console, path: str, doc: dict, html: str | None) -> int:
+    """`--replay FILE` of a counterexample (a plan): its story, its timeline, its violation, the hash."""
+    from counterexamples.shrink import check_plan, run_plan, violations
+    from counterexamples.story import tell
+
+    plan = check_plan(doc, path)
+    load_model(plan["model"])
+    check_scenario(plan["scenario"])
+    history = run_plan(plan)
+    found = violations(history, bool(plan.get("strict")))
+    chosen = [v for v in found if v.invariant == plan.get("invariant")] or found
+    if chosen:
+        print(tell(plan, history, chosen[0]))
+    print("The whole timeline:")
+    print(timeline_text(history), end="")
+    for v in found:
+        print()
+        print(v.explain(history))
+    sha = history.sha256()
+    print()
+    print(f"history sha256: {sha}")
+    expected = plan.get("history_sha256")
+    if expected is None:
+        print("the counterexample holds no hash to compare with")
+    elif expected == sha:
+        print("matches the counterexample: the replay is byte-identical")
+    else:
+        print(f"DIFFERS from the counterexample's {expected}: the code changed since it was written")
+    if html:
+        write_picture(html, history, plan, bool(plan.get("strict")), plan.get("invariant"))
+    if found:
+        print(f"{len(found)} violation(s): " + ", ".join(sorted({v.invariant for v in found})))
+        return EXIT_VIOLATION
+    print("no violation")
+    return EXIT_PASSED
+
+
+def shrink_command(console, args) -> int:
+    """`--shrink REPORT [--seed S]`: the seed's run as data, shrunk while the same invariant fails."""
+    from rich.table import Table
+
+    from counterexamples.shrink import Shrinker, record_seed, size, violations, write_plan
+    from counterexamples.story import tell
+
+    report = load_report(args.shrink)
+    if report.get("world", "sim") != "sim":
+        raise UsageError(f"the report {args.shrink} is of the {report['world']} world; only sim runs shrink")
+    seed = pick_seed(report, args.shrink, args.seed, "--shrink")
+    model_name = report["model"]
+    load_model(model_name)
+    scenario = check_scenario(report["scenario"])
+    strict = bool(report.get("strict"))
+    plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"]))
+    found = violations(history, strict)
+    if not found:
+        raise UsageError(f"seed {seed} of {args.shrink} does not fail here: nothing to shrink")
+    invariant = args.invariant or found[0].invariant
+    if invariant not in {v.invariant for v in found}:
+        raise UsageError(f"seed {seed} fails {', '.join(sorted({v.invariant for v in found}))}, not {invariant}")
+    before = size(plan, history)
+    print(f"shrinking seed {seed} of {os.path.relpath(args.shrink)}: model {model_name} fails {invariant}; "
+          f"budget {args.shrink_budget:g} s", flush=True)
+    last = [0.0]
+
+    def say(line: str) -> None:  # progress, at most a line a second
+        now = time.monotonic()
+        if now - last[0] >= 1.0:
+            last[0] = now
+            print(line, flush=True)
+
+    t0 = time.monotonic()
+    shrinker = Shrinker(plan, invariant, args.shrink_budget, strict, say)
+    best = shrinker.run()
+    elapsed = time.monotonic() - t0
+    after = size(best, shrinker.history)
+    best.update(invariant=invariant, strict=strict, history_sha256=shrinker.history.sha256(),
+                source={"report": os.path.relpath(args.shrink), "seed": seed, "git_commit": git_commit()},
+                shrunk={"before": before, "after": after, "runs": shrinker.runs, "steps": shrinker.accepted,
+                        "seconds": round(elapsed, 1), "budget_s": args.shrink_budget,
+                        "stopped_by": "the budget" if shrinker.out_of_time() else "no smaller failing plan"})
+    path = args.report or os.path.join(HERE, "reports", f"{model_name}-s{seed}-{invariant}-shrunk.json")
+    write_plan(path, best)
+    t = Table(title=f"shrunk in {elapsed:.0f} s, {shrinker.runs} runs ({best['shrunk']['stopped_by']})")
+    for col in ("", "nodes", "actors", "processes", "faults", "client requests", "events", "simulated s"):
+        t.add_column(col, justify="right")
+    for name, s in (("seed", before), ("counterexample", after)):
+        t.add_row(name, *(str(s[k]) for k in ("nodes", "actors", "processes", "faults", "client_requests", "events",
+                                              "simulated_s")))
+    console.print(t)
+    print(tell(best, shrinker.history, shrinker.violation))
+    if args.html:
+        write_picture(args.html, shrinker.history, best, strict, invariant)
+    print(f"counterexample: {os.path.relpath(path)}")
+    print(f"replay: python runner.py --replay {os.path.relpath(path)}")
+    return EXIT_VIOLATION
 
 
 # --- broken models -------------------------------------------------------------------------
@@ -359,6 +514,8 @@ def run_broken(console, args, params) -> int:
     for name in names:
         path = default_report_path(name, args.scenario, args.start, args.seeds)
         rep = run_campaign(console, name, args.scenario, params, args.start, args.seeds, args.workers, path)
+        if rep["failures"]:
+            draw_failures(rep, path, params)
         write_report(path, rep)
         per_model[name] = rep
         if name == MAIN_MODEL:
@@ -520,7 +677,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a timing parameter, e.g. --param ttl_ms=12000 (repeatable)")
     p.add_argument("--report", help="where to write the JSON report (default: reports/<model>-<scenario>-s<start>-n<count>.json)")
     p.add_argument("--replay", metavar="REPORT", help="re-run one seed of REPORT and print its timeline")
-    p.add_argument("--seed", type=_natural, help="with --replay: the seed (default: the report's first failing seed)")
+    p.add_argument("--seed", type=_natural,
+                   help="with --replay or --shrink: the seed (default: the report's first failing seed)")
+    p.add_argument("--shrink", metavar="REPORT",
+                   help="shrink a failing seed of REPORT to a small counterexample (written to --report, or reports/)")
+    p.add_argument("--shrink-budget", type=float, default=120.0, metavar="S",
+                   help="with --shrink: stop after S seconds, keeping the smallest so far (default 120)")
+    p.add_argument("--invariant", metavar="INV",
+                   help="with --shrink: the invariant to keep failing (default: the seed's first violation)")
+    p.add_argument("--html", metavar="PATH", help="with --replay or --shrink: also draw the run as one HTML file")
     p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
     p.add_argument("--strict", action="store_true",
                    help="known protocol findings (checkers/findings.py) fail the run too, not only counted")
@@ -565,10 +730,18 @@ def main(argv: list[str] | None = None) -> int:
             for name, what in SCENARIOS.items():
                 print(f"  {name:<22} {what}")
             return 0
+        if args.replay and args.shrink:
+            raise UsageError("--replay and --shrink go one at a time")
+        if args.shrink:
+            if args.shrink_budget <= 0:
+                raise UsageError(f"--shrink-budget must be positive, got {args.shrink_budget:g}")
+            return shrink_command(console, args)
         if args.replay:
-            return replay(console, args.replay, args.seed)
+            return replay(console, args.replay, args.seed, args.html)
         if args.seed is not None:
-            raise UsageError("--seed goes with --replay; to run one seed use --start S --seeds 1")
+            raise UsageError("--seed goes with --replay or --shrink; to run one seed use --start S --seeds 1")
+        if args.html or args.invariant:
+            raise UsageError("--html and --invariant go with --replay or --shrink")
         check_scenario(args.scenario)
         params = parse_pins(args.param)  # the values pinned for every seed; the rest is drawn per seed
         if args.broken:
@@ -579,6 +752,8 @@ def main(argv: list[str] | None = None) -> int:
         path = args.report or default_report_path(args.model, args.scenario, args.start, args.seeds)
         report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path,
                               strict=args.strict)
+        if report["failures"]:
+            draw_failures(report, path, params, args.strict)
         write_report(path, report)
         print_summary(console, report, path)
         return 0 if report["passed"] else 1

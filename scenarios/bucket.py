@@ -112,7 +112,7 @@ class SimBucket:
         if cond is not None and self.p_conflict:
             last = self._last_cond_write_ms.get(req.key)
             self._last_cond_write_ms[req.key] = now_ms
-            if last is not None and now_ms - last < RACE_WINDOW_MS and self.rng.random() < self.p_conflict:
+            if last is not None and now_ms - last < RACE_WINDOW_MS and self.chance("conflict", req.key, self.p_conflict):
                 return Reply(CONFLICT), -1, -1
         prev = obj.serial if obj is not None else 0
         if op == DELETE:
@@ -127,11 +127,16 @@ class SimBucket:
             read_token = token
         else:
             token = f'"w{serial}"'
-            read_token = f'"r{serial}"' if self.p_alias and self.rng.random() < self.p_alias else token
+            read_token = f'"r{serial}"' if self.p_alias and self.chance("alias", req.key, self.p_alias) else token
         if obj is None:
             insort(self._keys, req.key)
         self.objects[req.key] = _Obj(serial, body, token, read_token)
         return Reply(OK, token), prev, serial
+
+    def chance(self, site: str, key: str, p: float) -> bool:
+        """A conflict or an alias for `key` happens (with probability p, from the world's RNG);
+        a world with a plan replaces this (scenarios/plan.py)."""
+        return self.rng.random() < p
 
     def remove(self, key: str) -> None:
         """Delete `key` (also for a world's faults: an object deleted outside the protocol)."""

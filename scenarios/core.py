@@ -62,6 +62,7 @@ from model.operator import OPERATOR
 from model.params import Params
 from model.records import OWNERS_PREFIX, node_key, state_line
 
+from .plan import NoRandom
 from .processes import Proc, Slot
 from .swarm import draw, draw_params
 
@@ -80,14 +81,23 @@ STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` wri
 NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
 
 
+def _no_draw(_n):
+    raise RuntimeError("a random draw (randint) in a planned run: every decision must come from the plan")
+
+
 class World:
     """The core of a world; a subclass supplies time, the bucket and the transport."""
 
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
-                 model_name: str = "correct", options: dict | None = None, **draw_overrides) -> None:
+                 model_name: str = "correct", options: dict | None = None, choices=None, **draw_overrides) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
-        self._randbelow = self.rng._randbelow  # see randint()
+        # faults as data (scenarios/plan.py): a Choices that records every decision drawn, or a plan
+        # to read them from (then nothing is drawn: the RNG refuses)
+        self.choices = choices
+        if choices is not None and not choices.recording:
+            self.rng = NoRandom()
+        self._randbelow = self.rng._randbelow if choices is None or choices.recording else _no_draw
         # the configuration: given whole (a Params), or drawn for this seed around the pinned values
         if isinstance(params, Params):
             self.params, config = params, "given"
@@ -110,11 +120,13 @@ class World:
         self.procs: list[Proc] = []
         self.clocks = {m: Clock(off, drift) for m, (off, drift) in o["clocks"].items()}
         self.cut: dict[str, str] = {}  # machine or "*" -> mode, while an outage lasts
-        self.slots = [Slot(f"n{i}", f"m{i}") for i in range(o["nodes"])]
+        # node ids and actors: n0.. and a0.., or as a plan names them (a shrunk plan drops some)
+        ids = o.get("node_ids") or [f"n{i}" for i in range(o["nodes"])]
+        self.slots = [Slot(n, "m" + n[1:]) for n in ids]
         self.node_ids = [slot.node_id for slot in self.slots]
         self.request_ids = list(self.node_ids)  # where clients send requests (old ids too, in an upgrade)
         self.old_slots: list[Slot] = []
-        self.actors = [f"t{k % 2}/c/a{k}" for k in range(o["actors"])]
+        self.actors = o.get("actor_ids") or [f"t{k % 2}/c/a{k}" for k in range(o["actors"])]
         self._timer_seq = 0
         self._requests = 0
         self._retries: dict[int, int] = {}  # client request -> retries so far
@@ -156,6 +168,12 @@ class World:
         """then(leases, data_keys): every `leases/` key with its body, every `wal/` key."""
         raise NotImplementedError
 
+    def choose(self, site: str, who: str, draw, *args):
+        """A decision of the world's own (not a request's fate): drawn by `draw(*args)`, or noted
+        or read by the run's Choices (faults as data, scenarios/plan.py)."""
+        ch = self.choices
+        return draw(*args) if ch is None else ch.pick(site, who, draw, *args)
+
     def randint(self, a: int, b: int) -> int:
         """rng.randint(a, b), drawing exactly the same numbers, without its argument checks
         (it is the hot path's most called function)."""
@@ -182,38 +200,48 @@ class World:
         op.wanted = False
         # the operator's commands (FN-7, FN-8); a broken model may bring a broken operator
         self.operator = self.start_process(op, getattr(self.model, "operator", OPERATOR).step, instance="op")
-        for node_id, at in o["operator_fences"]:
+        # a fault a plan removed is None in its list (the others keep their indices)
+        for node_id, at in filter(None, o["operator_fences"]):
             self.later(base + at, self._operator, Command("cluster_fence", (node_id,)))
-        if o["request_gap_ms"]:
-            self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
-        if o["hibernate_gap_ms"]:
-            self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
-        if o["move_gap_ms"]:
-            self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
+        ch = self.choices
+        if ch is not None and not ch.recording:
+            self.schedule_workload(ch.workload)
+        else:
+            if o["request_gap_ms"]:
+                self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
+            if o["hibernate_gap_ms"]:
+                self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+            if o["move_gap_ms"]:
+                self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
         self.schedule_script()
-        for who, at, length_ms, mode in o["outages"]:
+        for who, at, length_ms, mode in filter(None, o["outages"]):
             self.later(base + at, self._outage_begins, who, length_ms, mode)
-        for node_id, at in o["crashes"]:
+        for node_id, at in filter(None, o["crashes"]):
             self.later(base + at, self._crash_node, node_id)
-        for at in o.get("deadline_races", ()):
+        for at in filter(lambda x: x is not None, o.get("deadline_races", ())):
             self.later(base + at, self._arm_race)
-        for at, length_ms in o.get("reply_drops", ()):
+        for at, length_ms in filter(None, o.get("reply_drops", ())):
             self.later(base + at, self._replies_drop, True)
             self.later(base + at + length_ms, self._replies_drop, False)
-        for node_id, at in o.get("crash_for_good", ()):
+        for node_id, at in filter(None, o.get("crash_for_good", ())):
             self.later(base + at, self._crash_for_good, node_id)
-        for node_id, at in o.get("mass", ()):
+        for node_id, at in filter(None, o.get("mass", ())):
             self.later(base + at, self._mass_hold, node_id)
-        for k, (node_id, at, life_ms) in enumerate(o["twins"]):
-            self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms)
+        for k, twin in enumerate(o["twins"]):
+            if twin:
+                node_id, at, life_ms = twin
+                self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms)
         stragglers = o.get("stragglers", ())
-        for k, (node_id, at, restart_after_ms) in enumerate(o.get("stops", ())):
+        for k, stop in enumerate(o.get("stops", ())):
+            if not stop:
+                continue
+            node_id, at, restart_after_ms = stop
             if k in stragglers:
                 # CS-1: the stop comes right after the node begins an event that outlasts its wait
                 self.later(base + at, self._arm_straggler, node_id, restart_after_ms)
             else:
                 self.later(base + at, self._stop_node, node_id, restart_after_ms)
-        for node_id, at, after_ms, then, *lose in o.get("drains", ()):
+        for node_id, at, after_ms, then, *lose in filter(None, o.get("drains", ())):
             if lose and lose[0]:
                 # an acquisition's record write is lost just before the drain (F-2's precondition)
                 self.later(base + at - self.tg // 3, self._lose_next, node_id, OWNERS_PREFIX)
@@ -224,9 +252,12 @@ class World:
                 self.later(base + at + after_ms, self._command_node, node_id, Command("resume"))
             else:
                 self.later(base + at + after_ms, self._stop_node, node_id, tg // 3)
-        for node_id, at, replacement, *then in o.get("deletes", ()):
+        for k, delete in enumerate(o.get("deletes", ())):
+            if not delete:
+                continue
+            node_id, at, replacement, *then = delete
             follow = bool(then and then[0])
-            soon = replacement and self.rng.random() < 0.5
+            soon = replacement and self.choose("soon", f"delete{k}", self._chance, 0.5)
             if follow or soon:
                 # a delete race: right after the node's next acknowledged lease write, while it
                 # owns actors, so that it still runs and acts for up to a period (FN-6, FN-7, NL-5)
@@ -235,7 +266,8 @@ class World:
                 self.later(base + at, self._delete, "nodes/" + node_id)
                 if replacement:
                     # the operator, thinking the machine gone, starts a replacement under that id
-                    self.later(base + at + self.randint(0, tg // 3), self._twin_begins, node_id, "r0", 4 * tg)
+                    self.later(base + at + self.choose("later", "replacement " + node_id, self.randint, 0, tg // 3),
+                               self._twin_begins, node_id, "r0", 4 * tg)
         if o.get("blip"):
             at, length_ms, mode = o["blip"]
             self.later(base + at, self._outage_begins, "*", length_ms, mode)
@@ -253,6 +285,32 @@ class World:
             self.later(end + quiet - 2 * live // 5, self._final_round)
             end += quiet
         return end
+
+    def schedule_workload(self, steps: list) -> None:
+        """A plan's workload: [t, "ask", node, actor], [t, "hibernate", actor], [t, "move", actor, target].
+        Each kind runs as a chain, as the drawn workload does (each step schedules the next), so that
+        steps at one instant keep their order among the other events."""
+        for what in ("ask", "hibernate", "move"):
+            chain = [step for step in steps if step[1] == what]
+            if chain:
+                self.later(chain[0][0], self._planned_step, chain, 0)
+
+    def _planned_step(self, chain: list, i: int) -> None:
+        _t, what, *args = chain[i]
+        if what == "ask":
+            self._requests += 1
+            self._ask(args[0], args[1], self._requests)
+        elif self.in_quiet:
+            return  # hibernations and moves stop with the faults, as drawn ones do
+        elif what == "hibernate":
+            self._broadcast(Command("hibernate", (args[0],)))
+        elif what == "move":
+            self._move_to(args[0], args[1])
+        if i + 1 < len(chain):
+            self.later(chain[i + 1][0] - self.now, self._planned_step, chain, i + 1)
+
+    def _chance(self, p: float) -> bool:
+        return self.rng.random() < p
 
     def schedule_script(self) -> None:
         """Scripted worlds (scenarios.script) schedule their steps here."""
@@ -336,14 +394,14 @@ class World:
 
     def _old_gc_deletes(self, p_gc, leases, data_keys) -> None:
         for key in gc_collectable(leases, data_keys):
-            if self.rng.random() < p_gc:
+            if self.choose("gc", key, self._chance, p_gc):
                 self._delete(key)
 
     # --- processes -------------------------------------------------------------------------
 
     def start_process(self, slot: Slot, step=None, instance: str | None = None) -> Proc:
         if instance is None:
-            instance = f"{self.rng.getrandbits(32):08x}"
+            instance = self.choose("instance", slot.machine, self._instance)
         proc = Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
                     step or self.model.step)
         self.procs.append(proc)
@@ -353,6 +411,9 @@ class World:
         self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
         self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
         return proc
+
+    def _instance(self) -> str:
+        return f"{self.rng.getrandbits(32):08x}"
 
     def end_process(self, proc: Proc, status: int | None = None) -> None:
         """The process is gone (exit `status`, or a crash when None)."""
@@ -370,7 +431,9 @@ class World:
             return
         # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
         o = self.options
-        self.later(self.randint(o.get("restart_ms_min", 100), o["restart_ms_max"]), self._restart, slot)
+        lo = o.get("restart_ms_min", 100)
+        ms = self.choose("restart", slot.machine, self.randint, lo, o["restart_ms_max"])
+        self.later(lo if ms is None else ms, self._restart, slot)
 
     def _restart(self, slot) -> None:
         if slot.wanted and (slot.proc is None or not slot.proc.alive):
@@ -425,7 +488,8 @@ class World:
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
             elif t is Forward:
-                self.later(self.randint(1, self.options["delay_ms_max"]), self._forwarded, eff.node_id, eff.command)
+                self.later(self.choose("forward", proc.machine, self.randint, 1, self.options["delay_ms_max"]),
+                           self._forwarded, eff.node_id, eff.command)
             elif t is Exit:
                 self.record(proc.index, "exit", (eff.status, eff.reason))
                 self.end_process(proc, eff.status)
@@ -454,7 +518,6 @@ class World:
         """A request leaves a process: the fault plan draws its fate; the timeout answers it
         if nothing else does (on the sender's clock)."""
         self.bucket_requests += 1
-        rng = self.rng
         rid = eff.request_id
         req = eff.request
         now = self.now
@@ -484,23 +547,46 @@ class World:
             del self._lose[proc.node_id]
             self.note_fault(proc, "request lost", req)
             return
-        f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
-        if cut == "refuse" or (f["p_fail_fast"] and rng.random() < f["p_fail_fast"]):
-            self.note_fault(proc, "failed fast" + (" (refused: cut off)" if cut else ""), req)
-            self.later(self.randint(1, FAIL_FAST_MS_MAX), self._reply, proc, rid, FAILED)
+        if cut == "refuse":
+            self.note_fault(proc, "failed fast (refused: cut off)", req)
+            self.later(self.choose("refused", proc.machine, self.randint, 1, FAIL_FAST_MS_MAX),
+                       self._reply, proc, rid, FAILED)
             return
+        what, ms = self._fate("send", self._send_fate, proc, req)
+        if what == "ok":
+            self.later(ms, self.to_bucket, proc, rid, req, fate, now)
+        elif what == "fail_fast":
+            self.note_fault(proc, "failed fast", req)
+            self.later(ms, self._reply, proc, rid, FAILED)
+        elif what == "lost":
+            self.note_fault(proc, "request lost", req)  # lost on the way: never applied, never answered
+        else:  # late: applied `ms` after its sender gave up
+            self.note_fault(proc, f"held back {timeout + ms} ms, past its timeout", req)
+            self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
+
+    def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
+        """A request's or a reply's fate: drawn, or noted or read by the run's Choices, keyed by the
+        sender's machine and the request (scenarios/plan.py)."""
+        ch = self.choices
+        return draw(proc, req) if ch is None else ch.pick(site, f"{proc.machine} {req.op} {req.key}", draw, proc, req)
+
+    def _send_fate(self, proc: Proc, req) -> tuple[str, int]:
+        """A request's fate, drawn: (ok, delay), (fail_fast, ms to the answer), (lost, 0), or
+        (late, ms past its timeout)."""
+        f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
+        rng = self.rng
+        if f["p_fail_fast"] and rng.random() < f["p_fail_fast"]:
+            return "fail_fast", self.randint(1, FAIL_FAST_MS_MAX)
         hit = self.fault_target is None or self._targeted(req)
         if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
-            self.note_fault(proc, "request lost", req)
-            return  # lost on the way: never applied, never answered
+            return "lost", 0
         o = self.options
         delay = self.randint(1, o["delay_ms_max"])
         if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
             delay += self.randint(0, o["upload_ms_max"])  # a segment upload takes its time
         if hit and f["p_late"] and req.op in (PUT, DELETE) and rng.random() < f["p_late"]:
-            delay = timeout + self.randint(1, o["late_ms_max"])  # applied after its sender gave up
-            self.note_fault(proc, f"held back {delay} ms, past its timeout", req)
-        self.later(delay, self.to_bucket, proc, rid, req, fate, now)
+            return "late", self.randint(1, o["late_ms_max"])
+        return "ok", delay
 
     def _targeted(self, req) -> bool:
         op, prefix = self.fault_target
@@ -554,6 +640,16 @@ class World:
             if fate[0] == "delay_reply":
                 self.later(fate[1], self._reply, proc, rid, reply, req)
                 return
+        what, ms = self._fate("reply", self._reply_fate, proc, req)
+        if what == "lost":
+            self.note_fault(proc, f"reply lost ({reply.status})", req)
+            return
+        if what == "slow":
+            self.note_fault(proc, f"reply slowed to {ms} ms", req)
+        self.later(ms, self._reply, proc, rid, reply, req)
+
+    def _reply_fate(self, proc: Proc, req) -> tuple[str, int]:
+        """A reply's fate, drawn: (ok, delay), (lost, 0) or (slow, delay)."""
         f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
         rng = self.rng
         hit = self.fault_target is None or self._targeted(req)
@@ -563,20 +659,17 @@ class World:
             lost = REPLIES_DROPPING  # a stretch in which writes land and their replies are lost
         if (hit and lost and (req.op != GET or o.get("read_replies_lost"))
                 and rng.random() < lost):
-            self.note_fault(proc, f"reply lost ({reply.status})", req)
-            return
+            return "lost", 0
         delay = self.randint(1, o["delay_ms_max"])
         if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
             a = self.params.attempt_timeout_ms
             tail = o.get("slow_tail", "within")
             if tail == "past" and rng.random() < 0.5:
-                delay = self.randint(a, 3 * a)  # well past the attempt timeout: the timeout answers
-            elif tail == "edge" and rng.random() < 0.5:
-                delay = self.randint(a - a // 10, a - 1)  # just under the attempt timeout
-            else:
-                delay = self.randint(delay, delay + a)
-            self.note_fault(proc, f"reply slowed to {delay} ms", req)
-        self.later(delay, self._reply, proc, rid, reply, req)
+                return "slow", self.randint(a, 3 * a)  # well past the attempt timeout: the timeout answers
+            if tail == "edge" and rng.random() < 0.5:
+                return "slow", self.randint(a - a // 10, a - 1)  # just under the attempt timeout
+            return "slow", self.randint(delay, delay + a)
+        return "ok", delay
 
     def _reply(self, proc, rid, reply, req=None) -> None:
         sent = proc.pending.pop(rid, None)
@@ -619,7 +712,10 @@ class World:
             actor = self.actors[0]
         else:
             actor = self.actors[rng.randrange(len(self.actors))]
-        self._ask(self.request_ids[rng.randrange(len(self.request_ids))], actor, self._requests)
+        node_id = self.request_ids[rng.randrange(len(self.request_ids))]
+        if self.choices is not None:
+            self.choices.note(self.now, "ask", node_id, actor)
+        self._ask(node_id, actor, self._requests)
         self.later(self.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
 
     def _ask(self, node_id: str, actor: str, req: int) -> None:
@@ -641,14 +737,24 @@ class World:
             live = [n for n in self.node_ids if self.live_proc(n) is not None]
             if tries < 3 and live:
                 self._retries[req] = tries + 1
-                self.later(FINAL_RETRY_MS, self._ask, live[self.randint(0, len(live) - 1)], actor, req)
+                node_id = self.choose("final_node", actor, self._one_of, live)
+                self.later(FINAL_RETRY_MS, self._ask, node_id if node_id in live else live[0], actor, req)
             return
         if not self.options["p_client_retry"]:
             return
         tries = self._retries.get(req, 0)
-        if tries < 2 and rng.random() < self.options["p_client_retry"]:
-            self._retries[req] = tries + 1
-            self.later(self.randint(50, 1_000), self._ask, proc.node_id, actor, req)
+        if tries < 2:
+            ms = self.choose("retry", f"{proc.node_id} {actor}", self._retry_after)
+            if ms is not None:
+                self._retries[req] = tries + 1
+                self.later(ms, self._ask, proc.node_id, actor, req)
+
+    def _retry_after(self) -> int | None:
+        """Whether the client retries, after how long (None: it does not)."""
+        return self.randint(50, 1_000) if self.rng.random() < self.options["p_client_retry"] else None
+
+    def _one_of(self, items: list):
+        return items[self.rng.randrange(len(items))]
 
     def _broadcast(self, command) -> None:
         """Hibernations and moves reach every process but those a race plays out on."""
@@ -661,7 +767,10 @@ class World:
         if self.in_quiet:
             return
         rng = self.rng
-        self._broadcast(Command("hibernate", (self.actors[rng.randrange(len(self.actors))],)))
+        actor = self.actors[rng.randrange(len(self.actors))]
+        if self.choices is not None:
+            self.choices.note(self.now, "hibernate", actor)
+        self._broadcast(Command("hibernate", (actor,)))
         self.later(self.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
 
     def _move(self) -> None:
@@ -669,14 +778,19 @@ class World:
         if self.in_quiet:
             return
         rng = self.rng
-        self._requests += 1
         actor = self.actors[rng.randrange(len(self.actors))]
         # a move hands the actor over: to a node other than the one its record names
         others = [n for n in self.node_ids if n != self.holders.get(actor)] or self.node_ids
         target = others[rng.randrange(len(others))]
+        if self.choices is not None:
+            self.choices.note(self.now, "move", actor, target)
+        self._move_to(actor, target)
+        self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
+
+    def _move_to(self, actor: str, target: str) -> None:
+        self._requests += 1
         self.record(WORLD, "moved", (actor, target))
         self._broadcast(Command("move", (actor, target, self._requests)))
-        self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
 
     def _command_node(self, node_id, command) -> None:
         if command.name == "drain" and self._disturbs_a_race(node_id):
@@ -739,7 +853,7 @@ class World:
                 # its machine is gone: peers fence it (FN-3) to free its records; and where its
                 # nodes/<id> was deleted by mistake too, only the operator's fence of the absent
                 # object frees them (FN-7), which the operator runs for a machine it knows gone
-                if any(f[0] == slot.node_id for f in self.options.get("deletes", ())):
+                if any(f and f[0] == slot.node_id for f in self.options.get("deletes", ())):
                     self.later(self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
                 continue
             if slot.proc is None or not slot.proc.alive:
@@ -755,31 +869,37 @@ class World:
             running = [s for s in self.slots[: len(self.node_ids)]
                        if not s.down_for_good and s.proc is not None and s.proc.alive]
             if len(running) >= 2:
-                slot = running[self.rng.randrange(len(running))]
+                ids = [s.node_id for s in running]
+                node_id = self.choose("quiet_stop", "", self._one_of, ids)
+                slot = running[ids.index(node_id) if node_id in ids else 0]
                 slot.wanted = False  # retired: no supervisor brings it back
                 self._stop_node(slot.node_id, None, retire=True)
                 self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
 
     def _quiet_crash(self) -> None:
-        node_id = self.node_ids[self.rng.randrange(len(self.node_ids))]
+        node_id = self.choose("quiet_crash", "", self._one_of, self.node_ids) or self.node_ids[0]
         proc = self.live_proc(node_id)
         if proc is not None:
             self.crash(proc)
 
     def _final_round(self) -> None:
         """Every actor is requested once more, at a node that runs, before the end (INV-4)."""
-        rng = self.rng
         live = [n for n in self.node_ids if self.live_proc(n) is not None]
         if not self._final_actors:
             # most actors are asked for once more; the rest show whether a record stays held
             # by a live process that no longer serves it (INV-4)
-            self._final_actors = [a for a in self.actors if rng.random() < 0.8]
+            chosen = self.choose("final_actors", "", self._most_actors)
+            self._final_actors = [a for a in self.actors if chosen is None or a in chosen]
         self.record(WORLD, "final_round", (self._final_actors if live else [],))
         for actor in self._final_actors:
             if live:
                 self._requests += 1
                 self._final_reqs.add(self._requests)
-                self._ask(live[rng.randrange(len(live))], actor, self._requests)
+                node_id = self.choose("final_node", actor, self._one_of, live)
+                self._ask(node_id if node_id in live else live[0], actor, self._requests)
+
+    def _most_actors(self) -> list[str]:
+        return [a for a in self.actors if self.rng.random() < 0.8]
 
     # --- faults ------------------------------------------------------------------------------
 
@@ -896,11 +1016,16 @@ class World:
         """How long the event of a request `proc` just served runs (None: a straggler)."""
         if self._straggle and proc.node_id in self._straggle and proc.slot.machine.startswith("m"):
             restart_after_ms, _ = self._straggle.pop(proc.node_id)
-            self.later(self.randint(1, self.tg // 30), self._stop_node, proc.node_id, restart_after_ms)
+            self.later(self.choose("later", "straggler " + proc.node_id, self.randint, 1, self.tg // 30),
+                       self._stop_node, proc.node_id, restart_after_ms)
             return None
-        o = self.options
-        if not o.get("event_ms_max"):
+        if not self.options.get("event_ms_max"):
             return 0
+        ch = self.choices
+        return self._event_draw() if ch is None else ch.pick("event", proc.machine, self._event_draw)
+
+    def _event_draw(self) -> int:
+        o = self.options
         if o["p_long_event"] and self.rng.random() < o["p_long_event"]:
             return self.randint(*o["long_event_ms"])
         return self.randint(0, o["event_ms_max"])
@@ -981,13 +1106,16 @@ class World:
             self._shield[n] = self.now + P + self.params.attempt_timeout_ms
         if follow:
             if not soon:  # (a replacement at once meets the absent object, not the operator's fence)
-                self.later(self.randint(1, P // 8), self._operator, Command("cluster_fence", (node,)))
+                self.later(self.choose("later", "fence " + node, self.randint, 1, P // 8),
+                           self._operator, Command("cluster_fence", (node,)))
             mine = [a for a in self.actors if self.holders.get(a) == node][:3]
             for k in range(16):
-                self.later(k * P // 16 + self.randint(1, P // 16), self._ask_around, node, mine)
+                self.later(k * P // 16 + self.choose("later", "ask " + node, self.randint, 1, P // 16),
+                           self._ask_around, node, mine)
         if replacement:
             # the operator, thinking the machine gone, starts a replacement under that id
-            self.later(self.randint(1, P // 8) if soon else self.randint(0, self.tg // 3), self._twin_begins, node,
+            lo, hi = (1, P // 8) if soon else (0, self.tg // 3)
+            self.later(self.choose("later", "replacement " + node, self.randint, lo, hi), self._twin_begins, node,
                        "r0", 4 * self.tg)
 
     def _ask_around(self, node_id: str, actors: list[str]) -> None:
@@ -996,7 +1124,8 @@ class World:
         for actor in actors:
             self._ask_new(node_id, actor)
             if others:
-                self._ask_new(others[self.rng.randrange(len(others))], actor)
+                other = self.choose("around", node_id, self._one_of, others)
+                self._ask_new(other if other in others else others[0], actor)
 
     def _ask_new(self, node_id: str, actor: str) -> None:
         self._requests += 1

@@ -36,11 +36,14 @@ class SimWorld(World):
     """The core, interpreted in simulated time against a simulated bucket."""
 
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
-                 model_name: str = "correct", options: dict | None = None) -> None:
-        super().__init__(seed, model, scenario, params, model_name, options)
+                 model_name: str = "correct", options: dict | None = None, choices=None) -> None:
+        super().__init__(seed, model, scenario, params, model_name, options, choices)
         o = self.options
         self.env = simpy.Environment()
         self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"], self.rng)
+        if choices is not None:  # the bucket's conflicts and aliases are decisions too
+            bucket_chance = self.bucket.chance
+            self.bucket.chance = lambda site, key, p: choices.pick(site, key, bucket_chance, site, key, p)
         self.kernel_events = 0
 
     # --- time ------------------------------------------------------------------------

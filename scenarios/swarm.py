@@ -320,7 +320,7 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     if o["upgrade"]:
         machines += [f"om{i}" for i in range(o["nodes"])]
     horizon = fault + o["quiet_ms"] + (o["upgrade"]["new_at"] if o["upgrade"] else 0) + 2 * tg
-    o["clocks"], o["slow_fast"] = _draw_clocks(rng, machines, [f"m{i}" for i in range(o["nodes"])], p.max_skew_ms,
+    o["clocks"], o["slow_fast"], o["clock_base"] = _draw_clocks(rng, machines, [f"m{i}" for i in range(o["nodes"])], p.max_skew_ms,
                                                o["clock_mode"], horizon)
     up = o["upgrade"]
     if up and up["future_ms"]:
@@ -433,7 +433,7 @@ def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):
     clocks may be 2 * max_skew apart: the gap T-2 pays for. `mode`: "spread" (anywhere in the band),
     "opposite" (two node machines at its two ends, the slow and the fast one, either way round),
     "sweep" (one node machine's clock crosses the whole band during the run, another stays at an
-    end). Returns (clocks, [slow machine, fast machine] or None)."""
+    end). Returns (clocks, [slow machine, fast machine] or None, the base: true time's reading)."""
     base = rng.randint(0, 1_000_000)  # local time is never true time
     S = max_skew_ms
     clocks = {m: [base + rng.randint(-S, S), 0] for m in machines}
@@ -448,4 +448,4 @@ def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):
             m = _pick(rng, pair)
             rate = (2 * S - 4) * 1_000_000 // max(horizon_ms, 1)
             clocks[m] = [base - S + 2, rate] if m == slow else [base + S - 2, -rate]
-    return clocks, pair
+    return clocks, pair, base

@@ -1,0 +1,425 @@
+"""A run drawn as one self-contained HTML page (issue 13): inline SVG, no network.
+
+One lane per process, labelled with its node, instance, machine and clock offset. In each
+lane: the node lease's valid intervals as the world's facts give them (checkers/facts.py:
+rebuilt from the writes the bucket applied), with the model's own belief beside them where
+the two differ; the holds of each actor as bars in the owner's colour; the acts (a request
+served, data acknowledged) as marks; starts, crashes and exits. Below, a bucket lane: each
+write is an arrow from its sender's lane at the instant it was sent to the bucket at the
+instant it took effect, marked with its condition and outcome (applied, 412, lost, late).
+Outages are shaded; the events that prove the violation are ringed in red, with the true
+time between them shaded. Hovering any mark shows its fields.
+
+Long quiet stretches (nothing but lease renewals) are folded to a narrow band, and the page
+zooms (buttons or ctrl + wheel), so a 2,000-event history stays readable. Every position is
+computed here; the page's small script only rescales them when the reader zooms or unfolds.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+
+LABEL_W = 250
+LANE_H = 64
+TOP = 34
+BUCKET_H = 70
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22")
+QUIET_KINDS = ("lease_valid", "answered", "check_began", "guard_passed", "listed", "told", "running")
+FOLDED_PX = 28
+
+
+def write_html(path: str, history, violation, plan: dict | None = None) -> None:
+    from reporting import UsageError
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    try:
+        with open(path, "w") as f:
+            f.write(render(history, violation, plan))
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+
+
+class TimeMap:
+    """True time (ms) -> x (px): linear, but stretches with nothing to see folded to FOLDED_PX."""
+
+    def __init__(self, end_ms: int, busy: list[int], width_px: int) -> None:
+        fold_ms = max(3_000, end_ms // 30)
+        keep = min(600, fold_ms // 4)  # kept at full scale on both sides of a fold
+        marks = sorted({0, end_ms, *busy})
+        folds = []
+        for a, b in zip(marks, marks[1:]):
+            if b - a > fold_ms:
+                folds.append((a + keep, b - keep))
+        shown_ms = end_ms - sum(b - a for a, b in folds)
+        self.scale = max(width_px - FOLDED_PX * len(folds), 200) / max(shown_ms, 1)  # px per ms
+        self.segments = []  # (t0, t1, x0, x1)
+        t, x = 0, 0.0
+        for a, b in folds:
+            x1 = x + (a - t) * self.scale
+            self.segments.append((t, a, x, x1))
+            self.segments.append((a, b, x1, x1 + FOLDED_PX))
+            t, x = b, x1 + FOLDED_PX
+        self.segments.append((t, end_ms, x, x + (end_ms - t) * self.scale))
+        self.folds = folds
+        self.width = self.segments[-1][3]
+
+    def x(self, t: int) -> float:
+        for t0, t1, x0, x1 in self.segments:
+            if t <= t1:
+                return round(x0 + (x1 - x0) * (max(t, t0) - t0) / max(t1 - t0, 1), 1)
+        return round(self.width, 1)
+
+
+def _e(text) -> str:
+    return html.escape(str(text), quote=True)
+
+
+class _Svg:
+    """SVG elements whose x positions carry their true times (data-a, data-b) for the zoom."""
+
+    def __init__(self, tm: TimeMap) -> None:
+        self.tm = tm
+        self.parts: list[str] = []
+
+    def rect(self, a: int, b: int, y: float, h: float, cls: str, title: str = "", style: str = "") -> None:
+        x0, x1 = self.tm.x(a), self.tm.x(b)
+        self.parts.append(f'<rect class="{cls}" data-a="{a}" data-b="{b}" x="{x0}" y="{y}" width="{max(x1 - x0, 1.5)}" '
+                          f'height="{h}"{_style(style)}>{_title(title)}</rect>')
+
+    def line(self, a: int, y1: float, b: int, y2: float, cls: str, title: str = "", style: str = "") -> None:
+        self.parts.append(f'<line class="{cls}" data-a="{a}" data-b="{b}" x1="{self.tm.x(a)}" y1="{y1}" '
+                          f'x2="{self.tm.x(b)}" y2="{y2}"{_style(style)}>{_title(title)}</line>')
+
+    def dot(self, a: int, y: float, r: float, cls: str, title: str = "", style: str = "") -> None:
+        self.parts.append(f'<circle class="{cls}" data-a="{a}" cx="{self.tm.x(a)}" cy="{y}" r="{r}"{_style(style)}>'
+                          f'{_title(title)}</circle>')
+
+    def text(self, a: int, y: float, text: str, cls: str, title: str = "") -> None:
+        self.parts.append(f'<text class="{cls}" data-a="{a}" x="{self.tm.x(a)}" y="{y}">{_e(text)}{_title(title)}</text>')
+
+
+def _style(style: str) -> str:
+    return f' style="{style}"' if style else ""
+
+
+def _title(title: str) -> str:
+    return f"<title>{_e(title)}</title>" if title else ""
+
+
+def render(history, violation, plan: dict | None = None) -> str:
+    from checkers.facts import facts
+    from checkers.history import Clock
+
+    from .story import _renewal, phrase, tell
+
+    ev = history.events
+    fx = facts(history)
+    procs = history.processes
+    acting = {p for _t, p, kind, _f in ev if p >= 0 and kind in ("apply", "refused", "operator_done")}
+    lanes = [p for p, pr in enumerate(procs) if pr.node_id != "operator" or p in acting]
+    lane_of = {p: k for k, p in enumerate(lanes)}
+    color = {p: PALETTE[k % len(PALETTE)] for k, p in enumerate(lanes)}
+    proving = set(violation.events) if violation is not None else set()
+    busy = [t for i, (t, _p, kind, _f) in enumerate(ev)
+            if kind not in QUIET_KINDS and not _renewal(history, i) or i in proving]
+    width = max(1200, min(30_000, 16 * len(busy)))
+    tm = TimeMap(history.end_ms, busy, width)
+    svg = _Svg(tm)
+    n = len(lanes)
+    bucket_y = TOP + n * LANE_H + 10
+    height = bucket_y + BUCKET_H
+    base = history.options.get("clock_base", 0)
+    actors = sorted({h.actor for h in fx.holds})
+    actor_row = {a: k for k, a in enumerate(actors)}
+    hold_h = max(2.5, min(8.0, 22.0 / max(len(actors), 1)))
+
+    # the axis, the folds
+    step = _nice_step(history.end_ms / max(width / 110, 1))
+    for t0, t1, x0, x1 in tm.segments:
+        if (t0, t1) in tm.folds:
+            svg.rect(t0, t1, 14, height - 14, "fold", f"{(t1 - t0) / 1000:.1f} s folded: lease renewals only")
+            svg.text(t0, 12, f"~{(t1 - t0) / 1000:.0f}s", "foldlabel")
+            continue
+        t = ((t0 + step - 1) // step) * step
+        while t <= t1:
+            svg.line(t, 16, t, height, "tick")
+            svg.text(t, 12, f"{t / 1000:g} s", "ticklabel")
+            t += step
+    # lanes
+    folds_at = 0  # backgrounds go first: everything else is drawn over them
+    for k, p in enumerate(lanes):
+        y = TOP + k * LANE_H
+        svg.parts.insert(folds_at, f'<rect class="lane" x="0" y="{y}" width="{tm.width}" height="{LANE_H - 4}" '
+                                   f'data-lane="{p}"/>')
+    # outages
+    for i, (t, _p, kind, f) in enumerate(ev):
+        if kind == "outage":
+            machine, until = f
+            for k, p in enumerate(lanes):
+                if machine == "*" or procs[p].machine == machine:
+                    svg.rect(t, min(until, history.end_ms), TOP + k * LANE_H, LANE_H - 4, "outage",
+                             f"outage of {machine} until {until / 1000:.3f} s\n" + history.describe(i))
+    # process lives and the node lease: world facts, and the model's belief where it differs
+    ends = fx.ended
+    for k, p in enumerate(lanes):
+        y = TOP + k * LANE_H
+        start = next((t for t, q, kind, _f in ev if q == p and kind == "start"), 0)
+        end = ends.get(p, (history.end_ms, None))[0]
+        svg.line(start, y + LANE_H / 2, end, y + LANE_H / 2, "life", f"{procs[p].label} runs", f"stroke:{color[p]}")
+        for s, e, i in fx.lease.get(p, ()):
+            svg.rect(s, e, y + 4, 9, "lease", f"node lease valid (world facts) {s / 1000:.3f}-{e / 1000:.3f} s\n"
+                     + history.describe(i), f"fill:{color[p]}")
+        clock = Clock(procs[p].offset_ms, procs[p].drift_ppm)
+        believed = []
+        for i, (t, q, kind, f) in enumerate(ev):
+            if q == p and kind == "lease_valid":
+                believed.append((t, min(clock.true_at(f[1]), end), i))
+        world = [(s, e) for s, e, _i in fx.lease.get(p, ())]
+        for s, e, i in _merge(believed):
+            for a, b in _minus((s, e), world):  # where the model believes more than the world's facts give
+                svg.rect(a, b, y + 14, 5, "belief", f"the model believes its node lease valid here, the world's "
+                         f"facts do not ({a / 1000:.3f}-{b / 1000:.3f} s)\n" + history.describe(i))
+    # holds per actor, in the owner's colour
+    for h in fx.holds:
+        if h.proc not in lane_of:
+            continue
+        y = TOP + lane_of[h.proc] * LANE_H + 22 + actor_row[h.actor] * hold_h
+        for s, e in fx.windows(h) or [(h.start_ms, h.start_ms)]:
+            svg.rect(s, max(e, s + 1), y, hold_h - 1, "hold", f"{h.describe(history)}", f"fill:{color[h.proc]}")
+        if len(actors) <= 4:
+            svg.text(h.start_ms, y + hold_h - 1, h.actor, "holdlabel")
+    # marks on the lanes: acts, starts, crashes, exits, faults, fences
+    for i, (t, p, kind, f) in enumerate(ev):
+        if p not in lane_of:
+            continue
+        y = TOP + lane_of[p] * LANE_H
+        mid = y + LANE_H / 2
+        tip = history.describe(i) + "\n" + phrase(history, i)
+        if kind in ("served", "data_acked"):
+            svg.dot(t, y + LANE_H - 10, 3 if kind == "served" else 2.2, "act " + kind, tip, f"fill:{color[p]}")
+        elif kind in ("start", "crash", "exit"):
+            svg.text(t, mid - 2, {"start": "▶", "crash": "✕", "exit": "■"}[kind], "life " + kind, tip)
+        elif kind == "fault":
+            svg.text(t, y + LANE_H - 6, "⚡", "fault", tip)
+        elif kind in ("fenced", "lease_ran_out", "lease_lost", "lease_invalidated", "hold_ended", "hold_began",
+                      "release_pending", "released", "acquire_unresolved", "resolver_release", "request_failed"):
+            svg.dot(t, mid + 6, 1.8, "mark", tip)
+    # the bucket lane and the writes, as arrows from the sender at their send to the bucket
+    svg.parts.insert(folds_at, f'<rect class="bucket" x="0" y="{bucket_y}" width="{tm.width}" '
+                               f'height="{BUCKET_H - 10}"/>')
+    rows = [-1e9] * 4  # where each row of write labels ends (px): a label goes where it fits, else only hovers
+
+    def label_row(t: int, text: str) -> int | None:
+        x = tm.x(t)
+        for r, end in enumerate(rows):
+            if x >= end + 6:
+                rows[r] = x + 5.8 * len(text)
+                return r
+        return None
+
+    late_ms = {}
+    for i, (t, p, kind, f) in enumerate(ev):
+        if p not in lane_of:
+            continue
+        y = TOP + lane_of[p] * LANE_H + LANE_H - 4
+        if kind == "apply":
+            key, op, cond, _ps, named, serial, state, _prev, sent = f
+            renewal = _renewal(history, i)
+            cls = "w " + ("renewal" if renewal else "cond" if cond else "uncond")
+            late = t - sent > history.params["attempt_timeout_ms"]
+            if late:
+                cls += " late"
+            label = {"if-match": f"if-match #{named}", "if-none-match": "if-none-match", None: "unconditional"}.get(
+                cond, str(cond))
+            tip = (f"{op} {key} ({label}): applied as #{serial}" + (f', "{state}"' if state else "")
+                   + (" - LATE: applied after its sender's timeout" if late else "") + "\n" + history.describe(i))
+            svg.line(sent, y, t, bucket_y, cls, tip, f"stroke:{color[p]}")
+            text = f"{'late ' if late else ''}{label} ✓ {key}"
+            r = None if renewal else label_row(t, text)
+            if r is not None:
+                svg.text(t, bucket_y + 14 + r * 13, text, "wlabel", tip)
+        elif kind == "refused":
+            key, op, cond, met, sent = f
+            tip = f"{op} {key} ({cond}) refused: 412, it met \"{met}\"\n" + history.describe(i)
+            svg.line(sent, y, t, bucket_y, "w refused", tip)
+            r = label_row(t, f"{cond} 412 {key}")
+            if r is not None:
+                svg.text(t, bucket_y + 14 + r * 13, f"{cond} 412 {key}", "wlabel refused", tip)
+        elif kind == "fault" and f[0].startswith(("request lost", "held back")):
+            late_ms[i] = t
+            lost = f[0].startswith("request lost")
+            svg.line(t, y, t, y + 8, "w lost" if lost else "w late", history.describe(i))
+            svg.text(t, y + 8, "✕ lost" if lost else "late", "wlabel lost", history.describe(i) + "\n" + f[1])
+    for i, (t, p, kind, f) in enumerate(ev):
+        if p < 0 and kind == "fault_delete":
+            svg.text(t, bucket_y + 56, f"✕ {f[0]} deleted", "wlabel refused", history.describe(i))
+    # the violation: its proving events ringed, the true time between them shaded
+    if violation is not None and proving:
+        times = [ev[i][0] for i in proving if 0 <= i < len(ev)]
+        lo, hi = min(times), max(times)
+        involved = sorted({lane_of[ev[i][1]] for i in proving if ev[i][1] in lane_of})
+        if hi > lo:
+            for k in involved or range(n):
+                svg.rect(lo, hi, TOP + k * LANE_H, LANE_H - 4, "overlap",
+                         f"{violation.invariant}: {hi - lo} ms of true time between the proving events")
+        for i in sorted(proving):
+            if not 0 <= i < len(ev):
+                continue
+            t, p = ev[i][0], ev[i][1]
+            yy = TOP + lane_of[p] * LANE_H + LANE_H / 2 if p in lane_of else bucket_y + 10
+            if ev[i][2] in ("apply", "refused"):
+                yy = bucket_y + 4
+            svg.line(t, 16, t, height, "proving", history.describe(i))
+            svg.dot(t, yy, 7, "violation", f"{violation.invariant}: {violation.message}\n" + history.describe(i))
+    labels = []
+    for k, p in enumerate(lanes):
+        pr = procs[p]
+        y = TOP + k * LANE_H
+        labels.append(f'<text class="lanelabel" x="8" y="{y + 20}" style="fill:{color[p]}">{_e(pr.label)}</text>'
+                      f'<text class="lanesub" x="8" y="{y + 36}">{_e(pr.machine)}, clock {pr.offset_ms - base:+d} ms'
+                      + (f", drift {pr.drift_ppm:+d} ppm" if pr.drift_ppm else "") + "</text>")
+    labels.append(f'<text class="lanelabel" x="8" y="{bucket_y + 24}">bucket</text>'
+                  f'<text class="lanesub" x="8" y="{bucket_y + 40}">writes as they took effect</text>')
+    title = (f"{history.model}: {violation.invariant} violated" if violation is not None
+             else f"{history.model}: no violation")
+    story = tell(plan, history, violation) if violation is not None else ""
+    return _PAGE.format(
+        title=_e(title), seed=history.seed, model=_e(history.model),
+        message=_e(f"{violation.invariant}: {violation.message}") if violation is not None else "no violation",
+        events=len(ev), seconds=f"{history.end_ms / 1000:.1f}", processes=len(lanes), folds=len(tm.folds),
+        label_w=LABEL_W, height=height, width=round(tm.width) + 40, scale=tm.scale, labels="".join(labels), body="\n".join(svg.parts),
+        segments=json.dumps(tm.segments), story=_e(story), script=_SCRIPT, style=_STYLE)
+
+
+def _merge(intervals):
+    out = []
+    for s, e, i in sorted(intervals):
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e, out[-1][2])
+        else:
+            out.append((s, e, i))
+    return out
+
+
+def _minus(span: tuple[int, int], others: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of `span` outside every interval of `others` (sorted, disjoint)."""
+    out, (a, b) = [], span
+    for s, e in others:
+        if e <= a or s >= b:
+            continue
+        if s > a:
+            out.append((a, s))
+        a = max(a, e)
+        if a >= b:
+            break
+    if a < b:
+        out.append((a, b))
+    return out
+
+
+def _nice_step(ms: float) -> int:
+    for step in (100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000):
+        if step >= ms:
+            return step
+    return 600_000
+
+
+_STYLE = """
+body{font:13px system-ui,sans-serif;margin:0;color:#222;background:#fff}
+header{padding:10px 16px;border-bottom:1px solid #ddd}
+h1{font-size:17px;margin:0 0 4px 0} .msg{color:#b00;font-weight:600}
+.bar{display:flex;gap:8px;align-items:center;margin-top:6px;font-size:12px;color:#555}
+button{font:12px system-ui;padding:2px 8px}
+.wrap{display:flex;border-bottom:1px solid #ddd}
+.labels{flex:0 0 auto;background:#fafafa;border-right:1px solid #ddd}
+.scroll{overflow-x:auto;flex:1 1 auto}
+.lane{fill:#f6f7f9} .bucket{fill:#eef1f5}
+.lanelabel{font:600 12px ui-monospace,monospace} .lanesub{font:11px ui-monospace,monospace;fill:#666}
+.tick{stroke:#e4e4e4;stroke-width:1} .ticklabel{font:10px ui-monospace,monospace;fill:#888}
+.fold{fill:url(#zig);opacity:.55} .foldlabel{font:10px ui-monospace,monospace;fill:#999}
+.outage{fill:#999;opacity:.25}
+.life{stroke-width:1.2;opacity:.5} text.life{font-size:12px}
+.lease{opacity:.85} .belief{fill:#fff;stroke:#e00;stroke-width:1.2;stroke-dasharray:3 2}
+.hold{opacity:.9} .holdlabel{font:9px ui-monospace,monospace;fill:#333}
+.act{stroke:#fff;stroke-width:.5} .mark{fill:#555}
+.fault{font-size:11px}
+.w{stroke-width:1.2;opacity:.8;marker-end:url(#arrow)} .w.renewal{opacity:.18}
+.w.uncond{stroke-dasharray:4 2} .w.late{stroke-width:2.2} .w.refused{stroke:#d00 !important;opacity:.9}
+.w.lost{stroke:#888;stroke-width:2}
+.wlabel{font:9.5px ui-monospace,monospace;fill:#333} .wlabel.refused{fill:#c00} .wlabel.lost{fill:#777}
+.overlap{fill:#e00;opacity:.13}
+.proving{stroke:#e00;stroke-width:1;stroke-dasharray:3 3}
+.violation{fill:none;stroke:#e00;stroke-width:2.5}
+.legend span{margin-right:12px}
+pre{margin:0;padding:10px 16px;font:12px ui-monospace,monospace;white-space:pre-wrap}
+details{border-top:1px solid #ddd}
+summary{padding:8px 16px;cursor:pointer;font-weight:600}
+"""
+
+_SCRIPT = """
+(function(){
+  var segs = SEGMENTS, zoom = 1, folded = true;
+  var svg = document.getElementById('timeline');
+  var els = svg.querySelectorAll('[data-a]');
+  function xOf(t){
+    var x = 0;
+    for (var i = 0; i < segs.length; i++){
+      var s = segs[i], w = s[3] - s[2], span = s[1] - s[0];
+      if (!folded && i % 2 === 1) { w = span * SCALE; }
+      if (t <= s[1]) { return (x + w * (Math.max(t, s[0]) - s[0]) / Math.max(span, 1)) * zoom; }
+      x += w;
+    }
+    return x * zoom;
+  }
+  function redraw(){
+    for (var i = 0; i < els.length; i++){
+      var e = els[i], a = xOf(+e.dataset.a), tag = e.tagName;
+      if (tag === 'rect'){ e.setAttribute('x', a); e.setAttribute('width', Math.max(xOf(+e.dataset.b) - a, 1.5)); }
+      else if (tag === 'line'){ e.setAttribute('x1', a); e.setAttribute('x2', xOf(+e.dataset.b)); }
+      else if (tag === 'circle'){ e.setAttribute('cx', a); }
+      else { e.setAttribute('x', a); }
+    }
+    var w = xOf(segs[segs.length - 1][1]) + 40;
+    svg.setAttribute('width', w);
+    svg.querySelectorAll('.lane,.bucket').forEach(function(r){ r.setAttribute('width', w); });
+    document.getElementById('zoomlevel').textContent = Math.round(zoom * 100) + '%';
+  }
+  document.getElementById('zin').onclick = function(){ zoom *= 1.5; redraw(); };
+  document.getElementById('zout').onclick = function(){ zoom /= 1.5; redraw(); };
+  document.getElementById('fold').onclick = function(){ folded = !folded; this.textContent = folded ? 'unfold quiet stretches' : 'fold quiet stretches'; redraw(); };
+  svg.parentNode.addEventListener('wheel', function(ev){ if (ev.ctrlKey){ ev.preventDefault(); zoom *= ev.deltaY < 0 ? 1.2 : 1/1.2; redraw(); } }, {passive:false});
+})();
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>{style}</style></head>
+<body>
+<header>
+<h1>{title}</h1>
+<div class="msg" id="violation-message">{message}</div>
+<div class="bar">model {model} · seed {seed} · {processes} processes · {events} events · {seconds} s simulated ·
+{folds} quiet stretches folded · <button id="zout">−</button><span id="zoomlevel">100%</span><button id="zin">+</button>
+<button id="fold">unfold quiet stretches</button> (ctrl + wheel zooms; hover a mark for its fields)</div>
+<div class="bar legend"><span>▮ node lease (world facts; red dashes: the model believes more)</span>
+<span>▬ holds, in the owner's colour</span><span>● served · data acked</span><span>→ a write, sent to applied
+(dashed: unconditional; thick: late; red: 412)</span><span>⚡ fault</span><span>grey: outage</span>
+<span style="color:#c00">◯ proves the violation; red shade: the true time between</span></div>
+</header>
+<div class="wrap">
+<svg class="labels" width="{label_w}" height="{height}" xmlns="http://www.w3.org/2000/svg">{labels}</svg>
+<div class="scroll"><svg id="timeline" width="{width}" height="{height}" xmlns="http://www.w3.org/2000/svg">
+<defs><marker id="arrow" viewBox="0 0 8 8" refX="7" refY="4" markerWidth="6" markerHeight="6" orient="auto">
+<path d="M0,0 L8,4 L0,8 z" fill="#555"/></marker>
+<pattern id="zig" width="8" height="8" patternUnits="userSpaceOnUse"><path d="M0,8 L4,0 L8,8" stroke="#bbb" fill="none"/></pattern></defs>
+{body}
+</svg></div></div>
+<details open><summary>The story</summary><pre id="story">{story}</pre></details>
+<script>var SEGMENTS = {segments}; var SCALE = {scale};</script>
+<script>{script}</script>
+</body></html>
+"""

@@ -1,0 +1,131 @@
+"""A counterexample told in the terminal, for someone who has read ADR 0020 (issue 13).
+
+Four parts, before the full timeline: who ran (each process, its machine and its clock's
+offset from true time), the faults in the order they struck, what happened (the bucket writes
+and the acts, with the lease renewals that change nothing folded into one line, the proving
+events marked), and the violation. Every time is true time; times a process read on its own
+clock are marked @local.
+"""
+
+from __future__ import annotations
+
+# the events a reader follows; the rest (reads, timers, the model's bookkeeping) stay in the timeline
+TOLD = ("start", "crash", "exit", "twin", "operator", "fault_delete", "fault_put", "told", "client", "apply", "refused",
+        "check_passed", "check_refused", "lease_ran_out", "lease_lost", "lease_invalidated", "fenced", "served",
+        "data_acked", "event_cut", "hold_began", "hold_ended", "released", "release_pending", "release_dropped",
+        "acquire_unresolved", "resolver_release", "unresolved_ended", "restored", "drained", "request_failed",
+        "operator_done", "old_version_running", "old_retired", "quiet", "moved")
+FAULTS = ("fault", "crash", "twin", "fault_delete", "fault_put", "operator")
+
+
+def _s(ms: int) -> str:
+    return f"{ms / 1000:8.3f} s"
+
+
+def phrase(history, i: int) -> str:
+    """One event as a sentence (a fallback: its kind and fields)."""
+    from model.observations import KINDS
+
+    t, p, kind, f = history.events[i]
+    d = dict(zip(KINDS.get(kind, ()), f))
+    if kind == "apply":
+        cond = {"if-match": f"if-match #{d['named_serial']}", "if-none-match": "if-none-match", None: "unconditional"}
+        what = "deleted" if d["op"] == "DELETE" else f'wrote "{d["state"]}"' if d["state"] else "wrote"
+        return (f"{what} to {d['key']} ({cond.get(d['cond'], d['cond'])}, sent at {d['sent_ms'] / 1000:.3f} s): "
+                f"#{d['prev_serial']} -> #{d['serial']}" + (f', was "{d["prev_state"]}"' if d["prev_state"] else ""))
+    if kind == "refused":
+        return f'{d["op"]} {d["key"]} ({d["cond"]}) refused with 412: it met "{d["met"]}"'
+    if kind == "fault":
+        return f"fault: {d['what']} ({d['detail']})"
+    if kind == "fault_delete":
+        return f"fault: {d['key']} deleted by mistake (outside the protocol)"
+    if kind == "start":
+        return f"starts on {d['machine']}"
+    if kind == "crash":
+        return "crashes (no write on the way out)"
+    if kind == "exit":
+        return f"exits ({d['status']}): {d['reason']}"
+    if kind == "client":
+        return f"a client asks for {d['actor']} (request {d['request']})"
+    if kind in ("served", "data_acked", "hold_began", "hold_ended", "released", "release_pending", "release_dropped",
+                "acquire_unresolved", "resolver_release", "unresolved_ended", "restored", "event_cut"):
+        rest = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("actor", "generation", "version"))
+        return f"{kind.replace('_', ' ')} {d['actor']} at generation {d['generation']}" + (f" ({rest})" if rest else "")
+    return kind.replace("_", " ") + (" " + ", ".join(f"{k} {v}" for k, v in d.items()) if d else "")
+
+
+def _renewal(history, i: int) -> bool:
+    """A lease write that changes nothing a reader needs: `live` over `live` of the same instance."""
+    _t, _p, kind, f = history.events[i]
+    return (kind == "apply" and f[0].startswith("nodes/") and f[6].startswith("live ")
+            and f[7].startswith("live ") and f[6].split(" ")[1] == f[7].split(" ")[1])
+
+
+def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
+    """The story of one violation in `history`."""
+    lines = []
+    model = history.model
+    lines.append(f"COUNTEREXAMPLE: model {model} breaks {violation.invariant}"
+                 + (f" (seed {history.seed}, shrunk)" if plan is not None and plan.get("shrunk") else f" (seed {history.seed})"))
+    lines.append("")
+    lines.append("Who runs (clock offset from true time; every time below is true time):")
+    starts = {p: t for t, p, kind, _f in history.events if kind == "start"}
+    ends = {}
+    for t, p, kind, f in history.events:
+        if kind in ("crash", "exit") and p not in ends:
+            ends[p] = (t, "crashed" if kind == "crash" else f"exited: {f[1]}")
+    base = history.options.get("clock_base", 0)  # the reading of true time: offsets count from it
+    for p, proc in enumerate(history.processes):
+        if proc.node_id == "operator":
+            continue
+        end = ends.get(p)
+        lines.append(f"  {proc.label:<20} on {proc.machine:<4} clock {proc.offset_ms - base:+6d} ms"
+                     + (f" drift {proc.drift_ppm:+d} ppm" if proc.drift_ppm else "")
+                     + f"  from {starts.get(p, 0) / 1000:.3f} s"
+                     + (f" until {end[0] / 1000:.3f} s ({end[1]})" if end else " to the end"))
+    p = history.params
+    lines.append(f"  timing: ttl {p['ttl_ms']} ms, grace {p['grace_ms']}, safety {p['safety_ms']}, max_skew "
+                 f"{p['max_skew_ms']}, heartbeat {p['heartbeat_period_ms']}, attempt timeout {p['attempt_timeout_ms']}")
+    lines.append("")
+    faults = [i for i, e in enumerate(history.events) if e[2] in FAULTS]
+    lines.append(f"The faults, in order ({len(faults)}):" if faults else "No fault struck.")
+    for i in faults[:limit]:
+        lines.append(f"  {_s(history.events[i][0])}  {_who(history, i):<16} {phrase(history, i)}")
+    if len(faults) > limit:
+        lines.append(f"  ... and {len(faults) - limit} more (see the timeline)")
+    lines.append("")
+    lines.append("What happened (>> marks the events that prove the violation):")
+    proving = set(violation.events)
+    told = [i for i, e in enumerate(history.events) if e[2] in TOLD and e[2] not in FAULTS or i in proving]
+    shown = 0
+    k = 0
+    while k < len(told):
+        i = told[k]
+        if _renewal(history, i) and i not in proving:
+            j = k
+            while j + 1 < len(told) and _renewal(history, told[j + 1]) and told[j + 1] not in proving \
+                    and history.events[told[j + 1]][1] == history.events[i][1]:
+                j += 1
+            if j > k:
+                last = history.events[told[j]][0]
+                lines.append(f"  {_s(history.events[i][0])}  {_who(history, i):<16} renews its node lease "
+                             f"{j - k + 1} times, until {last / 1000:.3f} s")
+                k = j + 1
+                shown += 1
+                continue
+        mark = ">>" if i in proving else "  "
+        lines.append(f"{mark}{_s(history.events[i][0])}  {_who(history, i):<16} {phrase(history, i)}")
+        shown += 1
+        k += 1
+        if shown >= 4 * limit:
+            lines.append(f"  ... {len(told) - k} more (see the timeline)")
+            break
+    lines.append("")
+    lines.append("The violation:")
+    lines.append(violation.explain(history))
+    return "\n".join(lines) + "\n"
+
+
+def _who(history, i: int) -> str:
+    p = history.events[i][1]
+    return history.processes[p].label if p >= 0 else "world"

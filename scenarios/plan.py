@@ -1,0 +1,110 @@
+"""Faults as data (issue 13): every random decision of a run, keyed by what it decides.
+
+A seed's run draws its decisions from the world's one seeded RNG. Given a `Choices` that
+records, the world draws exactly as without it and notes each decision under a key naming
+what it decided: ``send m1 PUT nodes/n1 #3`` is the fate and delay of the fourth lease write
+machine m1 sent, ``event m0 #12`` how long the thirteenth event served on m0 ran. It also
+notes the workload it drew (client requests, hibernations, moves) as a list.
+
+Given a `Choices` built from such a table (a *plan*), the world draws nothing: its RNG is
+replaced by one that refuses every draw, each decision is read from the table, and a
+decision the table lacks takes its default, the calm one (no fault, the shortest delay).
+So a plan replays its seed exactly (same history, same hash), and a plan with entries
+removed is the same run with those faults removed and nothing else moved: keys count per
+machine and per request, so a decision about one machine never shifts to another. The
+shrinker (shrink.py) stands on this; a counterexample file is a plan.
+
+The scheduled faults (outages, crashes, twins, deletes, the operator's fences, stops, drains,
+races, the blip, the upgrade) are already data: the drawn options. A plan removes one by
+putting None in its place, so that the others keep their indices (a twin's machine is named
+by its index).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections import Counter
+
+FORMAT = "nodelease-counterexample/1"
+
+# each site's calm default, for a decision a plan lacks
+DEFAULTS = {
+    "send": ["ok", 1],  # [fate, ms]: ok (delivered after ms), lost, fail_fast (answered after ms), late (ms past the timeout)
+    "reply": ["ok", 1],  # [fate, ms]: ok (delivered after ms), lost, slow (delivered after ms)
+    "refused": 1,  # a refused connection's answer, ms (a cut-off's mode is the scheduled fault)
+    "conflict": False,  # the bucket answers a conditional write 409 (a concurrent one), a fault
+    "alias": False,  # the bucket returns a read token other than the write token (a behaviour, not a fault)
+    "event": 0,  # how long a served request's event runs, ms
+    "restart": None,  # the supervisor's restart delay, ms (None: the options' minimum)
+    "forward": 1,  # a forwarded command's delay, ms
+    "retry": None,  # a client's retry of a failed request, after ms (None: no retry)
+    "final_node": None,  # the node a final-round request goes to (None: the first that runs)
+    "final_actors": None,  # the actors the final rounds ask for (None: all)
+    "quiet_stop": None,  # the node retired in the quiet phase (None: the first that runs)
+    "quiet_crash": None,  # the node crashed in the quiet phase (None: the first)
+    "gc": False,  # the old garbage collection deletes this lease
+    "soon": False,  # a delete's replacement starts at once
+    "later": 1,  # the delay of a step of a fault the world plays out (a delete race, a straggler), ms
+    "around": None,  # the other node a delete race's requests go to (None: the first)
+}
+FAULT_SITES = ("send", "reply", "conflict")  # the sites whose non-default values are faults
+
+
+def is_fault(key: str, value) -> bool:
+    """Is this recorded decision a fault (a request lost, failed fast or late, a reply lost or
+    slowed, a bucket conflict)?"""
+    site = key.split(" ", 1)[0]
+    if site in ("send", "reply"):
+        return value[0] != "ok"
+    return site == "conflict" and bool(value)
+
+
+def instance_default(key: str) -> str:
+    return f"{zlib.crc32(key.encode()):08x}"
+
+
+class NoRandom:
+    """The RNG of a planned run: any draw is a bug (a decision not routed through Choices)."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"a random draw ({name}) in a planned run: every decision must come from the plan")
+
+
+class Choices:
+    """Record a run's decisions (table None), or replay them from a table (a plan)."""
+
+    def __init__(self, table: dict | None = None, workload: list | None = None) -> None:
+        self.recording = table is None
+        self.table: dict = {} if table is None else table
+        self.workload: list = [] if workload is None else workload
+        self._seen: Counter = Counter()
+        self.misses = 0  # decisions a plan lacked (defaults taken)
+
+    def pick(self, site: str, who: str, draw, *args):
+        """The decision `site` makes about `who` now: drawn and noted (recording), or read."""
+        base = f"{site} {who}"
+        k = self._seen[base]
+        self._seen[base] = k + 1
+        key = f"{base} #{k}"
+        if self.recording:
+            value = draw(*args)
+            if type(value) is tuple:
+                value = list(value)
+            self.table[key] = value
+            return value
+        value = self.table.get(key, _MISSING)
+        if value is _MISSING:
+            self.misses += 1
+            return instance_default(key) if site == "instance" else DEFAULTS[site]
+        return value
+
+    def note(self, t_ms: int, *what) -> None:
+        """A workload step drawn now (recording only)."""
+        if self.recording:
+            self.workload.append([t_ms, *what])
+
+    def faults(self) -> list[tuple[str, object]]:
+        return [(k, v) for k, v in self.table.items() if is_fault(k, v)]
+
+
+_MISSING = object()
