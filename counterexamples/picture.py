@@ -6,7 +6,7 @@ rebuilt from the writes the bucket applied), with the model's own belief beside 
 the two differ; the holds of each actor as bars in the owner's colour; the acts (a request
 served, data acknowledged) as marks; starts, crashes and exits. Below, a bucket lane: each
 write is an arrow from its sender's lane at the instant it was sent to the bucket at the
-instant it took effect, marked with its condition and outcome (applied, 412, lost, late).
+instant it took effect, marked with its condition and outcome (applied, 412, 404, lost, late).
 Outages are shaded; the events that prove the violation are ringed in red, with the true
 time between them shaded. Hovering any mark shows its fields.
 
@@ -29,6 +29,7 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
            "#bcbd22")
 QUIET_KINDS = ("lease_valid", "answered", "check_began", "guard_passed", "listed", "told", "running")
 FOLDED_PX = 28
+RIGHT_PAD = 260  # room for the labels of the last writes
 
 
 def write_html(path: str, history, violation, plan: dict | None = None) -> None:
@@ -242,12 +243,13 @@ def render(history, violation, plan: dict | None = None) -> str:
             if r is not None:
                 svg.text(t, bucket_y + 14 + r * 13, text, "wlabel", tip)
         elif kind == "refused":
-            key, op, cond, met, sent = f
-            tip = f"{op} {key} ({cond}) refused: 412, it met \"{met}\"\n" + history.describe(i)
+            key, op, cond, met, sent = f[:5]
+            status = f[5] if len(f) > 5 else 412
+            tip = f"{op} {key} ({cond}) refused: {status}, it met \"{met}\"\n" + history.describe(i)
             svg.line(sent, y, t, bucket_y, "w refused", tip)
-            r = label_row(t, f"{cond} 412 {key}")
+            r = label_row(t, f"{cond} {status} {key}")
             if r is not None:
-                svg.text(t, bucket_y + 14 + r * 13, f"{cond} 412 {key}", "wlabel refused", tip)
+                svg.text(t, bucket_y + 14 + r * 13, f"{cond} {status} {key}", "wlabel refused", tip)
         elif kind == "fault" and f[0].startswith(("request lost", "held back")):
             late_ms[i] = t
             lost = f[0].startswith("request lost")
@@ -290,7 +292,7 @@ def render(history, violation, plan: dict | None = None) -> str:
         title=_e(title), seed=history.seed, model=_e(history.model),
         message=_e(f"{violation.invariant}: {violation.message}") if violation is not None else "no violation",
         events=len(ev), seconds=f"{history.end_ms / 1000:.1f}", processes=len(lanes), folds=len(tm.folds),
-        label_w=LABEL_W, height=height, width=round(tm.width) + 40, scale=tm.scale, labels="".join(labels), body="\n".join(svg.parts),
+        label_w=LABEL_W, height=height, width=round(tm.width) + RIGHT_PAD, scale=tm.scale, pad=RIGHT_PAD, labels="".join(labels), body="\n".join(svg.parts),
         segments=json.dumps(tm.segments), story=_e(story), script=_SCRIPT, style=_STYLE)
 
 
@@ -383,7 +385,7 @@ _SCRIPT = """
       else if (tag === 'circle'){ e.setAttribute('cx', a); }
       else { e.setAttribute('x', a); }
     }
-    var w = xOf(segs[segs.length - 1][1]) + 40;
+    var w = xOf(segs[segs.length - 1][1]) + PAD;
     svg.setAttribute('width', w);
     svg.querySelectorAll('.lane,.bucket').forEach(function(r){ r.setAttribute('width', w); });
     document.getElementById('zoomlevel').textContent = Math.round(zoom * 100) + '%';
@@ -407,7 +409,7 @@ _PAGE = """<!DOCTYPE html>
 <button id="fold">unfold quiet stretches</button> (ctrl + wheel zooms; hover a mark for its fields)</div>
 <div class="bar legend"><span>▮ node lease (world facts; red dashes: the model believes more)</span>
 <span>▬ holds, in the owner's colour</span><span>● served · data acked</span><span>→ a write, sent to applied
-(dashed: unconditional; thick: late; red: 412)</span><span>⚡ fault</span><span>grey: outage</span>
+(dashed: unconditional; thick: late; red: refused, 412 or 404)</span><span>⚡ fault</span><span>grey: outage</span>
 <span style="color:#c00">◯ proves the violation; red shade: the true time between</span></div>
 </header>
 <div class="wrap">
@@ -419,7 +421,7 @@ _PAGE = """<!DOCTYPE html>
 {body}
 </svg></div></div>
 <details open><summary>The story</summary><pre id="story">{story}</pre></details>
-<script>var SEGMENTS = {segments}; var SCALE = {scale};</script>
+<script>var SEGMENTS = {segments}; var SCALE = {scale}; var PAD = {pad};</script>
 <script>{script}</script>
 </body></html>
 """

@@ -34,7 +34,9 @@ def phrase(history, i: int) -> str:
         return (f"{what} to {d['key']} ({cond.get(d['cond'], d['cond'])}, sent at {d['sent_ms'] / 1000:.3f} s): "
                 f"#{d['prev_serial']} -> #{d['serial']}" + (f', was "{d["prev_state"]}"' if d["prev_state"] else ""))
     if kind == "refused":
-        return f'{d["op"]} {d["key"]} ({d["cond"]}) refused with 412: it met "{d["met"]}"'
+        status = d.get("status", 412)
+        met = f': it met "{d["met"]}"' if d["met"] else ": the object is absent"
+        return f'{d["op"]} {d["key"]} ({d["cond"]}) refused with {status}{met}'
     if kind == "fault":
         return f"fault: {d['what']} ({d['detail']})"
     if kind == "fault_delete":

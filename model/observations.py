@@ -56,8 +56,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "told": ("command",),  # the world told the process to drain, resume or stop
     "running": ("until_ms",),  # told to drain, the process had events running: the world ends them by then
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node
-    # the bucket refused a conditional write (412): the state it met (as far as the world knows)
-    "refused": ("key", "op", "cond", "met", "sent_ms"),
+    # the bucket refused a conditional write (412; 404: an If-Match on an absent object): the state
+    # it met (as far as the world knows), when it was sent, and the status
+    "refused": ("key", "op", "cond", "met", "sent_ms", "status"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
     "client": ("actor", "node", "request"),  # a client request reached a node

@@ -41,7 +41,9 @@ from model.io import (
     IF_MATCH,
     IF_NONE_MATCH,
     LIST,
+    NOT_FOUND,
     OK,
+    PRECONDITION_FAILED,
     PUT,
     TIMED_OUT,
     CancelTimer,
@@ -625,10 +627,12 @@ class World:
             else:
                 self.holders.pop(key[len(OWNERS_PREFIX):], None)
 
-    def refused(self, proc: Proc, req, met_body: str | None, sent_ms: int) -> None:
-        """The bucket refused a conditional write of `proc` (412): the world records what it met
-        (INV-10: a process whose write met a fence naming it stops)."""
-        self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms))
+    def refused(self, proc: Proc, req, met_body: str | None, sent_ms: int, status: str = PRECONDITION_FAILED) -> None:
+        """The bucket refused a conditional write of `proc` (412, or 404 for an If-Match on an absent
+        object): the world records what it met (INV-10: a process whose write met a fence naming it
+        stops)."""
+        code = 404 if status == NOT_FOUND else 412
+        self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms, code))
 
     def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
         """The bucket answered `req`: the fault plan draws what happens to the reply."""

@@ -351,7 +351,9 @@ class S3World(World):
             # what it met, as far as the world knows: the latest write of that key it learned of
             v = self.versions
             cur = v.current.get(req.key, 0)
-            self.refused(proc, req, v.body.get((req.key, cur)) if cur else None, sent_ms)
+            self.refused(proc, req, v.body.get((req.key, cur)) if cur else None, sent_ms, reply.status)
+        elif reply.status == NOT_FOUND and req.cond is not None and req.op in (PUT, DELETE):
+            self.refused(proc, req, None, sent_ms, reply.status)  # an If-Match on an absent object
         if reply.status == TIMED_OUT:
             return  # no answer: the timeout answers
         self.bucket_answered(proc, rid, req, reply, fate)

@@ -18,7 +18,7 @@ from simpy.events import NORMAL
 
 from checkers.history import History
 from model.actor_data import DATA_PREFIX
-from model.io import DELETE, GET, OK, PRECONDITION_FAILED, PUT
+from model.io import DELETE, GET, NOT_FOUND, OK, PRECONDITION_FAILED, PUT
 from model.params import Params
 from model.records import LEASES_PREFIX
 
@@ -80,8 +80,9 @@ class SimWorld(World):
             elif req.op == PUT or req.op == DELETE:
                 self.applied(proc, req, reply.version, prev, serial, before.body if before is not None else None,
                              sent_ms)
-        elif reply.status == PRECONDITION_FAILED and req.op != GET:
-            self.refused(proc, req, before.body if before is not None else None, sent_ms)
+        elif (reply.status == PRECONDITION_FAILED or reply.status == NOT_FOUND and req.cond is not None) \
+                and req.op != GET:
+            self.refused(proc, req, before.body if before is not None else None, sent_ms, reply.status)
         self.bucket_answered(proc, rid, req, reply, fate)
 
     def remove_object(self, key: str) -> None:
