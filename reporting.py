@@ -294,6 +294,9 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "failing_seeds": failing_seeds,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
+        # what `merge` needs to join shard reports exactly (distributions, the seeds of each finding)
+        "raw": {"failover_ms": failover, "takeover_margin_ms": margins,
+                "finding_seeds": {fid: entry["seeds"] for fid, entry in findings.items()}},
         "elapsed_s": round(elapsed_s, 3),
         "seeds_per_s": round(len(hashes) / elapsed_s, 1) if elapsed_s > 0 else None,
         "workers": workers,
@@ -301,6 +304,164 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "command": "python runner.py " + " ".join(sys.argv[1:]),
     }
     report.update(extra or {})
+    return report
+
+
+def junit_xml(report: dict) -> str:
+    """JUnit XML for CI: a campaign is a suite with one test case per invariant (failed by its first
+    violation, with the explanation and the replay command; skipped where not judged), one for the
+    coverage points and one for exceptions; a --broken run is a case per model."""
+    from xml.sax.saxutils import escape, quoteattr
+
+    cases = []
+    if report.get("kind") == "broken":
+        name = f"nodelease broken models ({report['scenario']}, seeds {report['seeds']['start']}.."
+        name += f"{report['seeds']['start'] + report['seeds']['count'] - 1})"
+        for r in report["models"]:
+            what = "the control" if r["model"] == "correct" else f"breaks {r['rule_broken']}, must be caught by {r['must_catch']}"
+            body = ""
+            if not r["ok"]:
+                msg = ("the correct model failed: " + ", ".join(r["invariants_violated"])) if r["model"] == "correct" \
+                    else f"{r['model']} was not caught in {r['seeds_run']} seeds"
+                body = f"<failure message={quoteattr(msg)}>{escape(msg + chr(10) + (r.get('replay') or ''))}</failure>"
+            cases.append((f"broken.{r['model']}", what, body))
+    else:
+        name = f"nodelease {report['model']}/{report['scenario']} seeds {report['seeds']['start']}.." \
+               f"{report['seeds']['start'] + report['seeds']['count'] - 1}"
+        first: dict = {}
+        for f in report["failures"]:
+            first.setdefault(f["invariant"], f)
+        for inv in list(report["invariants_checked"]) + sorted(report["not_judged"]) + \
+                (["EXCEPTION"] if "EXCEPTION" in first else []):
+            f = first.get(inv)
+            if f is not None:
+                text = f["explanation"] + ("\n\nreplay: " + f["replay"] if f.get("replay") else "") + \
+                    ("\nshrink: " + f["shrink"] if f.get("shrink") else "")
+                body = (f"<failure message={quoteattr('seed ' + str(f['seed']) + ': ' + f['message'])} "
+                        f"type={quoteattr(inv)}>{escape(text)}</failure>")
+            elif inv in report["not_judged"]:
+                body = f"<skipped message={quoteattr(report['not_judged'][inv])}/>"
+            else:
+                body = ""
+            cases.append((f"invariants.{inv}", inv, body))
+        missed = report.get("coverage_missed") or []
+        body = (f"<failure message={quoteattr('coverage points not reached: ' + ', '.join(missed))}/>"
+                if missed else "")
+        cases.append(("coverage.points", "every coverage point reached", body))
+    failures = sum(1 for _c, _n, b in cases if b.startswith("<failure"))
+    skipped = sum(1 for _c, _n, b in cases if b.startswith("<skipped"))
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<testsuites name="nodelease-check" tests="{len(cases)}" failures="{failures}">',
+             f'<testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" errors="0" '
+             f'skipped="{skipped}" time="{report.get("elapsed_s") or 0}">']
+    for classname, case, body in cases:
+        lines.append(f'<testcase classname={quoteattr(classname)} name={quoteattr(case)}>{body}</testcase>')
+    lines += ["</testsuite>", "</testsuites>"]
+    return "\n".join(lines) + "\n"
+
+
+def merge_reports(reports: list[dict], report_path: str) -> dict:
+    """Shard reports of one campaign (`--shard K/N`), joined into the report of the unsharded run:
+    the same digest, counts, failures, coverage and distributions. Raises UsageError if they are
+    not the slices of one campaign."""
+    from checkers.coverage import MIN_SEEDS
+
+    if not reports:
+        raise UsageError("merge needs at least one report")
+    parts = sorted(reports, key=lambda r: r["seeds"]["start"])
+    first = parts[0]
+    for r in parts:
+        for key in ("world", "model", "scenario", "params", "strict"):
+            if r.get(key) != first.get(key):
+                raise UsageError(f"the reports are of different campaigns ({key}: {first.get(key)!r} and "
+                                 f"{r.get(key)!r})")
+        if "raw" not in r or r.get("kind") == "broken":
+            raise UsageError("merge joins the reports of --shard runs of one model (a report without 'raw' "
+                             "was written by an older version, or is not a campaign's)")
+    end = first["seeds"]["start"]
+    for r in parts:
+        if r["seeds"]["start"] != end:
+            raise UsageError(f"the shards do not join: seeds {end}.. are missing or run twice "
+                             f"(a report starts at {r['seeds']['start']})")
+        end += r["seeds"]["count"]
+    shard = first.get("shard") or {}
+    whole = shard.get("of")
+    if whole and (whole["start"] != first["seeds"]["start"] or whole["start"] + whole["count"] != end):
+        raise UsageError(f"the shards cover seeds {first['seeds']['start']}..{end - 1}, the campaign "
+                         f"{whole['start']}..{whole['start'] + whole['count'] - 1}: a shard is missing")
+
+    def summed(key: str) -> dict:
+        out: dict = {}
+        for r in parts:
+            for k, v in r[key].items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+    hashes = [h for r in parts for h in r["seed_hashes"]]
+    failover = [v for r in parts for v in r["raw"]["failover_ms"]]
+    margins = [v for r in parts for v in r["raw"]["takeover_margin_ms"]]
+    failures = []
+    for r in parts:
+        for f in r["failures"]:
+            f = dict(f)
+            if f.get("replay"):
+                f["replay"] = replay_command(report_path, f["seed"])
+            if f.get("shrink"):
+                f["shrink"] = shrink_command(report_path, f["seed"], f["invariant"])
+            failures.append(f)
+    finding_seeds: dict = {}
+    found: dict = {}
+    for r in parts:
+        for fid, block in r["protocol_findings"].items():
+            finding_seeds.setdefault(fid, []).extend(r["raw"]["finding_seeds"].get(fid, []))
+            if fid not in found and (block.get("first") or {}).get("replay"):
+                block = dict(block, first=dict(block["first"], replay=replay_command(report_path, block["first"]["seed"])))
+            entry = found.setdefault(fid, dict(block, invariants=[]))
+            entry["invariants"] += [i for i in block["invariants"] if i not in entry["invariants"]]
+    for fid, entry in found.items():
+        entry["seeds"] = len(finding_seeds[fid])
+    coverage = summed("coverage")
+    seeds_run = len(hashes)
+    missed = [k for k, v in coverage.items() if v == 0] if seeds_run >= MIN_SEEDS else []
+    families, bounds = {}, {}
+    for r in parts:
+        for k, v in r["configurations"]["families"].items():
+            families[k] = families.get(k, 0) + v
+        for k, v in r["configurations"]["on_bounds"].items():
+            bounds[k] = bounds.get(k, 0) + v
+    not_judged = {}
+    for r in parts:
+        not_judged.update(r["not_judged"])
+    start = first["seeds"]["start"]
+    elapsed = sum(r["elapsed_s"] for r in parts)
+    report = dict(first)
+    report.pop("shard", None)
+    report.update({
+        "seeds": {"start": start, "count": seeds_run},
+        "configurations": {"families": dict(sorted(families.items())), "on_bounds": dict(sorted(bounds.items()))},
+        "seed_params": [p for r in parts for p in r["seed_params"]],
+        "passed": not failures and not missed,
+        "counts": dict(sorted(summed("counts").items())),
+        "rules_hit": dict(sorted(summed("rules_hit").items(), key=lambda kv: _rule_order(kv[0]))),
+        "invariants_checked": [inv for inv in invariants_checked() if inv not in not_judged],
+        "not_judged": dict(sorted(not_judged.items())),
+        "failover_ms": distribution(failover),
+        "protocol_findings": {fid: found[fid] for fid in sorted(found, key=lambda f: int(f.split("-")[1]))},
+        "coverage": coverage,
+        "coverage_missed": missed,
+        "takeover_margin_ms": _margins(margins),
+        "failures": failures,
+        "failing_seeds": [s for r in parts for s in r["failing_seeds"]],
+        "history_digest": digest(hashes),
+        "seed_hashes": hashes,
+        "raw": {"failover_ms": failover, "takeover_margin_ms": margins, "finding_seeds": finding_seeds},
+        "elapsed_s": round(elapsed, 3),
+        "seeds_per_s": round(seeds_run / elapsed, 1) if elapsed > 0 else None,
+        "merged_from": [{"seeds": r["seeds"], "shard": r.get("shard"), "git_commit": r.get("git_commit")}
+                        for r in parts],
+        "command": "python runner.py " + " ".join(sys.argv[1:]),
+    })
+    report.pop("pictures", None)
     return report
 
 

@@ -25,6 +25,7 @@ import time
 
 from reporting import (
     HERE,
+    junit_xml,
     Progress,
     SeedResult,
     UsageError,
@@ -153,11 +154,12 @@ def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
     return [run_one(s, _W["model"], _W["scenario"], _W["params"], strict=_W["strict"]) for s in seeds]
 
 
-def run_seeds(model_name, scenario, params, start, count, workers, strict=False):
-    """Yield SeedResults in seed order, in `workers` processes."""
-    seeds = list(range(start, start + count))
-    chunk = max(1, min(50, count // (workers * 8) or 1))
-    chunks = [seeds[i:i + chunk] for i in range(0, len(seeds), chunk)]
+def run_seeds(model_name, scenario, params, start, count, workers, strict=False, chunk: int | None = None):
+    """Yield SeedResults in seed order, in `workers` processes. The chunks are made as the pool takes
+    them (a run bounded by time has no end to list)."""
+    chunk = chunk or max(1, min(50, count // (workers * 8) or 1))
+    end = start + count
+    chunks = (list(range(i, min(i + chunk, end))) for i in range(start, end, chunk))
     if workers <= 1:
         _worker_init(model_name, scenario, params, strict)
         for c in chunks:
@@ -172,22 +174,55 @@ def run_seeds(model_name, scenario, params, start, count, workers, strict=False)
 
 
 def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
-                 quiet=False, strict=False):
-    """Run seeds start..start+count-1 of the simulated world and build the report (not yet written)."""
-    prog = Progress(console, count, label or f"{model_name}/{scenario}") if not quiet else None
+                 quiet=False, strict=False, budget_s: float | None = None, extra: dict | None = None):
+    """Run seeds start..start+count-1 of the simulated world and build the report (not yet written).
+    With `budget_s`, stop taking results once that many seconds have passed: the report covers the
+    seeds start..start+k-1 that finished in order by then (its `time_budget` says so)."""
+    prog = Progress(console, count if budget_s is None else budget_s, label or f"{model_name}/{scenario}",
+                    unit="seeds" if budget_s is None else "s") if not quiet else None
     t0 = time.monotonic()
     results = []
+    stopped = False
     try:
-        for r in run_seeds(model_name, scenario, params, start, count, workers, strict):
+        # under a time budget, small chunks: the run stops close to the budget
+        for r in run_seeds(model_name, scenario, params, start, count, workers, strict,
+                           chunk=2 * workers if budget_s is not None else None):
             results.append(r)
-            if prog:
+            if prog and budget_s is None:
                 prog.advance(1 if r.failures else 0)
+            elif prog:
+                prog.at(time.monotonic() - t0, f"{len(results)} seeds, "
+                                               f"{sum(1 for x in results if x.failures)} violating")
+            if budget_s is not None and time.monotonic() - t0 >= budget_s:
+                stopped = len(results) < count
+                break
     finally:
         if prog:
             prog.close()
+    extra = dict(extra or {}, strict=strict)
+    if budget_s is not None:
+        extra["time_budget"] = {"budget_s": budget_s, "seeds_run": len(results), "stopped_by_budget": stopped}
     return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
-                        count=count, elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers,
-                        extra={"strict": strict})
+                        count=len(results), elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers,
+                        extra=extra)
+
+
+def parse_shard(text: str | None, start: int, count: int) -> tuple[int, int, dict | None]:
+    """`--shard K/N`: the K-th of N contiguous slices of seeds start..start+count-1 -> (its start, its
+    count, the report's `shard` block)."""
+    if text is None:
+        return start, count, None
+    k, sep, n = text.partition("/")
+    try:
+        k, n = int(k), int(n)
+    except ValueError:
+        k = n = 0
+    if not sep or not 1 <= k <= n:
+        raise UsageError(f"--shard wants K/N with 1 <= K <= N, got {text!r}")
+    if n > count:
+        raise UsageError(f"--shard {text}: {n} shards of {count} seeds leave some empty")
+    lo, hi = start + (k - 1) * count // n, start + k * count // n
+    return lo, hi - lo, {"k": k, "n": n, "of": {"start": start, "count": count}}
 
 
 # --- the real-S3 world ------------------------------------------------------------------------------
@@ -498,6 +533,42 @@ def shrink_command(console, args) -> int:
     return EXIT_VIOLATION
 
 
+# --- CI: shards joined, JUnit ----------------------------------------------------------------------
+
+
+def merge_command(console, argv: list[str]) -> int:
+    """`python runner.py merge REPORT... [--report PATH] [--junit PATH]`: shard reports joined."""
+    from reporting import merge_reports
+
+    p = _Parser(prog="runner.py merge", description="join the reports of --shard K/N runs into one")
+    p.add_argument("reports", nargs="+", metavar="REPORT")
+    p.add_argument("--report", help="where to write the joined report (default: reports/<model>-<scenario>-s<start>-n<count>.json)")
+    p.add_argument("--junit", metavar="PATH", help="also write JUnit XML")
+    args = p.parse_args(argv)
+    reports = [load_report(path) for path in args.reports]
+    starts = [r["seeds"]["start"] for r in reports]
+    first = reports[starts.index(min(starts))]
+    total = sum(r["seeds"]["count"] for r in reports)
+    path = args.report or default_report_path(first["model"], first["scenario"], min(starts), total)
+    report = merge_reports(reports, path)
+    write_report(path, report)
+    print_summary(console, report, path)
+    print(f"merged {len(reports)} reports: seeds {min(starts)}..{min(starts) + total - 1}")
+    if args.junit:
+        write_junit(args.junit, junit_xml(report))
+    return 0 if report["passed"] else 1
+
+
+def write_junit(path: str, xml: str) -> None:
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(xml)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    print(f"junit: {os.path.relpath(path)}")
+
+
 # --- broken models -------------------------------------------------------------------------
 
 
@@ -562,6 +633,8 @@ def run_broken(console, args, params) -> int:
         for r in rows) + "\n"
     write_report(path, report, text=text)
     console.print(f"report: {os.path.relpath(path)}", highlight=False)
+    if args.junit:
+        write_junit(args.junit, junit_xml(report))
     if not all_caught:
         console.print("[red]not every broken model was caught, or the correct model failed[/red]")
     return 0 if all_caught else 1
@@ -667,7 +740,7 @@ def _natural(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="runner.py", description=__doc__.split("\n\n")[0])
-    p.add_argument("--seeds", type=_positive, default=1000, help="how many seeds (default 1000)")
+    p.add_argument("--seeds", type=_positive, help="how many seeds (default 1000)")
     p.add_argument("--start", type=_natural, default=0, help="first seed (default 0)")
     p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
                    help="worker processes (default: all cores)")
@@ -686,6 +759,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--invariant", metavar="INV",
                    help="with --shrink: the invariant to keep failing (default: the seed's first violation)")
     p.add_argument("--html", metavar="PATH", help="with --replay or --shrink: also draw the run as one HTML file")
+    ci = p.add_argument_group("CI: slices, budgets, JUnit (join slices with: python runner.py merge REPORT...)")
+    ci.add_argument("--shard", metavar="K/N", help="run only the K-th of N contiguous slices of the seeds")
+    ci.add_argument("--time-budget", type=float, metavar="S",
+                    help="run seeds in order until S seconds have passed (--seeds: at most that many)")
+    ci.add_argument("--junit", metavar="PATH", help="also write JUnit XML: a test case per invariant "
+                                                    "(per model with --broken)")
     p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
     p.add_argument("--strict", action="store_true",
                    help="known protocol findings (checkers/findings.py) fail the run too, not only counted")
@@ -711,7 +790,17 @@ def main(argv: list[str] | None = None) -> int:
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
     try:
+        argv = sys.argv[1:] if argv is None else argv
+        if argv[:1] == ["merge"]:
+            return merge_command(console, argv[1:])
         args = build_parser().parse_args(argv)
+        if args.time_budget is not None and args.time_budget <= 0:
+            raise UsageError(f"--time-budget must be positive, got {args.time_budget:g}")
+        if (args.shard or args.time_budget) and (args.broken or args.bench or args.s3 or args.replay or args.shrink):
+            raise UsageError("--shard and --time-budget go with a campaign (not --broken, --bench, --s3, "
+                             "--replay or --shrink)")
+        if args.seeds is None and not args.time_budget:
+            args.seeds = 1000
         if args.s3:
             return run_s3(console, args)
         if args.list:
@@ -749,13 +838,24 @@ def main(argv: list[str] | None = None) -> int:
         if args.bench:
             return run_bench(console, args, params)
         load_model(args.model)
-        path = args.report or default_report_path(args.model, args.scenario, args.start, args.seeds)
-        report = run_campaign(console, args.model, args.scenario, params, args.start, args.seeds, args.workers, path,
-                              strict=args.strict)
+        seeds = args.seeds if args.seeds is not None else (10 ** 9 if args.time_budget else 1000)
+        start, count, shard = parse_shard(args.shard, args.start, seeds)
+        if shard and args.time_budget:
+            raise UsageError("--shard and --time-budget go one at a time (a shard must run all its seeds)")
+        path = args.report or default_report_path(args.model, args.scenario, start, count)
+        if args.time_budget and not args.report:
+            path = os.path.join(HERE, "reports", f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s.json")
+        report = run_campaign(console, args.model, args.scenario, params, start, count, args.workers, path,
+                              strict=args.strict, budget_s=args.time_budget, extra={"shard": shard} if shard else None)
         if report["failures"]:
             draw_failures(report, path, params, args.strict)
         write_report(path, report)
         print_summary(console, report, path)
+        if args.time_budget:
+            print(f"time budget {args.time_budget:g} s: {report['seeds']['count']} seeds run "
+                  f"({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
+        if args.junit:
+            write_junit(args.junit, junit_xml(report))
         return 0 if report["passed"] else 1
     except UsageError as e:
         print(f"runner.py: error: {' '.join(str(e).split())}", file=sys.stderr)
