@@ -173,8 +173,52 @@ def run_seeds(model_name, scenario, params, start, count, workers, strict=False,
             yield from results
 
 
+def _dask_chunk(seeds: list[int], model_name, scenario, params, strict) -> list[SeedResult]:
+    """A chunk of seeds on a Dask worker (the project installed there, as here)."""
+    return [run_one(s, model_name, scenario, params, strict=strict) for s in seeds]
+
+
+def run_seeds_dask(address: str, model_name, scenario, params, start, count, strict=False):
+    """Yield SeedResults as their chunks finish, on a Dask cluster: `local:W` starts W worker processes
+    on 127.0.0.1 for this run; anything else is a scheduler's address. A chunk whose worker is lost
+    is run again elsewhere (Dask's scheduler does that); the results, sorted, are the same."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UsageError("--dask needs Dask: pip install -e '.[dask]'") from None
+    cluster = None
+    try:
+        if address.startswith("local:"):
+            try:
+                n = int(address[len("local:"):])
+            except ValueError:
+                n = 0
+            if n < 1:
+                raise UsageError(f"--dask local:W wants a number of workers, got {address!r}")
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(address, timeout=10)
+    except OSError as e:
+        raise UsageError(f"--dask {address}: cannot reach the scheduler ({e})") from None
+    try:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        chunk = max(1, min(25, count // (workers * 8) or 1))
+        chunks = [list(range(i, min(i + chunk, start + count))) for i in range(start, start + count, chunk)]
+        futures = client.map(_dask_chunk, chunks, model_name=model_name, scenario=scenario, params=params,
+                             strict=strict, pure=False)
+        for fut in as_completed(futures):
+            yield from fut.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
 def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
-                 quiet=False, strict=False, budget_s: float | None = None, extra: dict | None = None):
+                 quiet=False, strict=False, budget_s: float | None = None, extra: dict | None = None,
+                 dask: str | None = None):
     """Run seeds start..start+count-1 of the simulated world and build the report (not yet written).
     With `budget_s`, stop taking results once that many seconds have passed: the report covers the
     seeds start..start+k-1 that finished in order by then (its `time_budget` says so)."""
@@ -185,8 +229,10 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
     stopped = False
     try:
         # under a time budget, small chunks: the run stops close to the budget
-        for r in run_seeds(model_name, scenario, params, start, count, workers, strict,
-                           chunk=2 * workers if budget_s is not None else None):
+        seeds = (run_seeds_dask(dask, model_name, scenario, params, start, count, strict) if dask else
+                 run_seeds(model_name, scenario, params, start, count, workers, strict,
+                           chunk=2 * workers if budget_s is not None else None))
+        for r in seeds:
             results.append(r)
             if prog and budget_s is None:
                 prog.advance(1 if r.failures else 0)
@@ -200,6 +246,9 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
         if prog:
             prog.close()
     extra = dict(extra or {}, strict=strict)
+    if dask:
+        results.sort(key=lambda r: r.seed)  # a cluster finishes chunks in any order
+        extra["dask"] = dask if dask.startswith("local:") else "a cluster"
     if budget_s is not None:
         extra["time_budget"] = {"budget_s": budget_s, "seeds_run": len(results), "stopped_by_budget": stopped}
     return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
@@ -763,6 +812,8 @@ def build_parser() -> argparse.ArgumentParser:
     ci.add_argument("--shard", metavar="K/N", help="run only the K-th of N contiguous slices of the seeds")
     ci.add_argument("--time-budget", type=float, metavar="S",
                     help="run seeds in order until S seconds have passed (--seeds: at most that many)")
+    ci.add_argument("--dask", metavar="ADDRESS", help="run the campaign on a Dask cluster: a scheduler's "
+                    "address, or local:W for W local worker processes (pip install -e '.[dask]')")
     ci.add_argument("--junit", metavar="PATH", help="also write JUnit XML: a test case per invariant "
                                                     "(per model with --broken)")
     p.add_argument("--broken", action="store_true", help="run every broken model; exit 0 only if each is caught")
@@ -799,6 +850,9 @@ def main(argv: list[str] | None = None) -> int:
         if (args.shard or args.time_budget) and (args.broken or args.bench or args.s3 or args.replay or args.shrink):
             raise UsageError("--shard and --time-budget go with a campaign (not --broken, --bench, --s3, "
                              "--replay or --shrink)")
+        if args.dask and (args.time_budget or args.broken or args.bench or args.s3 or args.replay or args.shrink):
+            raise UsageError("--dask goes with a campaign (not --time-budget, --broken, --bench, --s3, --replay "
+                             "or --shrink)")
         if args.seeds is None and not args.time_budget:
             args.seeds = 1000
         if args.s3:
@@ -846,7 +900,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.time_budget and not args.report:
             path = os.path.join(HERE, "reports", f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s.json")
         report = run_campaign(console, args.model, args.scenario, params, start, count, args.workers, path,
-                              strict=args.strict, budget_s=args.time_budget, extra={"shard": shard} if shard else None)
+                              strict=args.strict, budget_s=args.time_budget, extra={"shard": shard} if shard else None,
+                              dask=args.dask)
         if report["failures"]:
             draw_failures(report, path, params, args.strict)
         write_report(path, report)
