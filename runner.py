@@ -178,6 +178,24 @@ def _dask_chunk(seeds: list[int], model_name, scenario, params, strict) -> list[
     return [run_one(s, model_name, scenario, params, strict=strict) for s in seeds]
 
 
+def _reachable(address: str) -> None:
+    """A scheduler's tcp://host:port answers a connection at once, or the run stops here (one line)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address if "://" in address else "tcp://" + address)
+        host, port = parts.hostname, parts.port or 8786
+    except ValueError:
+        raise UsageError(f"--dask {address}: not an address (tcp://HOST:PORT or local:W)") from None
+    if parts.scheme not in ("tcp", "tls") or not host:
+        raise UsageError(f"--dask {address}: not an address (tcp://HOST:PORT or local:W)")
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as e:
+        raise UsageError(f"--dask {address}: cannot reach the scheduler ({e.strerror or e})") from None
+
+
 def run_seeds_dask(address: str, model_name, scenario, params, start, count, strict=False):
     """Yield SeedResults as their chunks finish, on a Dask cluster: `local:W` starts W worker processes
     on 127.0.0.1 for this run; anything else is a scheduler's address. A chunk whose worker is lost
@@ -199,6 +217,7 @@ def run_seeds_dask(address: str, model_name, scenario, params, start, count, str
                                    dashboard_address=None)
             client = Client(cluster)
         else:
+            _reachable(address)
             client = Client(address, timeout=10)
     except OSError as e:
         raise UsageError(f"--dask {address}: cannot reach the scheduler ({e})") from None

@@ -30,7 +30,7 @@ def _strip_paths(failures: list[dict]) -> list[dict]:
     return [{k: v for k, v in f.items() if k not in ("replay", "shrink")} for f in failures]
 
 
-@pytest.mark.parametrize("model, seeds, shards", [("correct", 24, 3), ("unconditional_fence", 16, 4)])
+@pytest.mark.parametrize("model, seeds, shards", [("correct", 12, 3), ("unconditional_fence", 10, 2)])
 def test_shards_merged_equal_the_unsharded_run(tmp_path, model, seeds, shards):
     whole = tmp_path / "whole.json"
     r = run("--model", model, "--seeds", str(seeds), "--start", "5", "--workers", "2", "--report", str(whole))

@@ -76,7 +76,7 @@ def digest_of(path) -> str:
         return json.load(f)["history_digest"]
 
 
-SEEDS = "90"
+SEEDS = "60"
 
 
 @pytest.fixture(scope="module")
@@ -104,13 +104,16 @@ def test_a_worker_killed_mid_run_costs_only_its_chunk(cluster, local_digest, tmp
     address, workers = cluster
     remote = tmp_path / "dask.json"
     p = run("--seeds", SEEDS, "--dask", address, "--report", str(remote))
-    time.sleep(3.5)  # the cluster connected, a few chunks done, many to go (about 5 s of work on two workers)
+    for line in p.stdout:  # the first progress line: some chunks done, most to go
+        if f"/{SEEDS} seeds" in line:
+            break
     assert p.poll() is None, "the campaign ended before the worker could be killed"
     workers[0].send_signal(signal.SIGKILL)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, out[-2000:] + err[-2000:]
     assert workers[0].wait(5) == -signal.SIGKILL
     assert digest_of(remote) == local_digest
+    assert f"{SEEDS}/{SEEDS} seeds" in out
 
 
 def test_an_unreachable_scheduler_is_one_line_exit_2(tmp_path):

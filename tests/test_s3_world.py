@@ -453,8 +453,10 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
 def test_the_timeline_shows_the_faults_injected_at_the_edge(moto, aws_env):
     """An unknown outcome has a visible cause: every fault the core gave a request or a machine is a
     `fault` event in the real-S3 history (the simulation keeps them out of its hashed history)."""
-    world = _world(moto, MODEL, "faults/", 5, 12_000, scenario="calm", **OTHER_FAULTS_OFF, slow_tail="within",
-                   read_replies_lost=False, p_request_lost=0.1, p_late=0.3,
+    # losses and delays aimed at writes (fault_target): the start checks' reads get through, so
+    # there are lease writes to lose, hold back and slow within the run
+    world = _world(moto, MODEL, "faults/", 5, 8_000, scenario="calm", **OTHER_FAULTS_OFF, slow_tail="within",
+                   read_replies_lost=False, fault_target=["PUT", ""], p_request_lost=0.1, p_late=0.3,
                    p_reply_lost=0.2, p_fail_fast=0.1, p_slow_reply=0.2,
                    outages=[["n1", 3_000, 1_000, "refuse"]])
     h = world.run()
