@@ -90,6 +90,10 @@ def _no_draw(_n):
 class World:
     """The core of a world; a subclass supplies time, the bucket and the transport."""
 
+    # schedule a request's timeout only once its reply will not come first (it answers nothing
+    # otherwise): a world that knows each reply's instant when the bucket answers (the SimPy world)
+    lazy_timeouts = False
+
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
                  model_name: str = "correct", options: dict | None = None, choices=None, **draw_overrides) -> None:
         self.seed = seed
@@ -422,6 +426,7 @@ class World:
         proc.alive = False
         proc.timers.clear()
         proc.pending.clear()
+        proc.deadlines.clear()
         slot = proc.slot
         if not slot.wanted or slot.proc is not proc:
             return
@@ -528,9 +533,13 @@ class World:
                 and state_line(req.body).startswith("released "):
             self._released_sent(proc)
         timeout = proc.clock.true_at(proc.clock.local(now) + eff.timeout_ms) - now
-        self.later(timeout, self._timed_out, proc, rid)
+        lazy = self.lazy_timeouts and not self.net_rules
+        if not lazy:
+            self.later(timeout, self._timed_out, proc, rid)
         cut = self._is_cut(proc.machine)
         if cut == "blackhole":
+            if lazy:
+                self.later(timeout, self._timed_out, proc, rid)
             return
         fate = self.scripted_fate(proc, req) if self.net_rules else None
         if fate is not None:
@@ -548,23 +557,51 @@ class World:
         if self._lose and req.op == PUT and self._lose.get(proc.node_id) and req.key.startswith(self._lose[proc.node_id]):
             del self._lose[proc.node_id]
             self.note_fault(proc, "request lost", req)
+            if lazy:
+                self.later(timeout, self._timed_out, proc, rid)
             return
         if cut == "refuse":
             self.note_fault(proc, "failed fast (refused: cut off)", req)
-            self.later(self.choose("refused", proc.machine, self.randint, 1, FAIL_FAST_MS_MAX),
-                       self._reply, proc, rid, FAILED)
+            ms = self.choose("refused", proc.machine, self.randint, 1, FAIL_FAST_MS_MAX)
+            if lazy:
+                self._await(proc, rid, timeout, ms)
+            self.later(ms, self._reply, proc, rid, FAILED)
             return
         what, ms = self._fate("send", self._send_fate, proc, req)
         if what == "ok":
+            if lazy:
+                self._await(proc, rid, timeout, ms)
             self.later(ms, self.to_bucket, proc, rid, req, fate, now)
         elif what == "fail_fast":
             self.note_fault(proc, "failed fast", req)
+            if lazy:
+                self._await(proc, rid, timeout, ms)
             self.later(ms, self._reply, proc, rid, FAILED)
         elif what == "lost":
             self.note_fault(proc, "request lost", req)  # lost on the way: never applied, never answered
+            if lazy:
+                self.later(timeout, self._timed_out, proc, rid)
         else:  # late: applied `ms` after its sender gave up
             self.note_fault(proc, f"held back {timeout + ms} ms, past its timeout", req)
+            if lazy:
+                self.later(timeout, self._timed_out, proc, rid)
             self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
+
+    def _await(self, proc: Proc, rid: int, timeout: int, answered_in: int) -> None:
+        """Lazy timeouts: schedule the timeout now if the answer comes no sooner; else note when it
+        would fire, for the reply's path to schedule it if the reply is lost or comes too late."""
+        if answered_in >= timeout:
+            self.later(timeout, self._timed_out, proc, rid)
+        else:
+            proc.deadlines[rid] = self.now + timeout
+
+    def _deadline_due(self, proc: Proc, rid: int, answered_at: int | None) -> None:
+        """The reply of a request with a noted deadline is lost (answered_at None) or comes at
+        `answered_at`: the timeout is scheduled if it must answer first."""
+        deadline = proc.deadlines.get(rid)
+        if deadline is not None and (answered_at is None or answered_at >= deadline):
+            del proc.deadlines[rid]
+            self.later(deadline - self.now, self._timed_out, proc, rid)
 
     def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
         """A request's or a reply's fate: drawn, or noted or read by the run's Choices, keyed by the
@@ -647,7 +684,11 @@ class World:
         what, ms = self._fate("reply", self._reply_fate, proc, req)
         if what == "lost":
             self.note_fault(proc, f"reply lost ({reply.status})", req)
+            if proc.deadlines:
+                self._deadline_due(proc, rid, None)
             return
+        if proc.deadlines:
+            self._deadline_due(proc, rid, self.now + ms)
         if what == "slow":
             self.note_fault(proc, f"reply slowed to {ms} ms", req)
         self.later(ms, self._reply, proc, rid, reply, req)
@@ -681,7 +722,11 @@ class World:
             return  # timed out already, or the process is gone
         if reply.status != FAILED_FAST and self._is_cut(proc.machine):
             proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
+            if proc.deadlines:
+                self._deadline_due(proc, rid, None)
             return
+        if proc.deadlines:
+            proc.deadlines.pop(rid, None)
         if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)

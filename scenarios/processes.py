@@ -11,7 +11,7 @@ class Proc:
     """One process: a node id and instance running on a machine."""
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
-                 "pending", "learned", "slot", "step", "draining", "stragglers", "events")
+                 "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -25,6 +25,9 @@ class Proc:
         self.alive = True
         self.timers: dict[str, int] = {}
         self.pending: dict[int, bool] = {}
+        # request id -> its timeout's instant (true time), for a request whose timeout is not scheduled
+        # yet: a world with lazy timeouts schedules it only once the reply will not come first
+        self.deadlines: dict[int, int] = {}
         self.learned: dict[tuple[str, str], int] = {}  # (key, version token) -> serial, as this process learned it
         self.draining = False  # the world told it to drain and has not told it to resume
         self.stragglers: list[tuple[str, int]] = []  # (actor, request): events ended by its `released` write (CS-1)

@@ -75,6 +75,8 @@ def calm_options(nodes: int, params: Params, clocks: dict | None = None, version
 class ScriptedWorld(SimWorld):
     """The SimPy world driven by a script of steps and network rules."""
 
+    lazy_timeouts = False  # scripts were written against timeouts scheduled at the send
+
     def __init__(self, nodes: int = 2, model=None, params: Params | None = None, seed: int = 0,
                  model_name: str = "correct", clocks: dict | None = None, restart: bool = True,
                  versioning: str = "opaque", absent_if_match: int = 404) -> None:

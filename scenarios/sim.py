@@ -35,6 +35,8 @@ def _fire(fn, args, _event) -> None:
 class SimWorld(World):
     """The core, interpreted in simulated time against a simulated bucket."""
 
+    lazy_timeouts = True  # each reply's instant is known when the bucket answers
+
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
                  model_name: str = "correct", options: dict | None = None, choices=None) -> None:
         super().__init__(seed, model, scenario, params, model_name, options, choices)
