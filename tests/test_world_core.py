@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import os
 
+import pytest
+
 from model.old_lease import gc_collectable
 from model.records import OldLease, encode_marker, encode_old_lease, Marker, state_line
 
@@ -112,3 +114,41 @@ def test_the_quiet_phase_resumes_the_drains_the_world_asked_for():
     assert proc is not None and proc.draining is False and proc.state.draining is False
     drained = [e for e in h.events if e[2] == "drain_began"]
     assert drained, "the drain was not delivered"
+
+
+def _hanging(world) -> list:
+    """Requests of live processes still unanswered well after their attempt timeout at the run's end."""
+    end = world.now
+    limit = world.params.attempt_timeout_ms + 2 * world.params.max_skew_ms + 10
+    return [(p.label if hasattr(p, "label") else p.node_id, rid, sent) for p in world.procs if p.alive
+            for rid, sent in p.pending.items() if sent < end - limit]
+
+
+@pytest.mark.parametrize("scenario", ["lossy", "outages", "blip", "swarm"])
+def test_lazy_timeouts_answer_every_request_the_reply_does_not(scenario):
+    """The SimPy world schedules a timeout only once the reply will not come first (a lost request
+    or reply, a late write, a slow reply, a reply cut off on arrival): no request of a live process
+    is left waiting past its timeout (NL-11 and OR-7 rely on the timeout answering)."""
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    assert SimWorld.lazy_timeouts
+    for seed in range(6):
+        world = SimWorld(seed, MODEL, scenario)
+        world.run()
+        assert _hanging(world) == [], (scenario, seed)
+
+
+def test_the_hanging_check_sees_a_timeout_never_scheduled(monkeypatch):
+    """The check above can fail: with the reply path's scheduling switched off, requests whose
+    replies were lost wait for ever."""
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    monkeypatch.setattr(SimWorld, "_deadline_due", lambda self, proc, rid, answered_at: None)
+    hung = []
+    for seed in range(6):
+        world = SimWorld(seed, MODEL, "lossy")
+        world.run()
+        hung += _hanging(world)
+    assert hung
