@@ -263,7 +263,7 @@ OTHER_FAULTS_OFF = dict(upgrade=None, stops=[], drains=[], deletes=[], operator_
 
 
 def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
-    rec = ContractRecorder(MODEL, jitter_ms=100)  # real time: a timeout is answered a few ms late
+    rec = ContractRecorder(MODEL, jitter_ms=300)  # real time: a timeout is answered late when the machine is loaded
     # slow replies within the attempt timeout and read replies kept: a start check (a read, a wait,
     # a read, a write) must get through within the run for the lease to be judged at all
     # (a start check is five requests and a wait of ttl + grace: at rates of 0.1 each, three nodes
