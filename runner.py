@@ -512,7 +512,10 @@ def replay_plan(console, path: str, doc: dict, html: str | None) -> int:
     plan = check_plan(doc, path)
     load_model(plan["model"])
     check_scenario(plan["scenario"])
-    history = run_plan(plan)
+    try:
+        history = run_plan(plan)
+    except Exception as e:  # a hand-edited plan the world cannot run: bad input, one line
+        raise UsageError(f"the counterexample {path} does not run: {type(e).__name__}: {e}") from None
     found = violations(history, bool(plan.get("strict")))
     chosen = [v for v in found if v.invariant == plan.get("invariant")] or found
     if chosen:

@@ -297,3 +297,14 @@ def test_a_conditional_write_on_a_deleted_object_is_recorded_with_its_status(abs
     assert h.events[refused[0]][3][5] == absent
     assert f"refused with {absent}: the object is absent" in phrase(h, refused[0])
     assert f"if-match {absent} nodes/n0" in render(h, None)
+
+
+def test_a_counterexample_the_world_cannot_run_is_one_line_exit_2(shrunk, tmp_path):
+    *_, best, _shrinker, _path = shrunk["unconditional_fence"]
+    broken = json.loads(json.dumps(best))
+    broken["options"]["clocks"] = "not clocks"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    r = run("--replay", str(path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "does not run" in r.stderr
+    assert "Traceback" not in r.stderr
