@@ -427,11 +427,14 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
 
 
 def test_correct_model_passes_every_checker_on_any_seed():
-    """INV-1..INV-9, LEASE-1: for any seed (swarm and stops scenarios) the correct model's history has no
-    violation. About 0.07 s a seed."""
+    """INV-1..INV-11, LEASE-1, UP-2, CS-1: for any seed (swarm and stops scenarios) the correct model's
+    history has no violation but those a known protocol finding explains (checkers/findings.py:
+    counted by every campaign, failing only with --strict; about 1 seed in 500 shows one, F-2, F-3
+    or F-4 in 2,400 random seeds of these scenarios). About 0.07 s a seed."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
+    from checkers.findings import classify
     from model import MODEL
     from scenarios.sim import run_seed
 
@@ -439,7 +442,7 @@ def test_correct_model_passes_every_checker_on_any_seed():
     @given(st.integers(0, 1_000_000), st.sampled_from(["swarm", "stops"]))
     def prop(seed, scenario):
         h = run_seed(seed, MODEL, scenario, None, "correct")
-        violations = check_all(h)
+        violations, _known = classify(h, check_all(h))
         assert violations == [], (f"seed {seed} ({scenario}): "
                                   + "\n".join(v.explain(h) for v in violations))
 
