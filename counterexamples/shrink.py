@@ -21,6 +21,7 @@ import json
 import time
 
 from reporting import UsageError
+from scenarios.plan import is_fault
 
 FAULT_LISTS = ("outages", "crashes", "twins", "stops", "drains", "deletes", "operator_fences", "deadline_races",
                "reply_drops", "crash_for_good", "mass")
@@ -75,19 +76,13 @@ def violations(history, strict: bool = False) -> list:
 def size(plan: dict, history) -> dict:
     """What a reader has to take in: nodes, actors, faults, client requests, events, seconds."""
     o = plan["options"]
-    drawn = sum(1 for k, v in plan["choices"].items() if _is_fault(k, v))
+    drawn = sum(1 for k, v in plan["choices"].items() if is_fault(k, v))
     scheduled = sum(1 for name in FAULT_LISTS for x in o.get(name) or () if x is not None and x != [])
     scheduled += sum(1 for name in FAULT_FLAGS if o.get(name))
     return {"nodes": len(_node_ids(o)), "actors": len(_actor_ids(o)),
             "processes": len(history.processes) - 1,  # the operator is not a node process
             "faults": drawn + scheduled, "client_requests": sum(1 for s in plan["workload"] if s[1] == "ask"),
             "events": len(history.events), "simulated_s": round(history.end_ms / 1000, 1)}
-
-
-def _is_fault(key, value) -> bool:
-    from scenarios.plan import is_fault
-
-    return is_fault(key, value)
 
 
 def _node_ids(o: dict) -> list[str]:
@@ -258,7 +253,7 @@ class Shrinker:
                 self.attempt(_without_actor(self.best, actor), f"actor {actor} removed")
 
     def drop_drawn(self) -> None:
-        keys = [k for k, v in self.best["choices"].items() if _is_fault(k, v)]
+        keys = [k for k, v in self.best["choices"].items() if is_fault(k, v)]
         self.ddmin(keys, _without_choices, "drawn faults")
 
     def drop_workload(self) -> None:
@@ -266,7 +261,7 @@ class Shrinker:
 
     def calm_decisions(self) -> None:
         """Every harmless decision (delays, event lengths) to its calm default, site by site."""
-        sites = sorted({k.split(" ", 1)[0] for k, v in self.best["choices"].items() if not _is_fault(k, v)})
+        sites = sorted({k.split(" ", 1)[0] for k, v in self.best["choices"].items() if not is_fault(k, v)})
         sites = [s for s in sites if s != "instance"]
         if sites and self.attempt(_without_sites(self.best, sites), "every delay and length at its default"):
             return
@@ -406,7 +401,7 @@ def _without_choices(plan: dict, keys: list) -> dict:
 def _without_sites(plan: dict, sites: list) -> dict:
     cand = dict(plan)
     cand["choices"] = {k: v for k, v in plan["choices"].items()
-                       if _is_fault(k, v) or k.split(" ", 1)[0] not in sites}
+                       if is_fault(k, v) or k.split(" ", 1)[0] not in sites}
     return cand
 
 

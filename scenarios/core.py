@@ -533,7 +533,7 @@ class World:
                 and state_line(req.body).startswith("released "):
             self._released_sent(proc)
         timeout = proc.clock.true_at(proc.clock.local(now) + eff.timeout_ms) - now
-        lazy = self.lazy_timeouts and not self.net_rules
+        lazy = self.lazy_timeouts
         if not lazy:
             self.later(timeout, self._timed_out, proc, rid)
         cut = self._is_cut(proc.machine)
@@ -779,7 +779,6 @@ class World:
     def _client_retry(self, proc, fields) -> None:
         """The client saw its request fail; it may try the same node again soon. A final-round
         request is always tried again, at a node that runs, up to three times."""
-        rng = self.rng
         actor, req = fields[0], fields[1]
         if req in self._final_reqs:
             tries = self._retries.get(req, 0)
