@@ -4,14 +4,18 @@ True time is SimPy's clock, in integer milliseconds. Each process runs on a
 machine whose clock is true time plus an offset (and a drift); the model only
 ever sees its machine's local time. A request reaches the simulated bucket
 (bucket.py) after the delay its fate gave it and takes effect there at one
-instant, which the history records with the bucket's serial numbers. It uses
-plain SimPy events with callbacks (no generator per request), so a seed
-costs few kernel events.
+instant, which the history records with the bucket's serial numbers.
+
+The world's callbacks are entries of SimPy's own event queue, in SimPy's own
+order (time, priority, insertion), but not SimPy events: `later` pushes the
+call itself and `run` pops and makes it. A SimPy event per callback (created,
+given a callback list, stepped, checked for failure) cost more than the
+callback's own work (docs/performance.md).
 """
 
 from __future__ import annotations
 
-from functools import partial
+from heapq import heappop, heappush
 
 import simpy
 from simpy.events import NORMAL
@@ -26,10 +30,6 @@ from .bucket import SimBucket
 from .core import WORLD, World
 
 __all__ = ["SimWorld", "run_seed", "WORLD"]
-
-
-def _fire(fn, args, _event) -> None:
-    fn(*args)
 
 
 class SimWorld(World):
@@ -55,16 +55,18 @@ class SimWorld(World):
         return self.env._now
 
     def later(self, delay_ms: int, fn, *args) -> None:
-        ev = simpy.Event(self.env)
-        ev._ok = True
-        ev._value = None
-        ev.callbacks.append(partial(_fire, fn, args))
-        self.env.schedule(ev, NORMAL, delay_ms if delay_ms > 0 else 0)
+        env = self.env
+        heappush(env._queue, (env._now + (delay_ms if delay_ms > 0 else 0), NORMAL, next(env._eid), fn, args))
         self.kernel_events += 1
 
     def run(self) -> History:
         end = self.schedule()
-        self.env.run(until=end)
+        env = self.env
+        queue = env._queue
+        while queue and queue[0][0] < end:  # as env.run(until=end): nothing at `end` itself runs
+            env._now, _, _, fn, args = heappop(queue)
+            fn(*args)
+        env._now = end
         return self.finish(end)
 
     def counts(self) -> dict:
