@@ -849,12 +849,17 @@ def build_parser() -> argparse.ArgumentParser:
     s3.add_argument("--bucket", metavar="NAME", help="with --s3: the bucket (it must exist)")
     s3.add_argument("--prefix", metavar="P", help="with --s3: the run's key prefix (default: a fresh one)")
     s3.add_argument("--duration", type=float, metavar="S", help="with --s3: seconds to run (default 30)")
-    s3.add_argument("--nodes", type=_positive, metavar="N", help="with --s3: node ids (default: as the scenario draws)")
-    s3.add_argument("--actors", type=_positive, metavar="K", help="with --s3: actors (default: as the scenario draws)")
+    s3.add_argument("--nodes", type=_positive, metavar="N",
+                    help="with --s3: node ids (default: as the scenario draws); with --explore: nodes (default 2)")
+    s3.add_argument("--actors", type=_positive, metavar="K",
+                    help="with --s3: actors (default: as the scenario draws); with --explore: actors (default 1)")
     s3.add_argument("--reuse-prefix", action="store_true", help="with --s3: run in a prefix that holds objects")
     s3.add_argument("--cleanup", action="store_true", help="with --s3: delete the keys this run wrote")
     s3.add_argument("--region", metavar="R", help="with --s3: the region (default: the AWS config's, or us-east-1)")
     s3.add_argument("--addressing-style", choices=("path", "virtual"), help="with --s3: path or virtual-host URLs")
+    from explore.cli import add_arguments
+
+    add_arguments(p)
     return p
 
 
@@ -879,6 +884,13 @@ def main(argv: list[str] | None = None) -> int:
             args.seeds = 1000
         if args.s3:
             return run_s3(console, args)
+        if args.explore:
+            if args.replay or args.shrink or args.broken or args.bench or args.shard or args.dask or args.time_budget:
+                raise UsageError("--explore goes alone (not with --replay, --shrink, --broken, --bench, --shard, "
+                                 "--dask or --time-budget)")
+            from explore.cli import explore_command
+
+            return explore_command(console, args, parse_pins(args.param), load_model)
         if args.list:
             from broken_models import BROKEN, SURVIVORS, load
             from scenarios.swarm import SCENARIOS

@@ -1,0 +1,1 @@
+"""Exhaustive exploration of small configurations with the model's own step function (issue 15)."""

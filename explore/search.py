@@ -1,0 +1,299 @@
+"""Breadth-first exploration of every run of a small configuration (issue 15).
+
+A system state is an `ExploreWorld` between two callbacks: every process's state and timers,
+the bucket, the requests and replies in flight (each with the instant it lands, once the
+explorer chose it), and the budgets left. Its successors are what may happen next:
+
+- a request's fate, when it is sent: applied after 1 ms or after each multiple of the time
+  quantum below its attempt timeout; within the fault budget also lost, or (a write) applied
+  one quantum after its sender timed out;
+- a reply's fate, when the bucket answered: delivered after 1 ms or after each multiple of
+  the quantum below the attempt timeout (later is past the timeout: the timeout answers);
+  within the fault budget also lost;
+- at each multiple of the quantum, before the events of that instant: nothing, or (within
+  their budgets) a client request for an actor at a node, a crash of a node's process (its
+  supervisor restarts it as the simulated world's does), an operator's `cluster fence`;
+- timers fire at their instant on their machine's clock, which is true time plus an offset
+  from {-max_skew, 0, +max_skew}: each combination is one exploration.
+
+Between two such choices the world runs deterministically (the SimPy world's own core), so
+a state is a choice point and a path is a plan (scenarios/plan.py): the counterexample is a
+file `--replay` runs in the SimPy world, event for event. States are deduplicated by a
+canonical value of everything that decides the future (ExploreWorld.digest), and every new
+state's history is judged by every checker, so that the first violation found is one with
+the fewest choices. What a merge leaves out: a path that reaches a state already seen is not
+judged past that point; its history up to there was judged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+
+from model.params import Params
+from scenarios.plan import FORMAT
+from scenarios.script import calm_options
+
+from .world import ExploreWorld, NeedDecision
+
+CLOCK_BASE = 100_000  # every clock reads true time + 100 s, +- its offset (local times stay positive)
+# the configuration explored unless pinned: every bound of T-2, T-3 and T-4 met with equality,
+# in multiples of the default quantum
+MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 1_000,
+           "heartbeat_period_ms": 2_000, "attempt_timeout_ms": 1_500}
+
+
+INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
+              "outage": "outages"}  # what -> its budget
+
+
+@dataclass
+class Bounds:
+    nodes: int = 2
+    actors: int = 1
+    horizon_s: float = 20.0
+    quantum_ms: int = 500
+    faults: int = 1  # requests lost, writes applied late, replies lost
+    crashes: int = 0
+    requests: int = 1  # client requests
+    hibernations: int = 0  # an actor hibernates (every node is told)
+    fences: int = 0  # operator `cluster fence`s
+    outages: int = 0  # a node's machine cut off the bucket for ttl + grace + one quantum
+    offsets: list | None = None  # [[offset per node], ...]; None: every combination of -s, 0, +s
+    delays: list | None = None  # a request's and a reply's delays, ms; None: 1 and each quantum below the timeout
+    focus: list | None = None  # ["OP key-prefix", ...]: only matching requests get delays and faults (None: all)
+    max_states: int | None = None
+    budget_s: float | None = None
+
+    def combinations(self, skew: int) -> list[tuple[int, ...]]:
+        if self.offsets is not None:
+            return [tuple(c) for c in self.offsets]
+        return list(itertools.product((-skew, 0, skew), repeat=self.nodes))
+
+
+@dataclass
+class Outcome:
+    status: str = "exhausted"  # exhausted | violation | stopped: <which bound>
+    states: int = 0  # states generated (successors built)
+    distinct: int = 0
+    steps: int = 0  # callbacks run
+    depth: int = 0
+    wall_s: float = 0.0
+    combinations: int = 0
+    checked: int = 0
+    violation: object = None
+    world: object = None
+    plan: dict | None = None
+    per_offsets: list = field(default_factory=list)
+
+    @property
+    def states_per_s(self) -> float:
+        return self.states / self.wall_s if self.wall_s else 0.0
+
+
+class Explorer:
+    def __init__(self, model, model_name: str, params: Params, bounds: Bounds, progress=None, strict: bool = False):
+        self.model, self.model_name, self.params, self.bounds = model, model_name, params, bounds
+        self.progress = progress
+        self.strict = strict
+        q = bounds.quantum_ms
+        a = params.attempt_timeout_ms
+        self.delays = bounds.delays or [1] + [k * q for k in range(1, a // q + 1) if k * q < a]
+        self.end = int(bounds.horizon_s * 1000)
+
+    # --- the initial world ----------------------------------------------------------------
+
+    def options(self, offsets: tuple[int, ...]) -> dict:
+        b = self.bounds
+        clocks = {f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)}
+        o = calm_options(b.nodes, self.params, {m: v for m, v in clocks.items()}, versioning="md5")
+        for m in o["clocks"]:
+            if m not in clocks:
+                o["clocks"][m] = [CLOCK_BASE, 0]
+        o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE, crashes=[], operator_fences=[],
+                 outages=[])
+        return o
+
+    def initial(self, offsets) -> ExploreWorld:
+        w = ExploreWorld(0, self.model, "calm", self.params, self.model_name, self.options(offsets))
+        w.alternatives = self.alternatives
+        w.budget = {k: v for k, v in (("faults", self.bounds.faults), ("crashes", self.bounds.crashes),
+                                      ("requests", self.bounds.requests),
+                                      ("hibernations", self.bounds.hibernations), ("fences", self.bounds.fences),
+                                      ("outages", self.bounds.outages)) if v}
+        w.next_tick = self.bounds.quantum_ms
+        return w
+
+    # --- successors -------------------------------------------------------------------------
+
+    def successors(self, state: ExploreWorld, out: Outcome) -> list[ExploreWorld]:
+        """The states one choice away: the world runs on from `state` until a decision with more than
+        one alternative, an instant at which something may be injected, or the end of the run."""
+        w = state.clone()
+        n = 0
+        end = self.end
+        while True:
+            if w.begun:
+                due = w.next_due()
+                tick = w.next_tick
+                if any(w.budget.get(k) for k in INJECTIONS.values()):
+                    if tick < end and (due is None or due >= tick):
+                        return self.injections(w, tick)
+                if due is None or due >= end:
+                    return [w] if n else []  # the end of the run: judged like any state
+            try:
+                w.advance()
+            except NeedDecision as nd:
+                out.steps += n + 1
+                return self.decide(state, n, [], nd, out)
+            n += 1
+
+    def injections(self, w: ExploreWorld, tick: int) -> list[ExploreWorld]:
+        w.next_tick = tick + self.bounds.quantum_ms
+        w.t = tick
+        out = [w]
+        b = w.budget
+        choices = []
+        if b.get("requests"):
+            choices += [("ask", n, a) for n in w.node_ids for a in w.actors]
+        if b.get("hibernations"):
+            choices += [("hibernate", None, a) for a in w.actors]
+        if b.get("crashes"):
+            choices += [("crash", n, None) for n in w.node_ids if w.live_proc(n) is not None]
+        if b.get("fences"):
+            choices += [("fence", n, None) for n in w.node_ids]
+        if b.get("outages"):
+            choices += [("outage", n, None) for n in w.node_ids]
+        for what, node_id, actor in choices:
+            c = w.clone()
+            c.budget[INJECTIONS[what]] -= 1
+            c.inject(what, node_id, actor, self.params.takeover_ms + self.bounds.quantum_ms)
+            c.path.append(f"{tick / 1000:.3f} s  {what} " + " ".join(x for x in (node_id, actor) if x))
+            out.append(c)
+        return out
+
+    def alternatives(self, w: ExploreWorld, site: str, req) -> list:
+        """The fates of a request (site "send") or of its reply ("reply") worth exploring."""
+        focus = self.bounds.focus
+        if focus is not None and not any(f"{req.op} {req.key}".startswith(f) for f in focus):
+            return [("ok", 1)]
+        alts = [("ok", d) for d in self.delays]
+        if w.budget.get("faults", 0) > 0:
+            alts.append(("lost", 0))
+            if site == "send" and req.op in ("PUT", "DELETE"):
+                alts.append(("late", self.bounds.quantum_ms))
+        return alts
+
+    def decide(self, state: ExploreWorld, n: int, queued: list, nd: NeedDecision, out: Outcome,
+               labels: tuple = ()) -> list:
+        """One successor per alternative of the decision `nd` the (n+1)th callback from `state` met
+        (after the decisions `queued` of that callback)."""
+        base = state.clone()
+        for _ in range(n):
+            base.advance()
+        result = []
+        for alt in nd.alternatives:
+            w = base.clone()
+            w.queue = queued + [alt]
+            said = labels + (f"{nd.key}: {alt[0]}{'' if alt[0] == 'lost' else f' {alt[1]} ms'}",)
+            try:
+                w.advance()
+            except NeedDecision as nd2:
+                result += self.decide(state, n, queued + [alt], nd2, out, said)
+                continue
+            w.path.append(f"{base.t / 1000:.3f} s  " + "; ".join(said))
+            result.append(w)
+        return result
+
+    # --- the search -----------------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        from counterexamples.shrink import violations
+
+        out = Outcome()
+        t0 = time.monotonic()
+        last = t0
+        combos = self.bounds.combinations(self.params.max_skew_ms)
+        for offsets in combos:
+            out.combinations += 1
+            visited: set = set()
+            first = self.initial(offsets)
+            frontier = deque([(first, 0)])
+            visited.add(first.digest())
+            out.distinct += 1
+            found_before = out.distinct
+            while frontier:
+                w, depth = frontier.popleft()
+                for s in self.successors(w, out):
+                    out.states += 1
+                    d = s.digest()
+                    if d in visited:
+                        continue
+                    visited.add(d)
+                    out.distinct += 1
+                    out.depth = max(out.depth, depth + 1)
+                    out.checked += 1
+                    s.history.end_ms = s.t + 1  # a prefix of a run, judged as a run that ends now
+                    found = violations(s.history, self.strict)
+                    if found:
+                        out.status = "violation"
+                        out.violation, out.world = found[0], s
+                        out.wall_s = time.monotonic() - t0
+                        out.per_offsets.append((offsets, out.distinct - found_before + 1))
+                        return out
+                    frontier.append((s, depth + 1))
+                now = time.monotonic()
+                if self.progress is not None and now - last >= 1.0:
+                    last = now
+                    self.progress(out, depth, len(frontier), now - t0, offsets)
+                stop = self._bound_hit(out, now - t0)
+                if stop:
+                    out.status = f"stopped: {stop}"
+                    out.wall_s = now - t0
+                    return out
+            out.per_offsets.append((offsets, out.distinct - found_before + 1))
+        out.wall_s = time.monotonic() - t0
+        return out
+
+    def _bound_hit(self, out: Outcome, elapsed: float) -> str | None:
+        b = self.bounds
+        if b.budget_s is not None and elapsed >= b.budget_s:
+            return f"the budget of {b.budget_s:g} s"
+        if b.max_states is not None and out.distinct >= b.max_states:
+            return f"{b.max_states} distinct states"
+        return None
+
+    # --- the counterexample -------------------------------------------------------------------
+
+    def counterexample(self, out: Outcome) -> tuple[dict, object]:
+        """The violating path as a plan, cut 1 ms after the last event the violation names, and its
+        run in the SimPy world. That run must be the explorer's history up to the cut, event for
+        event (anything else is a bug in the explorer: FidelityError)."""
+        from counterexamples.shrink import run_plan
+
+        w = out.world
+        events = w.history.events
+        cut = max((events[i][0] for i in out.violation.events), default=w.t) + 1
+        options = dict(w.options, fault_ms=cut, **w.injected)
+        plan = {"format": FORMAT, "model": self.model_name, "scenario": "calm", "seed": 0,
+                "params": self.params.to_dict(), "options": options, "choices": dict(w.table),
+                "workload": [s for s in w.workload if s[0] < cut], "invariant": out.violation.invariant,
+                "strict": self.strict,
+                "source": {"explore": {k: v for k, v in asdict(self.bounds).items() if v is not None},
+                           "path": list(w.path), "distinct_states": out.distinct}}
+        plan = json.loads(json.dumps(plan))
+        history = run_plan(plan)
+        mine = [e for e in events if e[0] < cut]
+        if json.loads(json.dumps(history.events)) != json.loads(json.dumps(mine)):
+            raise FidelityError("the SimPy world's replay of the explored path differs from the explorer's run")
+        plan["history_sha256"] = history.sha256()
+        return plan, history
+
+
+class FidelityError(RuntimeError):
+    """The explorer's world and the SimPy world disagree on one plan (a bug in explore/world.py)."""
+
+

@@ -1,0 +1,302 @@
+"""The explorer's world: the SimPy world's core, with its clock and its choices in the explorer's hands.
+
+`ExploreWorld` is `scenarios.sim.SimWorld` with two things replaced, nothing else:
+
+- **time**: an agenda of callbacks ordered exactly as SimPy's event queue orders them (due
+  time, then the order they were scheduled in), held as plain data (the process and slot a
+  callback names are kept by index) so that a world can be copied in microseconds;
+- **decisions**: where the simulated world draws a request's or a reply's fate, this world
+  takes the next decision the explorer queued for it, or stops the callback with
+  `NeedDecision` so that the explorer can branch on every alternative. Every other decision
+  takes the calm default a plan's replay takes (scenarios/plan.py), so that a path is a plan:
+  the SimPy world replays it event for event, with the same history hash.
+
+The explorer (search.py) also schedules the faults and the workload it injects (a client
+request, a crash, an operator's fence) where a plan's replay schedules them, so that they
+keep their order among the events of their instant.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from heapq import heappop, heappush
+
+from model.frozen import FrozenDict
+from model.io import Command
+from scenarios.plan import DEFAULTS, instance_default
+from scenarios.processes import Proc, Slot
+from scenarios.sim import SimWorld
+
+BRANCHING = ("send", "reply")  # the sites the explorer decides; every other takes its default
+
+# where a plan's replay (scenarios/core.py `schedule`) puts what the explorer injects: after what
+# the nodes' starts scheduled, before every event scheduled later, the operator's fences first,
+# then the first client request, then the crashes (the order `schedule` calls `later` in)
+FENCE_AT, OUTAGE_AT, CRASH_AT = 0.1, 0.6, 0.7
+FIRST_STEP_AT = {"ask": 0.5, "hibernate": 0.52}  # a workload chain's first step (core `schedule_workload`)
+
+
+class NeedDecision(Exception):
+    """A callback reached a decision the explorer has not made yet."""
+
+    def __init__(self, key: str, site: str, proc: Proc, req, alternatives: list) -> None:
+        super().__init__(key)
+        self.key, self.site, self.proc, self.req, self.alternatives = key, site, proc, req, alternatives
+
+
+class _Ref:
+    """A process (kind "p") or a slot (kind "s") named by its index, inside an agenda entry."""
+
+    __slots__ = ("kind", "index")
+
+    def __init__(self, kind: str, index: int) -> None:
+        self.kind, self.index = kind, index
+
+    def __eq__(self, other) -> bool:
+        return type(other) is _Ref and other.kind == self.kind and other.index == self.index
+
+    def __hash__(self) -> int:
+        return self.index * 2 + (self.kind == "s")
+
+    def __repr__(self) -> str:
+        return f"{self.kind}{self.index}"
+
+
+class ExploreWorld(SimWorld):
+    """The simulated world, stepped by the explorer one callback at a time."""
+
+    def __init__(self, seed, model, scenario, params, model_name, options) -> None:
+        super().__init__(seed, model, scenario, params, model_name, options=options)
+        self.t = 0
+        self.agenda: list = []  # heap of (due, seq, method name, args)
+        self.seq = 0
+        self.queue: list = []  # decisions queued for the callback about to run
+        self.table: dict = {}  # the decisions this path took, keyed as a plan keys them
+        self.seen: Counter = Counter()
+        self.workload: list = []  # the client requests injected, as a plan's workload
+        self.injected: dict = {"crashes": [], "operator_fences": [], "outages": []}
+        self.chain_seq: dict = {}  # workload kind -> where its next step sits among the events of its instant
+        self.base_seq = 0  # the last seq the start scheduled (`begin`)
+        self.budget: dict = {}
+        self.path: list = []  # what the explorer chose, for people
+        self.begun = False
+        self.alternatives = None  # (world, site, request) -> the fates to explore (the explorer's)
+        self.deciding = True  # False: every decision takes its default (the run after a violation)
+
+    def advance(self) -> None:
+        """One callback: the start (the nodes start, as a plan's replay starts them), then the
+        next one due."""
+        if self.begun:
+            self.pop()
+            return
+        self.schedule()
+        self.begun = True
+        self.base_seq = self.seq
+        self.chain_seq = {k: self.base_seq + at for k, at in FIRST_STEP_AT.items()}
+        self.seq += 1
+
+    def inject(self, what: str, node_id: str, actor: str | None = None, length_ms: int = 0) -> None:
+        """A client request for `actor` at `node_id` ("ask"), a crash of `node_id`'s process, an
+        operator's `cluster fence` of it, or an outage cutting its machine off the bucket for
+        `length_ms` (requests and replies vanish), now: scheduled where a plan's replay schedules it."""
+        t = self.t
+        if what == "ask":
+            self.workload.append([t, "ask", node_id, actor])
+            self.push(t, self.chain_seq["ask"], self._explored_step, ("ask", node_id, actor))
+        elif what == "hibernate":
+            self.workload.append([t, "hibernate", actor])
+            self.push(t, self.chain_seq["hibernate"], self._explored_step, ("hibernate", actor))
+        elif what == "crash":
+            self.injected["crashes"].append([node_id, t])
+            self.push(t, self.base_seq + CRASH_AT + len(self.injected["crashes"]) * 1e-6, self._crash_node, (node_id,))
+        elif what == "fence":
+            self.injected["operator_fences"].append([node_id, t])
+            self.push(t, self.base_seq + FENCE_AT + len(self.injected["operator_fences"]) * 1e-6, self._operator,
+                      (Command("cluster_fence", (node_id,)),))
+        elif what == "outage":
+            self.injected["outages"].append([node_id, t, length_ms, "blackhole"])
+            self.push(t, self.base_seq + OUTAGE_AT + len(self.injected["outages"]) * 1e-6, self._outage_begins,
+                      (node_id, length_ms, "blackhole"))
+        else:
+            raise ValueError(f"unknown injection {what!r}")
+
+    def _explored_step(self, what: str, *args) -> None:
+        # as a plan's workload step (core `_planned_step`): the next one of its kind is scheduled from
+        # here, after what this one caused
+        if what == "ask":
+            self._requests += 1
+            self._ask(args[0], args[1], self._requests)
+        else:
+            self._broadcast(Command("hibernate", (args[0],)))
+        self.seq += 1
+        self.chain_seq[what] = self.seq
+
+    # --- time: an agenda in SimPy's order --------------------------------------------------
+
+    @property
+    def now(self) -> int:
+        return self.t
+
+    def later(self, delay_ms: int, fn, *args) -> None:
+        self.seq += 1
+        self.kernel_events += 1
+        self.push(self.t + (delay_ms if delay_ms > 0 else 0), self.seq, fn, args)
+
+    def push(self, due: int, seq: int, fn, args) -> None:
+        if getattr(fn, "__self__", None) is not self:
+            raise TypeError(f"the explorer schedules only the world's own methods, not {fn!r}")
+        refs = tuple(_Ref("p", a.index) if type(a) is Proc else _Ref("s", self.slots.index(a)) if type(a) is Slot
+                     else a for a in args)
+        heappush(self.agenda, (due, seq, fn.__name__, refs))
+
+    def next_due(self) -> int | None:
+        return self.agenda[0][0] if self.agenda else None
+
+    def pop(self) -> None:
+        """Run the next callback (its decisions from `queue`, or NeedDecision)."""
+        due, _seq, name, refs = heappop(self.agenda)
+        self.t = due
+        args = [(self.procs[a.index] if a.kind == "p" else self.slots[a.index]) if type(a) is _Ref else a for a in refs]
+        getattr(self, name)(*args)
+
+    # --- decisions ------------------------------------------------------------------------
+
+    def _key(self, site: str, who: str) -> str:
+        base = f"{site} {who}"
+        k = self.seen[base]
+        self.seen[base] = k + 1
+        return f"{base} #{k}"
+
+    def choose(self, site: str, who: str, draw, *args):
+        key = self._key(site, who)
+        return instance_default(key) if site == "instance" else DEFAULTS[site]
+
+    def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
+        key = self._key(site, f"{proc.machine} {req.op} {req.key}")
+        if not self.deciding:
+            return tuple(DEFAULTS[site])
+        if self.queue:
+            value = self.queue.pop(0)
+        else:
+            alts = self.alternatives(self, site, req)
+            if len(alts) > 1:
+                raise NeedDecision(key, site, proc, req, alts)
+            value = alts[0]  # no choice here: the run goes on
+        if value[0] != "ok":
+            self.budget["faults"] -= 1
+        self.table[key] = list(value)
+        return value
+
+    # --- a copy for each branch -----------------------------------------------------------
+
+    def clone(self) -> "ExploreWorld":
+        """A copy sharing everything immutable (model states, requests, events)."""
+        w = object.__new__(ExploreWorld)
+        d = self.__dict__.copy()
+        w.__dict__ = d
+        mutable = _MUTABLE.get(tuple(d))
+        if mutable is None:
+            mutable = _MUTABLE[tuple(d)] = [k for k, v in d.items() if type(v) in (dict, list, Counter, set)]
+        for name in mutable:
+            d[name] = d[name].copy()
+        procs = [_copy_proc(p) for p in self.procs]
+        slots = []
+        for s in self.slots:
+            t = _copy_slot(s)
+            if t.proc is not None:
+                t.proc = procs[t.proc.index]
+                t.proc.slot = t
+            slots.append(t)
+        w.slots = slots
+        w.procs = procs
+        if self.old_slots:
+            raise NotImplementedError("the explorer runs no old binaries (section 6)")
+        if self.operator is not None:
+            w.operator = procs[self.operator.index]
+        w.injected = {k: list(v) for k, v in self.injected.items()}
+        b = w.bucket = copy.copy(self.bucket)
+        b.objects = b.objects.copy()
+        b._keys = b._keys.copy()
+        h = w.history = copy.copy(self.history)
+        h.events = h.events.copy()
+        h.processes = h.processes.copy()
+        h.cache = {}
+        return w
+
+    # --- the state, as a value --------------------------------------------------------------
+
+    def digest(self) -> tuple:
+        """Everything that decides this world's future, as a hashable value: two worlds with one
+        digest behave alike from here on, whatever their histories (which the digest leaves out,
+        with the bookkeeping that only feeds the history: serial numbers, what each process
+        learned, decision counters)."""
+        agenda = sorted(self.agenda)
+        ranks = {e[1]: i for i, e in enumerate(agenda)}
+        live_timer = {}
+        for p in self.procs:
+            for key, token in p.timers.items():
+                live_timer[token] = (p.index, key)
+        items = []
+        for due, seq, name, refs in agenda:
+            if name == "_timer_fires":
+                items.append((due, name, refs[0].index, refs[1], live_timer.get(refs[2]) is not None))
+            else:
+                items.append((due, name, tuple(_canon(a) for a in refs)))
+        chain_ranks = tuple(sum(1 for e in agenda if e[1] < seq) for _k, seq in sorted(self.chain_seq.items()))
+        procs = tuple((p.alive, _canon_state(p.state), tuple(sorted(p.pending.items())),
+                       tuple(sorted(p.deadlines.items())), p.draining, tuple(sorted(p.events.items())),
+                       tuple(p.stragglers), p.slot.wanted, p.slot.proc is p) for p in self.procs)
+        objects = self.bucket.objects
+        bucket = tuple((k, objects[k].body, objects[k].write_token, objects[k].read_token) for k in self.bucket._keys)
+        return (self.t, tuple(items), chain_ranks, procs, bucket, tuple(sorted(self.cut.items())),
+                tuple(sorted(self.budget.items())), self._requests, len(self.slots))
+
+
+_MUTABLE: dict = {}  # the world's attribute names -> those holding a dict, list, Counter or set
+
+
+def _copy_proc(p: Proc) -> Proc:
+    q = Proc(p.index, p.node_id, p.instance, p.machine, p.clock, p.slot, p.step)
+    q.state, q.alive, q.draining = p.state, p.alive, p.draining
+    q.timers, q.pending, q.deadlines, q.learned = p.timers.copy(), p.pending.copy(), p.deadlines.copy(), p.learned.copy()
+    q.stragglers, q.events = p.stragglers.copy(), p.events.copy()
+    return q
+
+
+def _copy_slot(s: Slot) -> Slot:
+    t = Slot(s.node_id, s.machine)
+    t.wanted, t.proc, t.restart_after_stop, t.down_for_good = s.wanted, s.proc, s.restart_after_stop, s.down_for_good
+    return t
+
+
+def _canon(x):
+    """A hashable value equal for equal model values (a FrozenDict as the set of its items)."""
+    t = type(x)
+    if t is str or t is int or x is None or t is bool:
+        return x
+    if t is FrozenDict:
+        return frozenset((k, _canon(v)) for k, v in x.items()) if x else ()
+    if isinstance(x, tuple):
+        return (t.__name__, *map(_canon, x)) if hasattr(x, "_fields") else tuple(map(_canon, x))
+    if t is list:
+        return tuple(map(_canon, x))
+    if t is _Ref:
+        return (x.kind, x.index)
+    return x  # Params and the like: frozen dataclasses, hashable
+
+
+_CANON: dict = {}  # id(model state) -> (the state, kept alive so its id is not reused; its canon)
+
+
+def _canon_state(st):
+    if st is None:
+        return None
+    hit = _CANON.get(id(st))
+    if hit is not None and hit[0] is st:
+        return hit[1]
+    if len(_CANON) > 500_000:
+        _CANON.clear()
+    c = _canon(st)
+    _CANON[id(st)] = (st, c)
+    return c
