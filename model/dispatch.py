@@ -47,7 +47,7 @@ class Dispatch:
             purpose = state.inflight.get(inp.request_id)
             if purpose is None:
                 raise ContractError(f"reply for unknown request {inp.request_id} at node {state.node_id}")
-            state = state._replace(inflight=state.inflight.without(inp.request_id))
+            state = replace(state, inflight=state.inflight.without(inp.request_id))
             state = self._reply_handlers[purpose[0]](state, purpose, inp.reply, now_ms, out)
         elif t is TimerFired:
             state = self._require_running(state, inp)
@@ -92,8 +92,8 @@ class Dispatch:
         """Send `request`; its reply goes to on_reply_<purpose[0]>."""
         rid = st.next_rid
         out.append(Send(rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms))
-        return st._replace(next_rid=rid + 1, inflight=st.inflight.with_item(rid, purpose))
+        return replace(st, next_rid=rid + 1, inflight=st.inflight.with_item(rid, purpose))
 
     def exit(self, st, status, reason, out):
         out.append(io.Exit(status, reason))
-        return st._replace(exited=True)
+        return replace(st, exited=True)

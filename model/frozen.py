@@ -58,6 +58,7 @@ EMPTY = FrozenDict()
 
 
 _FIELD_INDEX: dict[type, dict[str, int]] = {}
+_new_tuple = tuple.__new__
 
 
 def replace(obj, **changes):
@@ -67,10 +68,11 @@ def replace(obj, **changes):
     changed positions: most updates change one or two of many fields (the hot path).
     """
     cls = type(obj)
-    index = _FIELD_INDEX.get(cls)
-    if index is None:
+    try:
+        index = _FIELD_INDEX[cls]
+    except KeyError:
         index = _FIELD_INDEX[cls] = {name: i for i, name in enumerate(cls._fields)}
     values = list(obj)
     for name, value in changes.items():
         values[index[name]] = value
-    return tuple.__new__(cls, values)
+    return _new_tuple(cls, values)
