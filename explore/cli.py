@@ -20,8 +20,8 @@ def add_arguments(parser) -> None:
     g.add_argument("--horizon-s", type=float, default=20.0, metavar="S", help="simulated seconds per run (default 20)")
     g.add_argument("--quantum-ms", type=int, default=500, metavar="MS",
                    help="the time quantum: delays and injections fall on its multiples (default 500)")
-    g.add_argument("--delays", metavar="MS,...", help="a request's and a reply's delays to explore "
-                   "(default: 1 and every quantum below the attempt timeout)")
+    g.add_argument("--delays", metavar="MS,...", default="1", help="a request's and a reply's delays to explore "
+                   "(default 1; e.g. 1,500,1000: each multiplies the states)")
     g.add_argument("--focus", action="append", metavar="'OP PREFIX'", help="only requests starting so "
                    "(e.g. 'PUT owners/') get delays and faults; the rest are answered in 1 ms (repeatable)")
     g.add_argument("--faults", type=int, default=1, metavar="N", help="requests lost, writes applied late, "
@@ -30,7 +30,7 @@ def add_arguments(parser) -> None:
                                 ("crashes", 0, "process crashes"), ("fences", 0, "operator `cluster fence`s"),
                                 ("outages", 0, "outages of one node (ttl + grace + a quantum)")):
         g.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} per run (default {default})")
-    g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms (default: every "
+    g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms, e.g. --offsets=-1000,1000 (default: every "
                    "combination of -max_skew, 0, +max_skew)")
     g.add_argument("--explore-budget", type=float, metavar="S", help="stop cleanly after S seconds")
     g.add_argument("--max-states", type=int, metavar="N", help="stop cleanly after N distinct states")

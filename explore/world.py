@@ -201,14 +201,15 @@ class ExploreWorld(SimWorld):
         for name in mutable:
             d[name] = d[name].copy()
         procs = [_copy_proc(p) for p in self.procs]
-        slots = []
-        for s in self.slots:
-            t = _copy_slot(s)
-            if t.proc is not None:
-                t.proc = procs[t.proc.index]
-                t.proc.slot = t
-            slots.append(t)
-        w.slots = slots
+        copies: dict = {}  # id(slot) -> its copy: the supervised slots and the operator's
+        for s in self.slots + [p.slot for p in self.procs]:
+            if id(s) not in copies:
+                t = copies[id(s)] = _copy_slot(s)
+                if t.proc is not None:
+                    t.proc = procs[t.proc.index]
+        for p in procs:
+            p.slot = copies[id(p.slot)]
+        w.slots = [copies[id(s)] for s in self.slots]
         w.procs = procs
         if self.old_slots:
             raise NotImplementedError("the explorer runs no old binaries (section 6)")

@@ -1,0 +1,173 @@
+"""The exhaustive explorer (issue 15): it finds the named broken models' violations (BM-1, BM-2,
+BM-3) with 2 nodes and 1 actor, writes each as a plan the SimPy world replays byte for byte,
+explores the correct model to exhaustion within small bounds, and stops cleanly at a budget.
+
+Bounds are small so that each test takes seconds; the figures of larger explorations are in
+the README's "Exhaustive mode".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from broken_models import load
+from counterexamples.shrink import run_plan, violations
+from explore.search import MARGINS, Bounds, Explorer, FidelityError
+from model import MODEL
+from model.params import Params
+
+PARAMS = Params(**MARGINS)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def explore(model_name: str, **bounds):
+    model = MODEL if model_name == "correct" else load(model_name).MODEL
+    explorer = Explorer(model, model_name, PARAMS, Bounds(**bounds))
+    return explorer, explorer.run()
+
+
+def replayed(explorer, out, invariant: str):
+    """The counterexample's plan, run in the SimPy world: it fails `invariant` with the same hash."""
+    plan, history = explorer.counterexample(out)
+    assert plan["invariant"] == invariant
+    again = run_plan(plan)
+    assert again.sha256() == plan["history_sha256"] == history.sha256()
+    assert invariant in {v.invariant for v in violations(again)}
+    return plan
+
+
+def test_margins_meet_t2_t3_t4_with_equality():
+    # the explored configuration sits on the bounds (T-2, T-3, T-4), where the timing bugs live
+    p = PARAMS
+    assert p.grace_ms + p.safety_ms == 2 * p.max_skew_ms
+    assert 3 * p.heartbeat_period_ms == p.ttl_ms
+    assert 3 * p.attempt_timeout_ms == p.ttl_ms - p.safety_ms
+
+
+def test_bm1_unconditional_fence_found_and_replayed():
+    # FN-3 broken: an outage of n0 lets n1 fence it; the fence overwrites n0's record unconditionally
+    explorer, out = explore("unconditional_fence", requests=0, faults=0, outages=1, delays=[1], offsets=[[0, 0]])
+    assert out.status == "violation" and out.violation.invariant == "INV-3"
+    plan = replayed(explorer, out, "INV-3")
+    assert plan["options"]["outages"] and plan["source"]["path"]
+
+
+def test_bm2_reused_generation_found_and_replayed():
+    # OR-3 broken: a hibernation's release is lost, the next request re-acquires at the same generation
+    explorer, out = explore("reused_generation", horizon_s=12, requests=2, hibernations=1, faults=1, delays=[1],
+                            focus=["PUT owners/"], offsets=[[0, 0]])
+    assert out.status == "violation" and out.violation.invariant == "INV-2"
+    plan = replayed(explorer, out, "INV-2")
+    assert [s[1] for s in plan["workload"]] == ["ask", "hibernate", "ask"]
+    assert any(v == ["lost", 0] for v in plan["choices"].values())
+
+
+@pytest.mark.slow
+def test_bm3_unlocked_resolver_found_and_replayed():
+    # OR-9 broken: an unresolved acquisition's resolver releases a second acquisition's live hold
+    explorer, out = explore("unlocked_resolver", horizon_s=10, requests=2, faults=1, delays=[1, 500],
+                            focus=["PUT owners/", "GET owners/"], offsets=[[0, 0]])
+    assert out.status == "violation" and out.violation.invariant in ("INV-6", "INV-1")
+    replayed(explorer, out, out.violation.invariant)
+
+
+def test_correct_model_is_exhausted_without_a_violation():
+    explorer, out = explore("correct", horizon_s=10, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
+                            offsets=[[0, 0], [1000, -1000]])
+    assert out.status == "exhausted", out.violation and out.violation.message
+    assert out.combinations == 2 and out.distinct > 50
+    # the same exploration twice: the same states
+    _, again = explore("correct", horizon_s=10, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
+                       offsets=[[0, 0], [1000, -1000]])
+    assert (again.distinct, again.states, again.depth) == (out.distinct, out.states, out.depth)
+
+
+def test_every_offset_combination_is_explored():
+    b = Bounds(nodes=2)
+    assert sorted(b.combinations(1000)) == sorted((a, c) for a in (-1000, 0, 1000) for c in (-1000, 0, 1000))
+
+
+def test_a_budget_stops_cleanly():
+    _, out = explore("correct", requests=1, faults=1, max_states=40, offsets=[[0, 0]])
+    assert out.status == "stopped: 40 distinct states" and out.distinct >= 40
+
+
+def test_the_digest_leaves_out_history_but_not_the_bucket():
+    explorer, _ = explore("correct", requests=0, faults=0, delays=[1], offsets=[[0, 0]], horizon_s=1)
+    w = explorer.initial((0, 0))
+    while not w.begun or w.next_due() is not None and w.next_due() < 8_000:
+        w.advance()
+    assert "nodes/n0" in w.bucket.objects
+    twin = w.clone()
+    twin.history.events.append((w.t, -1, "quiet", ()))
+    assert twin.digest() == w.digest()
+    twin.bucket.remove("nodes/n0")
+    assert twin.digest() != w.digest()
+
+
+def test_a_clone_shares_nothing_mutable():
+    explorer, _ = explore("correct", requests=0, faults=0, delays=[1], offsets=[[0, 0]], horizon_s=1)
+    w = explorer.initial((0, 0))
+    w.advance()
+    c = w.clone()
+    before = w.digest()
+    while c.next_due() is not None and c.next_due() < 5_000:
+        c.advance()
+    assert w.digest() == before and len(c.history.events) > len(w.history.events)
+
+
+def test_a_disagreement_with_the_simpy_world_is_loud(monkeypatch):
+    explorer, out = explore("unconditional_fence", requests=0, faults=0, outages=1, delays=[1], offsets=[[0, 0]])
+    out.world.history.events.insert(0, (0, -1, "quiet", ()))  # what the SimPy world will not do
+    with pytest.raises(FidelityError):
+        explorer.counterexample(out)
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "runner.py", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_cli_writes_a_counterexample_that_replays(tmp_path):
+    report = tmp_path / "bm1.json"
+    r = _cli("--explore", "--model", "unconditional_fence", "--requests", "0", "--faults", "0", "--outages", "1",
+             "--delays", "1", "--offsets", "0,0", "--report", str(report))
+    assert r.returncode == 1, r.stderr
+    assert "explore: violation" in r.stdout and "replay it in the simulated world" in r.stdout
+    doc = json.loads(report.read_text())
+    assert doc["status"] == "violation" and doc["distinct_states"] > 0
+    cx = tmp_path / "bm1-INV-3.json"
+    r = _cli("--replay", str(cx))
+    assert r.returncode == 1 and "matches the counterexample: the replay is byte-identical" in r.stdout
+
+
+def test_cli_exhausts_and_is_deterministic_across_hash_seeds(tmp_path):
+    outs = []
+    for hash_seed in ("0", "4242"):
+        report = tmp_path / f"c{hash_seed}.json"
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        r = _cli("--explore", "--requests", "1", "--faults", "1", "--delays", "1", "--focus", "PUT owners/",
+                 "--horizon-s", "9", "--offsets=-1000,1000", "--report", str(report), env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        doc = json.loads(report.read_text())
+        assert doc["status"] == "exhausted"
+        outs.append((doc["distinct_states"], doc["states"], doc["depth"]))
+    assert outs[0] == outs[1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--offsets", "0,5000"], "skew band"),
+    (["--offsets", "0"], "names 1 clocks for 2 nodes"),
+    (["--delays", "0"], "--delays"),
+    (["--faults", "-1"], "must not be negative"),
+    (["--explore-budget", "5", "--broken"], "--explore goes alone"),
+])
+def test_cli_usage_errors_are_one_line(args, message):
+    r = _cli("--explore", *args)
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
