@@ -50,7 +50,7 @@ def not_judged(history, env_failure: str | None = None) -> dict:
 
     if env_failure is not None:
         return {inv: "the run was cut short by its environment" for inv in LIVENESS + (blip.INVARIANT,)}
-    if not any(e[2] == "quiet" for e in history.events):
+    if not history.of_kind("quiet"):
         return {inv: "no quiet phase" for inv in LIVENESS}
     return {}
 
@@ -88,9 +88,9 @@ def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str
         failures.append(("EXCEPTION", f"{type(e).__name__}: {e}", traceback.format_exc()))
     counts = dict(history.counts)
     counts["events"] = len(history.events)
-    counts["acquisitions"] = sum(1 for e in history.events if e[2] == "hold_began")
+    counts["acquisitions"] = len(history.of_kind("hold_began"))
     counts["blip_runs_judged"] = blip_judged
-    counts["acts"] = sum(1 for e in history.events if e[2] in ("served", "data_acked"))
+    counts["acts"] = len(history.of_kind("served")) + len(history.of_kind("data_acked"))
     from model.params import Params
     from scenarios.swarm import PARAM_NAMES, on_bounds
 

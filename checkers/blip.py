@@ -30,7 +30,9 @@ def check(history: History) -> list[Violation]:
     start += up["new_at"] if up else 0  # the new nodes' faults count from their start
     until = start + length + p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms
     out = []
-    for i, (t, proc, kind, f) in enumerate(history.events):
+    events = history.events
+    for i in history.of_kind("apply", "exit"):
+        t, proc, kind, f = events[i]
         if not start <= t <= until:
             continue
         fence = kind == "apply" and f[0].startswith("nodes/") and f[6].startswith("fenced ") and proc >= 0

@@ -39,15 +39,15 @@ def check(history: History) -> list[Violation]:
         if len(succ) == 2:
             forked.append((key, source))
 
-    for i, (t, p, kind, f) in enumerate(history.events):
+    events = history.events
+    for i in history.of_kind("fault_delete", "apply"):
+        t, p, kind, f = events[i]
         if kind == "fault_delete":
             key = f[0]
             if current.get(key):  # the version the mistake deleted
                 add(key, current[key], -(i + 1), i)
                 current[key] = 0
                 absent[key] = -(i + 1)
-            continue
-        if kind != "apply":
             continue
         key, op, cond, prev, named, serial, state = f[:7]
         # a delete ends a path in a leaf of its own; the next write after it starts from that leaf

@@ -20,10 +20,11 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     procs = history.processes
     released: dict[int, tuple[int, int]] = {}  # proc -> (send time of its first applied `released`, event)
-    for i, (_t, q, kind, f) in enumerate(history.events):
-        if (kind == "apply" and q >= 0 and q not in released and f[6].startswith("released ")
-                and f[0] == "nodes/" + procs[q].node_id):
-            released[q] = (sent_ms(history.events[i]), i)
+    events = history.events
+    for i in history.of_kind("apply"):
+        _t, q, _kind, f = events[i]
+        if q >= 0 and q not in released and f[6].startswith("released ") and f[0] == "nodes/" + procs[q].node_id:
+            released[q] = (sent_ms(events[i]), i)
     if not released:
         return []
     out = []

@@ -90,7 +90,8 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
     deleted: dict[str, int] = {}
     moved: dict[str, str] = {}  # actor -> the node a move sent it to
     lapsed: set[int] = set()
-    for i, (t, q, kind, f) in enumerate(events):
+    for i in history.of_kind("fault", "fault_delete", "moved", "refused", "lease_ran_out", "apply", "told"):
+        t, q, kind, f = events[i]
         if kind == "fault":
             what = f[0]
             if what.startswith("straggler ends"):
@@ -164,8 +165,10 @@ def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
         return cached
     out = []
     procs = history.processes
-    for t, _q, kind, f in history.events:
-        if kind != "fault" or not f[0].startswith("deadline race"):
+    events = history.events
+    for i in history.of_kind("fault"):
+        t, _q, _kind, f = events[i]
+        if not f[0].startswith("deadline race"):
             continue
         machine = f[1].split(";")[0]
         owner = next((k for k, pr in enumerate(procs) if pr.machine == machine and fx.lease_valid_at(k, t - 1)),
@@ -212,14 +215,15 @@ def _twin_won(history: History, fx: Facts) -> bool:
 
 
 def _gone_fenced(history: History, fx: Facts) -> bool:
-    gone = {f[1] for _t, _q, kind, f in history.events if kind == "fault" and f[0] == "machine gone for good"}
+    events = history.events
+    gone = {events[i][3][1] for i in history.of_kind("fault") if events[i][3][0] == "machine gone for good"}
     if not gone:
         return False
     nodes = {"n" + m[1:] for m in gone}
-    fenced = {f[0][len("nodes/"):] for _t, _q, kind, f in history.events
-              if kind == "apply" and f[0].startswith("nodes/") and f[6].startswith("fenced ")}
-    taken = {f[7].split(" ")[1] for _t, _q, kind, f in history.events
-             if kind == "apply" and f[0].startswith("owners/") and f[6].startswith("held ") and f[7].startswith("held ")}
+    applied = [events[i][3] for i in history.of_kind("apply")]
+    fenced = {f[0][len("nodes/"):] for f in applied if f[0].startswith("nodes/") and f[6].startswith("fenced ")}
+    taken = {f[7].split(" ")[1] for f in applied
+             if f[0].startswith("owners/") and f[6].startswith("held ") and f[7].startswith("held ")}
     return bool(nodes & fenced & taken)
 
 

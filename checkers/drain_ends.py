@@ -33,7 +33,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     drains: list[tuple[int, int, int]] = []  # (proc, told at, event)
     draining: set[int] = set()
     running: dict[int, int] = {}  # the drain's event -> when the world ends the events running then
-    for i, (t, p, kind, f) in enumerate(events):
+    for i in history.of_kind("told", "running"):
+        t, p, kind, f = events[i]
         if kind == "told" and f[0] == "drain":
             if p not in draining:  # told again while draining: the first drain is the one judged
                 drains.append((p, t, i))

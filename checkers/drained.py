@@ -21,7 +21,9 @@ def check(history: History) -> list[Violation]:
     out = []
     procs = history.processes
     flagged: set[int] = set()
-    for i, (t, p, kind, f) in enumerate(history.events):
+    events = history.events
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
+        t, p, kind, f = events[i]
         if apply_to(state, kind, f):
             written_by[f[0]] = i
             if kind == "apply" and f[0].startswith("owners/") and drained:

@@ -85,6 +85,7 @@ class Facts:
     acts: list[tuple[int, int, str, str, int]] = field(default_factory=list)  # (t, proc, actor, what, event)
 
     by_proc_actor: dict[tuple[int, str], list[Hold]] = field(default_factory=dict)
+    lease_starts: dict[int, list[int]] = field(default_factory=dict)  # proc -> its lease windows' starts
 
     def valid_at(self, h: Hold, t: int) -> bool:
         """Is hold h valid at true time t: its record names it, and (new holds) its lease is valid."""
@@ -110,9 +111,11 @@ class Facts:
 
     def lease_valid_at(self, proc: int, t: int) -> tuple[int, int, int] | None:
         """The lease window of `proc` containing true time t, if any."""
-        ws = self.lease.get(proc, ())
-        k = bisect_right([w[0] for w in ws], t) - 1
-        if k >= 0 and ws[k][0] <= t < ws[k][1]:
+        ws = self.lease.get(proc)
+        if not ws:
+            return None
+        k = bisect_right(self.lease_starts[proc], t) - 1
+        if k >= 0 and t < ws[k][1]:
             return ws[k]
         return None
 
@@ -137,15 +140,17 @@ def _rebuild(history: History) -> Facts:
     clocks = [p.clock for p in procs]
     fx = Facts(params)
     events = history.events
-    for i, (t, p, kind, f) in enumerate(events):
-        if kind in ("exit", "crash") and p >= 0 and p not in fx.ended:
+    for i in history.of_kind("exit", "crash"):
+        t, p, kind, f = events[i]
+        if p >= 0 and p not in fx.ended:
             # what it did in the millisecond it ended, before it ended, it did alive
             fx.ended[p] = (t + 1, i)
 
     # --- node leases from applied live writes --------------------------------------------
     raw: dict[int, list[list[int]]] = {}
-    for i, (t, p, kind, f) in enumerate(events):
-        if kind != "apply" or p < 0 or not f[0].startswith(NODES) or f[1] != "PUT":
+    for i in history.of_kind("apply"):
+        t, p, kind, f = events[i]
+        if p < 0 or not f[0].startswith(NODES) or f[1] != "PUT":
             continue
         parts = f[6].split(" ")
         pr = procs[p]
@@ -171,6 +176,7 @@ def _rebuild(history: History) -> Facts:
             else:
                 merged.append(w)
         fx.lease[p] = [tuple(w) for w in merged]
+        fx.lease_starts[p] = [w[0] for w in merged]
 
     # --- holds from applied records --------------------------------------------------------
     open_new: dict[str, Hold] = {}  # owners/ key -> the hold its record names
@@ -180,49 +186,50 @@ def _rebuild(history: History) -> Facts:
         if t < h.end_ms:
             h.end_ms, h.closed, h.how_closed = max(t, h.start_ms), i, how
 
-    for i, (t, p, kind, f) in enumerate(events):
-        if kind == "apply" or kind == "fault_delete" or kind == "fault_put":
-            key = f[0]
-            if key.startswith(OWNERS):
-                h = open_new.pop(key, None)
-                if h is not None:
-                    close(h, t, i, "its record changing" if kind == "apply" else "its record deleted outside the protocol")
-                if kind != "apply" or p < 0:
-                    continue
-                parts = f[6].split(" ")
-                pr = procs[p]
-                if len(parts) == 4 and parts[0] == "held" and parts[1] == pr.node_id and parts[2] == pr.instance:
-                    h = Hold(key[len(OWNERS):], p, int(parts[3]), t, history.end_ms, i)
-                    stop = fx.ended.get(p)
-                    if stop is not None:
-                        close(h, stop[0], stop[1], "its process ending")
-                    open_new[key] = h
-                    fx.holds.append(h)
-            elif key.startswith(LEASES):
-                parts = f[6].split(" ") if kind == "apply" else []
-                cur = open_old.get(key)
-                same = (cur is not None and p == cur.proc and len(parts) == 4 and parts[0] == "old-lease"
-                        and int(parts[2]) == cur.generation and int(parts[3]) != 0)
-                renewal = same and t < cur.end_ms
-                if cur is not None and not renewal:
-                    open_old.pop(key)
-                    close(cur, t, i, "its old lease's record changing")
-                if kind != "apply" or p < 0 or len(parts) != 4 or parts[0] != "old-lease" or int(parts[3]) == 0:
-                    continue
-                until = clocks[p].true_at(clocks[p].local(sent_ms(events[i])) + span)
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, p, kind, f = events[i]
+        key = f[0]
+        if key.startswith(OWNERS):
+            h = open_new.pop(key, None)
+            if h is not None:
+                close(h, t, i, "its record changing" if kind == "apply" else "its record deleted outside the protocol")
+            if kind != "apply" or p < 0:
+                continue
+            parts = f[6].split(" ")
+            pr = procs[p]
+            if len(parts) == 4 and parts[0] == "held" and parts[1] == pr.node_id and parts[2] == pr.instance:
+                h = Hold(key[len(OWNERS):], p, int(parts[3]), t, history.end_ms, i)
                 stop = fx.ended.get(p)
-                if renewal:
-                    cur.end_ms = max(cur.end_ms, until if stop is None else min(until, stop[0]))
-                    continue
-                h = Hold(key[len(LEASES):], p, int(parts[2]), t, max(t, until), i, None,
-                         "its old lease's validity ending", old=True, renewal=same)
-                if stop is not None and stop[0] < h.end_ms:
+                if stop is not None:
                     close(h, stop[0], stop[1], "its process ending")
-                open_old[key] = h
+                open_new[key] = h
                 fx.holds.append(h)
+        elif key.startswith(LEASES):
+            parts = f[6].split(" ") if kind == "apply" else []
+            cur = open_old.get(key)
+            same = (cur is not None and p == cur.proc and len(parts) == 4 and parts[0] == "old-lease"
+                    and int(parts[2]) == cur.generation and int(parts[3]) != 0)
+            renewal = same and t < cur.end_ms
+            if cur is not None and not renewal:
+                open_old.pop(key)
+                close(cur, t, i, "its old lease's record changing")
+            if kind != "apply" or p < 0 or len(parts) != 4 or parts[0] != "old-lease" or int(parts[3]) == 0:
+                continue
+            until = clocks[p].true_at(clocks[p].local(sent_ms(events[i])) + span)
+            stop = fx.ended.get(p)
+            if renewal:
+                cur.end_ms = max(cur.end_ms, until if stop is None else min(until, stop[0]))
+                continue
+            h = Hold(key[len(LEASES):], p, int(parts[2]), t, max(t, until), i, None,
+                     "its old lease's validity ending", old=True, renewal=same)
+            if stop is not None and stop[0] < h.end_ms:
+                close(h, stop[0], stop[1], "its process ending")
+            open_old[key] = h
+            fx.holds.append(h)
 
     # --- acts ---------------------------------------------------------------------------------
-    for i, (t, p, kind, f) in enumerate(events):
+    for i in history.of_kind("served", "answered", "data_acked", "apply"):
+        t, p, kind, f = events[i]
         if kind == "served":
             fx.acts.append((t, p, f[0], "served a request", i))
         elif kind == "answered":

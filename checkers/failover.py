@@ -19,19 +19,30 @@ from .history import History, Violation
 INVARIANT = "INV-7"
 
 
-def _cases(history: History, fx: Facts):
-    """(actor, dead proc, last applied lease write, death time, first new hold or None, index of death event)."""
+def _cases(history: History, fx: Facts) -> list[tuple]:
+    """(actor, dead proc, last applied lease write, death time, first new hold or None, index of death
+    event), found once per history (check and measure both read them)."""
+    cached = history.cache.get("failover_cases")
+    if cached is None:
+        cached = history.cache["failover_cases"] = list(_find_cases(history, fx))
+    return cached
+
+
+def _find_cases(history: History, fx: Facts):
     events = history.events
-    quiet_t = next((e[0] for e in events if e[2] == "quiet"), None)
-    if quiet_t is None:
+    quiet = history.of_kind("quiet")
+    if not quiet:
         return
+    quiet_t = events[quiet[0]][0]
     deleted: dict[str, list[int]] = {}  # node id -> when the world deleted its nodes/ object by mistake
-    for t, _p, kind, f in events:
-        if kind == "fault_delete" and f[0].startswith("nodes/"):
+    for i in history.of_kind("fault_delete"):
+        t, _p, _kind, f = events[i]
+        if f[0].startswith("nodes/"):
             deleted.setdefault(f[0][len("nodes/"):], []).append(t)
     deaths: list[tuple[int, int, int, int]] = []
-    for i, (t, p, kind, f) in enumerate(events):
-        if (kind == "crash" or kind == "exit" and f[0] != 0) and t >= quiet_t and p in fx.live_writes:
+    for i in history.of_kind("crash", "exit"):
+        t, p, kind, f = events[i]
+        if (kind == "crash" or f[0] != 0) and t >= quiet_t and p in fx.live_writes:
             ack = max((w.applied_ms for w in fx.live_writes[p] if w.applied_ms <= t), default=None)
             if ack is None:
                 continue  # it never held its lease: it owned nothing
@@ -76,9 +87,10 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     slack = 2 * p.attempt_timeout_ms + 12 * delay
     leases = fx.lease
     requests: dict[str, list[tuple[int, int]]] = {}
-    for t, q, kind, f in history.events:
-        if kind == "client":
-            requests.setdefault(f[0], []).append((t, q))
+    events = history.events
+    for i in history.of_kind("client"):
+        t, q, _kind, f = events[i]
+        requests.setdefault(f[0], []).append((t, q))
     out = []
     for actor, proc, ack, td, new, i in _cases(history, fx):
         # the earliest moment some other process could take over: the bound from the last

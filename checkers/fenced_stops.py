@@ -27,7 +27,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     out = []
     fenced: dict[int, int] = {}  # proc -> event index of the first fence naming it
     met: dict[int, int] = {}  # proc -> event index of its first write refused by a fence naming it, cleanly
-    for i, (t, p, kind, f) in enumerate(events):
+    for i in history.of_kind("apply", "refused"):
+        t, p, kind, f = events[i]
         if kind == "apply" and f[0].startswith("nodes/"):
             parts = f[6].split(" ")
             node = f[0][len("nodes/"):]
@@ -49,8 +50,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     for p, j in sorted(met.items()):
         since = events[j][0] + bound
         late = next(((t, what, k) for t, q, _a, what, k in fx.acts if q == p and t > since), None)
-        late_write = next((k for k, e in enumerate(events) if k > j and e[1] == p and e[2] == "apply"
-                           and sent_ms(e) > since), None)
+        late_write = next((k for k in history.of_kind("apply") if k > j and events[k][1] == p
+                           and sent_ms(events[k]) > since), None)
         if late is not None:
             out.append(Violation(
                 INVARIANT,
@@ -75,7 +76,9 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
 def _disturbed(history: History, p: int, start: int, end: int) -> bool:
     """A fault the world gave process p, or an outage of its machine, in [start, end]."""
     machine = history.processes[p].machine
-    for t, q, kind, f in history.events:
+    events = history.events
+    for i in history.of_kind("outage", "fault"):  # in time order: the first past `end` ends the search
+        t, q, kind, f = events[i]
         if t > end:
             break
         if kind == "outage" and (f[0] == "*" or f[0] == machine) and f[1] >= start:

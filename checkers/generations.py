@@ -41,7 +41,9 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     top: dict[str, tuple[int, int]] = {}  # actor -> (highest segment generation written so far, event)
     starts = [(h.opened, h) for h in fx.holds if not h.renewal]
     k = 0
-    for i, (t, p, kind, f) in enumerate(history.events):
+    events = history.events
+    for i in history.of_kind("apply"):  # every hold opens at an applied write
+        t, p, kind, f = events[i]
         while k < len(starts) and starts[k][0] == i:
             h = starts[k][1]
             k += 1
@@ -54,7 +56,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     (seg[1], h.opened),
                 ))
                 flagged.add(h.actor)
-        if kind == "apply" and f[0].startswith(DATA) and f[1] == "PUT":
+        if f[0].startswith(DATA) and f[1] == "PUT":
             actor = act_actor(f[0])
             g = _key_generation(f[0])
             if g > top.get(actor, (0, -1))[0]:

@@ -104,6 +104,26 @@ class History:
 
     # --- reading -------------------------------------------------------------
 
+    def of_kind(self, *kinds: str) -> list[int]:
+        """The indices of the events of these kinds, in order. The history is indexed by kind once
+        (one pass, kept in `cache` while no event is added): each checker then reads only the
+        events it judges, not every event again. The list is shared: do not change it."""
+        events = self.events
+        index = self.cache.get("by_kind")
+        if index is None or index[0] != len(events):
+            by_kind: dict[str, list[int]] = {}
+            for i, e in enumerate(events):
+                k = e[2]
+                if k in by_kind:
+                    by_kind[k].append(i)
+                else:
+                    by_kind[k] = [i]
+            index = self.cache["by_kind"] = (len(events), by_kind)
+        by_kind = index[1]
+        if len(kinds) == 1:
+            return by_kind.get(kinds[0], [])
+        return sorted([i for k in kinds for i in by_kind.get(k, ())])
+
     def describe(self, i: int) -> str:
         """One event as a readable line: `12.345 s  n1/ab12  lease_valid written_at_ms=... `."""
         t, p, kind, fields = self.events[i]

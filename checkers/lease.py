@@ -63,9 +63,9 @@ def _claims(history: History, fx: Facts) -> list[Violation]:
                     f"{label} wrote written_at {w.written_at_ms} in its live write, but its clock read "
                     f"{w.sent_local_ms} when it sent it (NL-4: written_at is the send time, never later)", (w.event,)))
                 break
-    for i, (t, p, kind, f) in enumerate(history.events):
-        if kind != "lease_valid":
-            continue
+    events = history.events
+    for i in history.of_kind("lease_valid"):
+        t, p, _kind, f = events[i]
         writes = fx.live_writes.get(p, ())
         granted = max((w.until_local_ms for w in writes if w.applied_ms <= t), default=None)
         if granted is None or f[1] > granted:

@@ -24,25 +24,27 @@ INVARIANT = "INV-4"
 
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
-    quiet = next((i for i, e in enumerate(events) if e[2] == "quiet"), None)
+    quiet = next(iter(history.of_kind("quiet")), None)
     if quiet is None:
         return []
     end = history.end_ms
     params = Params(**history.params)
     procs = history.processes
-    gone = {p for _t, p, kind, _f in events if kind in ("exit", "crash")}
+    gone = {events[i][1] for i in history.of_kind("exit", "crash")}
     by_label = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
     fx = facts(history) if fx is None else fx
     # a hold still valid when the run ended (world facts: its record unchanged, its lease valid)
     valid_at_end = {(h.proc, h.actor): h for h in fx.holds if not h.old and fx.valid_at(h, end - 1)}
     state = final_state(history)
-    final_round = next((i for i, e in enumerate(events) if e[2] == "final_round"), None)
-    requested = sorted({a for e in events if e[2] == "final_round" for a in (e[3][0] if e[3] else ())})
+    rounds = history.of_kind("final_round")
+    final_round = rounds[0] if rounds else None
+    requested = sorted({a for i in rounds for a in (events[i][3][0] if events[i][3] else ())})
     quiet_t = events[quiet][0]
     served_after = {a for t, _p, a, what, _i in fx.acts if t >= quiet_t and what == "served a request"}
     # what each process itself says it holds at the end (a claim, read only against the record)
     held: dict[tuple[int, str], int] = {}  # (proc, actor) -> the generation it says it holds
-    for _t, p, kind, f in events:
+    for i in history.of_kind("hold_began", "hold_ended"):
+        _t, p, kind, f = events[i]
         if kind == "hold_began":
             held[(p, f[0])] = f[1]
         elif kind == "hold_ended" and held.get((p, f[0])) == f[1]:

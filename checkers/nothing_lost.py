@@ -24,18 +24,19 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     events = history.events
     listings: dict[tuple[int, str], list[tuple[int, int, set, int]]] = {}  # (proc, actor) -> [(sent, at, keys, event)]
-    for i, (t, p, kind, f) in enumerate(events):
-        if kind == "listed" and f[0].startswith(DATA):
+    for i in history.of_kind("listed"):
+        t, p, _kind, f = events[i]
+        if f[0].startswith(DATA):
             listings.setdefault((p, f[0][len(DATA):].rstrip("/")), []).append((f[2], t, set(f[1]), i))
     acts: dict[tuple[int, str], list[tuple[int, int]]] = {}
     # actor -> [(t, segment, event, when the acknowledging hold began)] acknowledged to a client
     acked: dict[str, list[tuple[int, str, int, int]]] = {}
     for t, p, actor, what, i in fx.acts:
         acts.setdefault((p, actor), []).append((t, i))
-    for i, (t, p, kind, f) in enumerate(events):
-        if kind == "data_acked":  # a client was told it is durable (whether the teller was owner is INV-1's)
-            began = max((h.start_ms for h in fx.by_proc_actor.get((p, f[0]), ()) if h.start_ms <= t), default=t)
-            acked.setdefault(f[0], []).append((t, f[2], i, began))
+    for i in history.of_kind("data_acked"):  # a client was told it is durable (whether the teller was owner is INV-1's)
+        t, p, _kind, f = events[i]
+        began = max((h.start_ms for h in fx.by_proc_actor.get((p, f[0]), ()) if h.start_ms <= t), default=t)
+        acked.setdefault(f[0], []).append((t, f[2], i, began))
     out = []
     flagged: set[str] = set()
     for h in fx.holds:

@@ -28,7 +28,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     claimed: dict[tuple[int, str], tuple[int, int]] = {}  # (proc, actor) -> (generation, event) it says it holds
     out = []
     procs = history.processes
-    for i, (t, p, kind, f) in enumerate(events):
+    for i in history.of_kind("hold_began", "hold_ended", "apply"):
+        t, p, kind, f = events[i]
         if kind == "hold_began":
             claimed[(p, f[0])] = (f[1], i)
         elif kind == "hold_ended" and claimed.get((p, f[0]), (None,))[0] == f[1]:

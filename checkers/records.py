@@ -29,8 +29,9 @@ def apply_to(state: dict[str, str], kind: str, f: tuple) -> bool:
 
 def final_state(history: History) -> dict[str, str]:
     state: dict[str, str] = {}
-    for _t, _p, kind, f in history.events:
-        apply_to(state, kind, f)
+    events = history.events
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        apply_to(state, events[i][2], events[i][3])
     return state
 
 

@@ -27,19 +27,22 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     procs = history.processes
     clocks = [pr.clock for pr in procs]
     old: dict[str, list[tuple[int, int, int]]] = {}  # key -> [(applied at, written_at on the writer's clock, event)]
-    for i, (t, q, kind, f) in enumerate(history.events):
+    events = history.events
+    for i in history.of_kind("apply", "fault_delete"):
+        t, q, kind, f = events[i]
         if kind == "apply" and q >= 0 and f[0].startswith("nodes/") and f[6].startswith("node "):
-            old.setdefault(f[0], []).append((t, clocks[q].local(sent_ms(history.events[i])), i))
-        elif kind in ("apply", "fault_delete") and f[0] in old and not (kind == "apply" and f[6].startswith("node ")):
+            old.setdefault(f[0], []).append((t, clocks[q].local(sent_ms(events[i])), i))
+        elif f[0] in old and not (kind == "apply" and f[6].startswith("node ")):
             old[f[0]].append((t, None, i))  # replaced or deleted: no old heartbeat there from now
     if not old:
         return []
-    starts = {q: t for t, q, kind, _f in history.events if kind == "start"}
+    starts = {events[i][1]: events[i][0] for i in history.of_kind("start")}
     # when each process says its guard passed (a claim, read only against the bucket's heartbeats;
     # an old binary started after that is an old version running, logged, not the guard's)
     passed = {}
-    for i, (t, q, kind, _f) in enumerate(history.events):
-        if kind == "guard_passed" and q not in passed:
+    for i in history.of_kind("guard_passed"):
+        t, q = events[i][0], events[i][1]
+        if q not in passed:
             passed[q] = (t, i)
     out = []
     for n, writes in sorted(fx.live_writes.items()):
@@ -52,7 +55,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             continue
         # the guard's last round read every key at some instant of its last R ms: LIST, then one GET
         # per key, each within an attempt timeout, half a period after the round before
-        keys = len({f[0] for _t, _q, kind, f in history.events if kind == "apply" and f[0].startswith("nodes/")})
+        keys = len({events[k][3][0] for k in history.of_kind("apply") if events[k][3][0].startswith("nodes/")})
         window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
         for key, beats in sorted(old.items()):
             # what that round read there: the body present at t_g - window, or one written after
