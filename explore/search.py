@@ -11,8 +11,9 @@ explorer chose it), and the budgets left. Its successors are what may happen nex
   the quantum below the attempt timeout (later is past the timeout: the timeout answers);
   within the fault budget also lost;
 - at each multiple of the quantum, before the events of that instant: nothing, or (within
-  their budgets) a client request for an actor at a node, a crash of a node's process (its
-  supervisor restarts it as the simulated world's does), an operator's `cluster fence`;
+  their budgets) a client request for an actor at a node, a hibernation, a crash of a node's
+  process (its supervisor restarts it as the simulated world's does), an operator's `cluster
+  fence`, an outage of one node, a mistaken delete of a node's record;
 - timers fire at their instant on their machine's clock, which is true time plus an offset
   from {-max_skew, 0, +max_skew}: each combination is one exploration.
 
@@ -47,7 +48,7 @@ MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 
 
 
 INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
-              "outage": "outages"}  # what -> its budget
+              "outage": "outages", "delete": "deletes"}  # what -> its budget
 
 
 @dataclass
@@ -62,6 +63,7 @@ class Bounds:
     hibernations: int = 0  # an actor hibernates (every node is told)
     fences: int = 0  # operator `cluster fence`s
     outages: int = 0  # a node's machine cut off the bucket for ttl + grace + one quantum
+    deletes: int = 0  # an operator deletes a node's `nodes/` record by mistake
     offsets: list | None = None  # [[offset per node], ...]; None: every combination of -s, 0, +s
     delays: list | None = None  # a request's and a reply's delays, ms; None: 1 and each quantum below the timeout
     focus: list | None = None  # ["OP key-prefix", ...]: only matching requests get delays and faults (None: all)
@@ -114,7 +116,7 @@ class Explorer:
             if m not in clocks:
                 o["clocks"][m] = [CLOCK_BASE, 0]
         o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE, crashes=[], operator_fences=[],
-                 outages=[])
+                 outages=[], deletes=[])
         return o
 
     def initial(self, offsets) -> ExploreWorld:
@@ -123,7 +125,7 @@ class Explorer:
         w.budget = {k: v for k, v in (("faults", self.bounds.faults), ("crashes", self.bounds.crashes),
                                       ("requests", self.bounds.requests),
                                       ("hibernations", self.bounds.hibernations), ("fences", self.bounds.fences),
-                                      ("outages", self.bounds.outages)) if v}
+                                      ("outages", self.bounds.outages), ("deletes", self.bounds.deletes)) if v}
         w.next_tick = self.bounds.quantum_ms
         return w
 
@@ -135,11 +137,13 @@ class Explorer:
         w = state.clone()
         n = 0
         end = self.end
+        budget = w.budget
+        injecting = any(budget.get(k) for k in INJECTIONS.values())
         while True:
             if w.begun:
                 due = w.next_due()
-                tick = w.next_tick
-                if any(w.budget.get(k) for k in INJECTIONS.values()):
+                if injecting:
+                    tick = w.next_tick
                     if tick < end and (due is None or due >= tick):
                         return self.injections(w, tick)
                 if due is None or due >= end:
@@ -167,6 +171,8 @@ class Explorer:
             choices += [("fence", n, None) for n in w.node_ids]
         if b.get("outages"):
             choices += [("outage", n, None) for n in w.node_ids]
+        if b.get("deletes"):
+            choices += [("delete", n, None) for n in w.node_ids if "nodes/" + n in w.bucket.objects]
         for what, node_id, actor in choices:
             c = w.clone()
             c.budget[INJECTIONS[what]] -= 1
