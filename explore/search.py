@@ -81,7 +81,6 @@ class Outcome:
     status: str = "exhausted"  # exhausted | violation | stopped: <which bound>
     states: int = 0  # states generated (successors built)
     distinct: int = 0
-    steps: int = 0  # callbacks run
     depth: int = 0
     wall_s: float = 0.0
     combinations: int = 0
@@ -131,7 +130,7 @@ class Explorer:
 
     # --- successors -------------------------------------------------------------------------
 
-    def successors(self, state: ExploreWorld, out: Outcome) -> list[ExploreWorld]:
+    def successors(self, state: ExploreWorld) -> list[ExploreWorld]:
         """The states one choice away: the world runs on from `state` until a decision with more than
         one alternative, an instant at which something may be injected, or the end of the run."""
         w = state.clone()
@@ -151,8 +150,7 @@ class Explorer:
             try:
                 w.advance()
             except NeedDecision as nd:
-                out.steps += n + 1
-                return self.decide(state, n, [], nd, out)
+                return self.decide(state, n, [], nd)
             n += 1
 
     def injections(self, w: ExploreWorld, tick: int) -> list[ExploreWorld]:
@@ -193,8 +191,7 @@ class Explorer:
                 alts.append(("late", self.bounds.quantum_ms))
         return alts
 
-    def decide(self, state: ExploreWorld, n: int, queued: list, nd: NeedDecision, out: Outcome,
-               labels: tuple = ()) -> list:
+    def decide(self, state: ExploreWorld, n: int, queued: list, nd: NeedDecision, labels: tuple = ()) -> list:
         """One successor per alternative of the decision `nd` the (n+1)th callback from `state` met
         (after the decisions `queued` of that callback)."""
         base = state.clone()
@@ -208,7 +205,7 @@ class Explorer:
             try:
                 w.advance()
             except NeedDecision as nd2:
-                result += self.decide(state, n, queued + [alt], nd2, out, said)
+                result += self.decide(state, n, queued + [alt], nd2, said)
                 continue
             w.path.append(f"{base.t / 1000:.3f} s  " + "; ".join(said))
             result.append(w)
@@ -233,7 +230,7 @@ class Explorer:
             found_before = out.distinct
             while frontier:
                 w, depth = frontier.popleft()
-                for s in self.successors(w, out):
+                for s in self.successors(w):
                     out.states += 1
                     d = s.digest()
                     if d in visited:
@@ -276,23 +273,32 @@ class Explorer:
 
     def counterexample(self, out: Outcome) -> tuple[dict, object]:
         """The violating path as a plan, cut 1 ms after the last event the violation names, and its
-        run in the SimPy world. That run must be the explorer's history up to the cut, event for
-        event (anything else is a bug in the explorer: FidelityError)."""
+        run in the SimPy world."""
+        w = out.world
+        cut = max((w.history.events[i][0] for i in out.violation.events), default=w.t) + 1
+        plan, history = self.as_plan(w, cut, {"invariant": out.violation.invariant, "distinct_states": out.distinct})
+        plan["invariant"] = out.violation.invariant
+        return plan, history
+
+    def as_plan(self, w: ExploreWorld, cut: int, note: dict | None = None) -> tuple[dict, object]:
+        """The path to `w` as a plan that ends at `cut`, and its run in the SimPy world. That run must
+        be the explorer's history up to the cut, event for event (anything else is a bug in the
+        explorer: FidelityError)."""
         from counterexamples.shrink import run_plan
 
-        w = out.world
-        events = w.history.events
-        cut = max((events[i][0] for i in out.violation.events), default=w.t) + 1
         options = dict(w.options, fault_ms=cut, **w.injected)
         plan = {"format": FORMAT, "model": self.model_name, "scenario": "calm", "seed": 0,
                 "params": self.params.to_dict(), "options": options, "choices": dict(w.table),
-                "workload": [s for s in w.workload if s[0] < cut], "invariant": out.violation.invariant,
-                "strict": self.strict,
+                "workload": [s for s in w.workload if s[0] < cut], "strict": self.strict,
                 "source": {"explore": {k: v for k, v in asdict(self.bounds).items() if v is not None},
-                           "path": list(w.path), "distinct_states": out.distinct}}
+                           "path": list(w.path), **(note or {})}}
         plan = json.loads(json.dumps(plan))
         history = run_plan(plan)
-        mine = [e for e in events if e[0] < cut]
+        rest = w.clone()  # what is due before the cut and not run yet, with the defaults the replay takes
+        rest.deciding = False
+        while not rest.begun or rest.next_due() is not None and rest.next_due() < cut:
+            rest.advance()
+        mine = [e for e in rest.history.events if e[0] < cut]
         if json.loads(json.dumps(history.events)) != json.loads(json.dumps(mine)):
             raise FidelityError("the SimPy world's replay of the explored path differs from the explorer's run")
         plan["history_sha256"] = history.sha256()

@@ -171,3 +171,25 @@ def test_cli_usage_errors_are_one_line(args, message):
     r = _cli("--explore", *args)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_every_injection_replays_in_the_simpy_world_event_for_event():
+    # the explorer's world and the SimPy world are one core: a path with each kind of injection and
+    # each fault, run as a plan in the SimPy world, gives the explorer's own events
+    explorer = Explorer(MODEL, "correct", PARAMS, Bounds(horizon_s=12, requests=2, hibernations=1, crashes=1,
+                                                         fences=1, outages=1, deletes=1, faults=2,
+                                                         delays=[1, 500], offsets=[[1000, -1000]]))
+    kinds: dict = {}
+    w = explorer.initial((1000, -1000))
+    frontier = [w]
+    for _ in range(400):  # a walk down the tree, taking the last successor of each: injections, then faults
+        nexts = explorer.successors(frontier[-1])
+        if not nexts:
+            break
+        for s in nexts:
+            for line in s.path[len(frontier[-1].path):]:
+                kinds.setdefault(line.split()[2].rstrip(":"), s)
+        frontier.append(nexts[-1])
+    assert {"ask", "hibernate", "crash", "fence", "outage", "delete"} <= set(kinds)
+    for s in list(kinds.values())[:8] + [frontier[-1]]:
+        explorer.as_plan(s, s.t + 1)  # raises FidelityError on any difference
