@@ -88,7 +88,7 @@ def explore_command(console, args, pins: dict, load_model) -> int:
 
     print(f"explore: model {args.model}, {bounds.nodes} nodes x {bounds.actors} actors, {describe(bounds, params)}")
     explorer = Explorer(model, args.model, params, bounds, progress, strict=args.strict)
-    out = explorer.run()
+    out = explorer.run(args.workers)
     report = {"model": args.model, "params": params.to_dict(), "bounds": describe_dict(bounds, explorer),
               "status": out.status, "states": out.states, "distinct_states": out.distinct, "depth": out.depth,
               "wall_s": round(out.wall_s, 2), "states_per_s": round(out.states_per_s),
@@ -98,7 +98,7 @@ def explore_command(console, args, pins: dict, load_model) -> int:
           f"{out.wall_s:.1f} s, {out.states_per_s:,.0f} states/s, {out.combinations} clock combination(s)")
     code = 0
     if out.violation is not None:
-        plan, history = explorer.counterexample(out)
+        plan, history = (out.plan, out.history) if out.plan is not None else explorer.counterexample(out)
         cx = path[:-5] + f"-{out.violation.invariant}.json" if path.endswith(".json") else path + ".cx.json"
         write_plan(cx, plan)
         report["counterexample"] = os.path.relpath(cx)

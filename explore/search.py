@@ -87,7 +87,8 @@ class Outcome:
     checked: int = 0
     violation: object = None
     world: object = None
-    plan: dict | None = None
+    plan: dict | None = None  # the counterexample, when a worker process wrote it
+    history: object = None
     per_offsets: list = field(default_factory=list)
 
     @property
@@ -213,13 +214,50 @@ class Explorer:
 
     # --- the search -----------------------------------------------------------------------------
 
-    def run(self) -> Outcome:
+    def run(self, workers: int = 1) -> Outcome:
+        """Every clock combination in turn (in `workers` processes at once); the first combination, in
+        order, with a violation gives the counterexample."""
+        combos = self.bounds.combinations(self.params.max_skew_ms)
+        if workers > 1 and len(combos) > 1:
+            return self._run_parallel(combos, workers)
+        return self._run(combos)
+
+    def _run_parallel(self, combos: list, workers: int) -> Outcome:
+        import multiprocessing
+
+        out = Outcome()
+        t0 = time.monotonic()
+        deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
+        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), self.strict, deadline)
+                 for c in combos]
+        with multiprocessing.get_context("spawn").Pool(min(workers, len(combos))) as pool:
+            results = pool.imap(_explore_one, tasks)
+            for offsets in combos:
+                while True:
+                    try:
+                        part = results.next(timeout=1.0)
+                        break
+                    except multiprocessing.TimeoutError:
+                        if self.progress is not None:
+                            self.progress(out, out.depth, 0, time.monotonic() - t0, offsets)
+                out.combinations += 1
+                out.states += part.states
+                out.distinct += part.distinct
+                out.checked += part.checked
+                out.depth = max(out.depth, part.depth)
+                out.per_offsets += part.per_offsets
+                if part.status != "exhausted":
+                    out.status, out.violation, out.plan, out.history = part.status, part.violation, part.plan, part.history
+                    break
+        out.wall_s = time.monotonic() - t0
+        return out
+
+    def _run(self, combos: list) -> Outcome:
         from counterexamples.shrink import violations
 
         out = Outcome()
         t0 = time.monotonic()
         last = t0
-        combos = self.bounds.combinations(self.params.max_skew_ms)
         for offsets in combos:
             out.combinations += 1
             visited: set = set()
@@ -303,6 +341,22 @@ class Explorer:
             raise FidelityError("the SimPy world's replay of the explored path differs from the explorer's run")
         plan["history_sha256"] = history.sha256()
         return plan, history
+
+
+def _explore_one(task) -> Outcome:
+    """One clock combination, in a worker process: its outcome, with the counterexample written."""
+    model_name, params, bounds, offsets, strict, deadline = task
+    from runner import load_model
+
+    b = Bounds(**{**bounds, "offsets": [offsets]})
+    if deadline is not None:
+        b.budget_s = max(0.001, deadline - time.time())
+    explorer = Explorer(load_model(model_name), model_name, Params(**params), b, strict=strict)
+    out = explorer.run()
+    if out.violation is not None:
+        out.plan, out.history = explorer.counterexample(out)
+    out.world = None
+    return out
 
 
 class FidelityError(RuntimeError):

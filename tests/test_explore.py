@@ -193,3 +193,18 @@ def test_every_injection_replays_in_the_simpy_world_event_for_event():
     assert {"ask", "hibernate", "crash", "fence", "outage", "delete"} <= set(kinds)
     for s in list(kinds.values())[:8] + [frontier[-1]]:
         explorer.as_plan(s, s.t + 1)  # raises FidelityError on any difference
+
+
+def test_worker_processes_explore_the_same_states_and_find_the_same_counterexample():
+    bounds = dict(horizon_s=9, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
+                  offsets=[[0, 0], [1000, -1000], [-1000, 1000]])
+    explorer = Explorer(MODEL, "correct", PARAMS, Bounds(**bounds))
+    one, two = explorer.run(), explorer.run(workers=2)
+    assert one.status == "exhausted"
+    assert (two.status, two.distinct, two.states, two.per_offsets) == (one.status, one.distinct, one.states,
+                                                                       one.per_offsets)
+    broken = Explorer(load("unconditional_fence").MODEL, "unconditional_fence", PARAMS,
+                      Bounds(requests=0, faults=0, outages=1, delays=[1], offsets=[[1000, 0], [0, 0]]))
+    seq, par = broken.run(), broken.run(workers=2)
+    assert par.status == seq.status == "violation"
+    assert par.plan["history_sha256"] == broken.counterexample(seq)[0]["history_sha256"]
