@@ -92,10 +92,12 @@ def explore_command(console, args, pins: dict, load_model) -> int:
     report = {"model": args.model, "params": params.to_dict(), "bounds": describe_dict(bounds, explorer),
               "status": out.status, "states": out.states, "distinct_states": out.distinct, "depth": out.depth,
               "wall_s": round(out.wall_s, 2), "states_per_s": round(out.states_per_s),
+              "callbacks": out.callbacks, "callbacks_per_s": round(out.callbacks / out.wall_s) if out.wall_s else 0,
               "clock_combinations": [[list(o), n] for o, n in out.per_offsets]}
     path = args.report or os.path.join(HERE, "reports", f"explore-{args.model}.json")
     print(f"explore: {out.status}: {out.distinct:,} distinct states ({out.states:,} generated), depth {out.depth}, "
-          f"{out.wall_s:.1f} s, {out.states_per_s:,.0f} states/s, {out.combinations} clock combination(s)")
+          f"{out.wall_s:.1f} s, {out.states_per_s:,.0f} states/s, {out.combinations} clock combination(s); "
+          f"{out.callbacks:,} world callbacks run ({out.callbacks / max(out.wall_s, 1e-9):,.0f}/s)")
     code = 0
     if out.violation is not None:
         plan, history = (out.plan, out.history) if out.plan is not None else explorer.counterexample(out)

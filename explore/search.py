@@ -85,6 +85,7 @@ class Outcome:
     wall_s: float = 0.0
     combinations: int = 0
     checked: int = 0
+    callbacks: int = 0  # world callbacks run (each an atomic step of the system; re-runs for branching too)
     violation: object = None
     world: object = None
     plan: dict | None = None  # the counterexample, when a worker process wrote it
@@ -244,6 +245,7 @@ class Explorer:
                 out.states += part.states
                 out.distinct += part.distinct
                 out.checked += part.checked
+                out.callbacks += part.callbacks
                 out.depth = max(out.depth, part.depth)
                 out.per_offsets += part.per_offsets
                 if part.status != "exhausted":
@@ -253,9 +255,16 @@ class Explorer:
         return out
 
     def _run(self, combos: list) -> Outcome:
+        out = Outcome()
+        before = ExploreWorld.callbacks
+        try:
+            return self._search(combos, out)
+        finally:
+            out.callbacks = ExploreWorld.callbacks - before
+
+    def _search(self, combos: list, out: Outcome) -> Outcome:
         from counterexamples.shrink import violations
 
-        out = Outcome()
         t0 = time.monotonic()
         last = t0
         for offsets in combos:

@@ -162,8 +162,11 @@ class ExploreWorld(SimWorld):
     def next_due(self) -> int | None:
         return self.agenda[0][0] if self.agenda else None
 
+    callbacks = 0  # callbacks run by every world of this process (the explorer's work, re-runs too)
+
     def pop(self) -> None:
         """Run the next callback (its decisions from `queue`, or NeedDecision)."""
+        ExploreWorld.callbacks += 1
         due, _seq, name, refs = heappop(self.agenda)
         self.t = due
         args = [(self.procs[a.index] if a.kind == "p" else self.slots[a.index]) if type(a) is _Ref else a for a in refs]
