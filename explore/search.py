@@ -84,7 +84,6 @@ class Outcome:
     depth: int = 0
     wall_s: float = 0.0
     combinations: int = 0
-    checked: int = 0
     callbacks: int = 0  # world callbacks run (each an atomic step of the system; re-runs for branching too)
     violation: object = None
     world: object = None
@@ -110,24 +109,22 @@ class Explorer:
     # --- the initial world ----------------------------------------------------------------
 
     def options(self, offsets: tuple[int, ...]) -> dict:
+        """The SimPy world's options for one clock combination: nothing drawn, nothing scheduled (the
+        explorer injects), the nodes' machines at their offsets, every other clock at the base."""
         b = self.bounds
-        clocks = {f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)}
-        o = calm_options(b.nodes, self.params, {m: v for m, v in clocks.items()}, versioning="md5")
-        for m in o["clocks"]:
-            if m not in clocks:
-                o["clocks"][m] = [CLOCK_BASE, 0]
-        o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE, crashes=[], operator_fences=[],
-                 outages=[], deletes=[])
+        o = calm_options(b.nodes, self.params, versioning="md5")
+        o["clocks"] = {m: [CLOCK_BASE, 0] for m in o["clocks"]}
+        o["clocks"].update({f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)})
+        o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE,
+                 **{name: [] for name in ("crashes", "operator_fences", "outages", "deletes")})
         return o
 
     def initial(self, offsets) -> ExploreWorld:
         w = ExploreWorld(0, self.model, "calm", self.params, self.model_name, self.options(offsets))
         w.alternatives = self.alternatives
-        w.budget = {k: v for k, v in (("faults", self.bounds.faults), ("crashes", self.bounds.crashes),
-                                      ("requests", self.bounds.requests),
-                                      ("hibernations", self.bounds.hibernations), ("fences", self.bounds.fences),
-                                      ("outages", self.bounds.outages), ("deletes", self.bounds.deletes)) if v}
-        w.next_tick = self.bounds.quantum_ms
+        b = self.bounds
+        w.budget = {name: getattr(b, name) for name in ("faults", *INJECTIONS.values()) if getattr(b, name)}
+        w.next_tick = b.quantum_ms
         return w
 
     # --- successors -------------------------------------------------------------------------
@@ -244,7 +241,6 @@ class Explorer:
                 out.combinations += 1
                 out.states += part.states
                 out.distinct += part.distinct
-                out.checked += part.checked
                 out.callbacks += part.callbacks
                 out.depth = max(out.depth, part.depth)
                 out.per_offsets += part.per_offsets
@@ -285,7 +281,6 @@ class Explorer:
                     visited.add(d)
                     out.distinct += 1
                     out.depth = max(out.depth, depth + 1)
-                    out.checked += 1
                     s.history.end_ms = s.t + 1  # a prefix of a run, judged as a run that ends now
                     found = violations(s.history, self.strict)
                     if found:
