@@ -13,7 +13,7 @@ explorer chose it), and the budgets left. Its successors are what may happen nex
 - at each multiple of the quantum, before the events of that instant: nothing, or (within
   their budgets) a client request for an actor at a node, a hibernation, a crash of a node's
   process (its supervisor restarts it as the simulated world's does), an operator's `cluster
-  fence`, an outage of one node, a mistaken delete of a node's record;
+  fence`, an outage of one node, a twin of one node, a mistaken delete of a node's record;
 - timers fire at their instant on their machine's clock, which is true time plus an offset
   from {-max_skew, 0, +max_skew}: each combination is one exploration.
 
@@ -48,7 +48,7 @@ MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 
 
 
 INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
-              "outage": "outages", "delete": "deletes"}  # what -> its budget
+              "outage": "outages", "twin": "twins", "delete": "deletes"}  # what -> its budget
 
 
 @dataclass
@@ -63,6 +63,7 @@ class Bounds:
     hibernations: int = 0  # an actor hibernates (every node is told)
     fences: int = 0  # operator `cluster fence`s
     outages: int = 0  # a node's machine cut off the bucket for ttl + grace + one quantum
+    twins: int = 0  # a second process under a node's id, on a machine of its own, for twice ttl + grace
     deletes: int = 0  # an operator deletes a node's `nodes/` record by mistake
     offsets: list | None = None  # [[offset per node], ...]; None: every combination of -s, 0, +s
     delays: list | None = None  # a request's and a reply's delays, ms; None: 1 and each quantum below the timeout
@@ -116,7 +117,7 @@ class Explorer:
         o["clocks"] = {m: [CLOCK_BASE, 0] for m in o["clocks"]}
         o["clocks"].update({f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)})
         o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE,
-                 **{name: [] for name in ("crashes", "operator_fences", "outages", "deletes")})
+                 **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "deletes")})
         return o
 
     def initial(self, offsets) -> ExploreWorld:
@@ -168,12 +169,14 @@ class Explorer:
             choices += [("fence", n, None) for n in w.node_ids]
         if b.get("outages"):
             choices += [("outage", n, None) for n in w.node_ids]
+        if b.get("twins"):
+            choices += [("twin", n, None) for n in w.node_ids]
         if b.get("deletes"):
             choices += [("delete", n, None) for n in w.node_ids if "nodes/" + n in w.bucket.objects]
         for what, node_id, actor in choices:
             c = w.clone()
             c.budget[INJECTIONS[what]] -= 1
-            c.inject(what, node_id, actor, self.params.takeover_ms + self.bounds.quantum_ms)
+            c.inject(what, node_id, actor, (2 if what == "twin" else 1) * self.params.takeover_ms + self.bounds.quantum_ms)
             c.path.append(f"{tick / 1000:.3f} s  {what} " + " ".join(x for x in (node_id, actor) if x))
             out.append(c)
         return out

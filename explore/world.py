@@ -33,7 +33,7 @@ BRANCHING = ("send", "reply")  # the sites the explorer decides; every other tak
 # where a plan's replay (scenarios/core.py `schedule`) puts what the explorer injects: after what
 # the nodes' starts scheduled, before every event scheduled later, the operator's fences first,
 # then the first client request, then the crashes (the order `schedule` calls `later` in)
-FENCE_AT, OUTAGE_AT, CRASH_AT, DELETE_AT = 0.1, 0.6, 0.7, 0.9
+FENCE_AT, OUTAGE_AT, CRASH_AT, TWIN_AT, DELETE_AT = 0.1, 0.6, 0.7, 0.8, 0.9
 FIRST_STEP_AT = {"ask": 0.5, "hibernate": 0.52}  # a workload chain's first step (core `schedule_workload`)
 
 
@@ -75,7 +75,7 @@ class ExploreWorld(SimWorld):
         self.table: dict = {}  # the decisions this path took, keyed as a plan keys them
         self.seen: Counter = Counter()
         self.workload: list = []  # the client requests injected, as a plan's workload
-        self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "deletes": []}
+        self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "twins": [], "deletes": []}
         self.chain_seq: dict = {}  # workload kind -> where its next step sits among the events of its instant
         self.base_seq = 0  # the last seq the start scheduled (`begin`)
         self.budget: dict = {}
@@ -99,8 +99,9 @@ class ExploreWorld(SimWorld):
     def inject(self, what: str, node_id: str, actor: str | None = None, length_ms: int = 0) -> None:
         """A client request for `actor` at `node_id` ("ask"), a crash of `node_id`'s process, an
         operator's `cluster fence` of it, an outage cutting its machine off the bucket for
-        `length_ms` (requests and replies vanish), or an operator deleting its `nodes/` record by
-        mistake, now: scheduled where a plan's replay schedules it."""
+        `length_ms` (requests and replies vanish), a twin (a second process under its id, on a machine
+        of its own, for `length_ms`), or an operator deleting its `nodes/` record by mistake, now:
+        scheduled where a plan's replay schedules it."""
         t = self.t
         if what == "ask":
             self.workload.append([t, "ask", node_id, actor])
@@ -119,6 +120,10 @@ class ExploreWorld(SimWorld):
             self.injected["outages"].append([node_id, t, length_ms, "blackhole"])
             self.push(t, self.base_seq + OUTAGE_AT + len(self.injected["outages"]) * 1e-6, self._outage_begins,
                       (node_id, length_ms, "blackhole"))
+        elif what == "twin":
+            k = len(self.injected["twins"])
+            self.injected["twins"].append([node_id, t, length_ms])
+            self.push(t, self.base_seq + TWIN_AT + (k + 1) * 1e-6, self._twin_begins, (node_id, f"t{k}", length_ms))
         elif what == "delete":
             self.injected["deletes"].append([node_id, t, False])
             self.push(t, self.base_seq + DELETE_AT + len(self.injected["deletes"]) * 1e-6, self._delete,

@@ -177,7 +177,7 @@ def test_every_injection_replays_in_the_simpy_world_event_for_event():
     # the explorer's world and the SimPy world are one core: a path with each kind of injection and
     # each fault, run as a plan in the SimPy world, gives the explorer's own events
     explorer = Explorer(MODEL, "correct", PARAMS, Bounds(horizon_s=12, requests=2, hibernations=1, crashes=1,
-                                                         fences=1, outages=1, deletes=1, faults=2,
+                                                         fences=1, outages=1, twins=1, deletes=1, faults=2,
                                                          delays=[1, 500], offsets=[[1000, -1000]]))
     kinds: dict = {}
     w = explorer.initial((1000, -1000))
@@ -190,7 +190,7 @@ def test_every_injection_replays_in_the_simpy_world_event_for_event():
             for line in s.path[len(frontier[-1].path):]:
                 kinds.setdefault(line.split()[2].rstrip(":"), s)
         frontier.append(nexts[-1])
-    assert {"ask", "hibernate", "crash", "fence", "outage", "delete"} <= set(kinds)
+    assert {"ask", "hibernate", "crash", "fence", "outage", "twin", "delete"} <= set(kinds)
     for s in list(kinds.values())[:8] + [frontier[-1]]:
         explorer.as_plan(s, s.t + 1)  # raises FidelityError on any difference
 
