@@ -34,6 +34,8 @@ def add_arguments(parser) -> None:
         g.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} per run (default {default})")
     g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms, e.g. --offsets=-1000,1000 (default: every "
                    "combination of -max_skew, 0, +max_skew)")
+    g.add_argument("--from-s", type=float, default=0.0, metavar="S", help="no choice before S seconds "
+                   "(requests answered in 1 ms, nothing injected): skips the start's interleavings (default 0)")
     g.add_argument("--explore-budget", type=float, metavar="S", help="stop cleanly after S seconds")
     g.add_argument("--max-states", type=int, metavar="N", help="stop cleanly after N distinct states")
 
@@ -51,6 +53,8 @@ def bounds_from(args, params) -> Bounds:
             raise UsageError(f"--{name} must not be negative, got {getattr(args, name)}")
     if args.horizon_s <= 0 or args.quantum_ms <= 0:
         raise UsageError("--horizon-s and --quantum-ms must be positive")
+    if not 0 <= args.from_s < args.horizon_s:
+        raise UsageError(f"--from-s must be at least 0 and below --horizon-s, got {args.from_s:g}")
     nodes = args.nodes or 2
     offsets = None
     if args.offsets:
@@ -65,7 +69,7 @@ def bounds_from(args, params) -> Bounds:
         raise UsageError("--delays must name at least one delay of 1 ms or more")
     return Bounds(nodes=nodes, actors=args.actors or 1, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
                   faults=args.faults, crashes=args.crashes, requests=args.requests, hibernations=args.hibernations,
-                  fences=args.fences, outages=args.outages, twins=args.twins, deletes=args.deletes, offsets=offsets, delays=delays, focus=args.focus,
+                  fences=args.fences, outages=args.outages, twins=args.twins, deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, focus=args.focus,
                   max_states=args.max_states, budget_s=args.explore_budget)
 
 

@@ -14,6 +14,7 @@ explorer chose it), and the budgets left. Its successors are what may happen nex
   their budgets) a client request for an actor at a node, a hibernation, a crash of a node's
   process (its supervisor restarts it as the simulated world's does), an operator's `cluster
   fence`, an outage of one node, a twin of one node, a mistaken delete of a node's record;
+- nothing is chosen before `from_s` (requests answered in 1 ms, nothing injected);
 - timers fire at their instant on their machine's clock, which is true time plus an offset
   from {-max_skew, 0, +max_skew}: each combination is one exploration.
 
@@ -68,6 +69,7 @@ class Bounds:
     offsets: list | None = None  # [[offset per node], ...]; None: every combination of -s, 0, +s
     delays: list | None = None  # a request's and a reply's delays, ms; None: 1 and each quantum below the timeout
     focus: list | None = None  # ["OP key-prefix", ...]: only matching requests get delays and faults (None: all)
+    from_s: float = 0.0  # no choice before this instant: requests answered in 1 ms, nothing injected
     max_states: int | None = None
     budget_s: float | None = None
 
@@ -106,6 +108,7 @@ class Explorer:
         a = params.attempt_timeout_ms
         self.delays = bounds.delays or [1] + [k * q for k in range(1, a // q + 1) if k * q < a]
         self.end = int(bounds.horizon_s * 1000)
+        self.start = int(bounds.from_s * 1000)
 
     # --- the initial world ----------------------------------------------------------------
 
@@ -125,7 +128,8 @@ class Explorer:
         w.alternatives = self.alternatives
         b = self.bounds
         w.budget = {name: getattr(b, name) for name in ("faults", *INJECTIONS.values()) if getattr(b, name)}
-        w.next_tick = b.quantum_ms
+        q = b.quantum_ms
+        w.next_tick = max(q, -(-self.start // q) * q)  # the first multiple of the quantum from `from_s`
         return w
 
     # --- successors -------------------------------------------------------------------------
@@ -184,6 +188,8 @@ class Explorer:
     def alternatives(self, w: ExploreWorld, site: str, req) -> list:
         """The fates of a request (site "send") or of its reply ("reply") worth exploring."""
         focus = self.bounds.focus
+        if w.t < self.start:
+            return [("ok", 1)]
         if focus is not None and not any(f"{req.op} {req.key}".startswith(f) for f in focus):
             return [("ok", 1)]
         alts = [("ok", d) for d in self.delays]

@@ -208,3 +208,16 @@ def test_worker_processes_explore_the_same_states_and_find_the_same_counterexamp
     seq, par = broken.run(), broken.run(workers=2)
     assert par.status == seq.status == "violation"
     assert par.plan["history_sha256"] == broken.counterexample(seq)[0]["history_sha256"]
+
+
+def test_no_choice_before_from_s():
+    explorer = Explorer(MODEL, "correct", PARAMS, Bounds(horizon_s=9, requests=1, faults=1, delays=[1, 500],
+                                                         focus=["PUT owners/"], from_s=7.2, offsets=[[0, 0]]))
+    w = explorer.initial((0, 0))
+    seen = []
+    frontier = [w]
+    while frontier:
+        nexts = explorer.successors(frontier.pop())
+        seen += [s for s in nexts if s.path]
+        frontier += nexts[:2]
+    assert seen and all(float(s.path[0].split()[0]) >= 7.2 for s in seen)
