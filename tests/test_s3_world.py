@@ -291,14 +291,18 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
     """BM-1 (breaks FN-3) against moto: n0 is killed once its lease is written and stays down;
     a peer fences it, unconditionally, and INV-3 names that write."""
     broken = load("unconditional_fence").MODEL
-    world = _world(moto, broken, "bm1/", 3, 10_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
-                   p_request_lost=0.0, p_slow_reply=0.0, upgrade=None, deletes=[], operator_fences=[],
-                   outages=[], twins=[], crashes=[["n0", 4_000]])
-    world.slots[0].wanted = False  # no supervisor brings n0 back: its peers must fence it
-    h = world.run()
-    assert world.failure is None, world.failure
-    caught = [v for v in check_all(h) if v.invariant == "INV-3"]
-    assert caught, "unconditional_fence was not caught"
+    # real time on a loaded machine shifts the races (the full suite once missed it): up to two runs
+    for seed in (3, 4):
+        world = _world(moto, broken, f"bm1-{seed}/", seed, 10_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
+                       p_request_lost=0.0, p_slow_reply=0.0, upgrade=None, deletes=[], operator_fences=[],
+                       outages=[], twins=[], crashes=[["n0", 4_000]])
+        world.slots[0].wanted = False  # no supervisor brings n0 back: its peers must fence it
+        h = world.run()
+        assert world.failure is None, world.failure
+        caught = [v for v in check_all(h) if v.invariant == "INV-3"]
+        if caught:
+            break
+    assert caught, "unconditional_fence was not caught in two runs"
     assert "nodes/n0: unconditional PUT" in caught[0].message
     assert "fenced" in {e[2] for e in h.events}
 
