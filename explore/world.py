@@ -24,7 +24,7 @@ from heapq import heappop, heappush
 
 from model.frozen import FrozenDict
 from model.io import Command
-from scenarios.plan import DEFAULTS, instance_default
+from scenarios.plan import decision_key, default
 from scenarios.processes import Proc, Slot
 from scenarios.sim import SimWorld
 
@@ -134,11 +134,7 @@ class ExploreWorld(SimWorld):
     def _explored_step(self, what: str, *args) -> None:
         # as a plan's workload step (core `_planned_step`): the next one of its kind is scheduled from
         # here, after what this one caused
-        if what == "ask":
-            self._requests += 1
-            self._ask(args[0], args[1], self._requests)
-        else:
-            self._broadcast(Command("hibernate", (args[0],)))
+        self.workload_step(what, args)
         self.seq += 1
         self.chain_seq[what] = self.seq
 
@@ -179,20 +175,13 @@ class ExploreWorld(SimWorld):
 
     # --- decisions ------------------------------------------------------------------------
 
-    def _key(self, site: str, who: str) -> str:
-        base = f"{site} {who}"
-        k = self.seen[base]
-        self.seen[base] = k + 1
-        return f"{base} #{k}"
-
     def choose(self, site: str, who: str, draw, *args):
-        key = self._key(site, who)
-        return instance_default(key) if site == "instance" else DEFAULTS[site]
+        return default(site, decision_key(self.seen, site, who))
 
     def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
-        key = self._key(site, f"{proc.machine} {req.op} {req.key}")
+        key = decision_key(self.seen, site, f"{proc.machine} {req.op} {req.key}")
         if not self.deciding:
-            return tuple(DEFAULTS[site])
+            return tuple(default(site, key))
         if self.queue:
             value = self.queue.pop(0)
         else:

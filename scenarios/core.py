@@ -303,17 +303,24 @@ class World:
 
     def _planned_step(self, chain: list, i: int) -> None:
         _t, what, *args = chain[i]
+        if not self.workload_step(what, args):
+            return
+        if i + 1 < len(chain):
+            self.later(chain[i + 1][0] - self.now, self._planned_step, chain, i + 1)
+
+    def workload_step(self, what: str, args) -> bool:
+        """One step of a planned workload (a plan's, or the explorer's); False: skipped, for
+        hibernations and moves stop with the faults, as drawn ones do."""
         if what == "ask":
             self._requests += 1
             self._ask(args[0], args[1], self._requests)
         elif self.in_quiet:
-            return  # hibernations and moves stop with the faults, as drawn ones do
+            return False
         elif what == "hibernate":
             self._broadcast(Command("hibernate", (args[0],)))
         elif what == "move":
             self._move_to(args[0], args[1])
-        if i + 1 < len(chain):
-            self.later(chain[i + 1][0] - self.now, self._planned_step, chain, i + 1)
+        return True
 
     def _chance(self, p: float) -> bool:
         return self.rng.random() < p

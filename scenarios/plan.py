@@ -63,6 +63,19 @@ def instance_default(key: str) -> str:
     return f"{zlib.crc32(key.encode()):08x}"
 
 
+def default(site: str, key: str):
+    """The calm value of a decision a plan lacks."""
+    return instance_default(key) if site == "instance" else DEFAULTS[site]
+
+
+def decision_key(seen: Counter, site: str, who: str) -> str:
+    """The key of the next decision `site` makes about `who` (`seen` counts them per site and who)."""
+    base = f"{site} {who}"
+    k = seen[base]
+    seen[base] = k + 1
+    return f"{base} #{k}"
+
+
 class NoRandom:
     """The RNG of a planned run: any draw is a bug (a decision not routed through Choices)."""
 
@@ -82,10 +95,7 @@ class Choices:
 
     def pick(self, site: str, who: str, draw, *args):
         """The decision `site` makes about `who` now: drawn and noted (recording), or read."""
-        base = f"{site} {who}"
-        k = self._seen[base]
-        self._seen[base] = k + 1
-        key = f"{base} #{k}"
+        key = decision_key(self._seen, site, who)
         if self.recording:
             value = draw(*args)
             if type(value) is tuple:
@@ -95,7 +105,7 @@ class Choices:
         value = self.table.get(key, _MISSING)
         if value is _MISSING:
             self.misses += 1
-            return instance_default(key) if site == "instance" else DEFAULTS[site]
+            return default(site, key)
         return value
 
     def note(self, t_ms: int, *what) -> None:
