@@ -53,12 +53,6 @@ class _Ref:
     def __init__(self, kind: str, index: int) -> None:
         self.kind, self.index = kind, index
 
-    def __eq__(self, other) -> bool:
-        return type(other) is _Ref and other.kind == self.kind and other.index == self.index
-
-    def __hash__(self) -> int:
-        return self.index * 2 + (self.kind == "s")
-
     def __repr__(self) -> str:
         return f"{self.kind}{self.index}"
 
@@ -152,12 +146,9 @@ class ExploreWorld(SimWorld):
     def push(self, due: int, seq: int, fn, args) -> None:
         if getattr(fn, "__self__", None) is not self:
             raise TypeError(f"the explorer schedules only the world's own methods, not {fn!r}")
-        for a in args:
-            t = type(a)
-            if t is Proc or t is Slot:
-                args = tuple(_Ref("p", a.index) if type(a) is Proc else _Ref("s", self.slots.index(a))
-                             if type(a) is Slot else a for a in args)
-                break
+        if any(type(a) is Proc or type(a) is Slot for a in args):
+            args = tuple(_Ref("p", a.index) if type(a) is Proc else _Ref("s", self.slots.index(a))
+                         if type(a) is Slot else a for a in args)
         heappush(self.agenda, (due, seq, fn.__name__, args))
 
     def next_due(self) -> int | None:
