@@ -263,28 +263,35 @@ OTHER_FAULTS_OFF = dict(upgrade=None, stops=[], drains=[], deletes=[], operator_
 
 
 def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
-    rec = ContractRecorder(MODEL, jitter_ms=300)  # real time: a timeout is answered late when the machine is loaded
     # slow replies within the attempt timeout and read replies kept: a start check (a read, a wait,
     # a read, a write) must get through within the run for the lease to be judged at all
     # (a start check is five requests and a wait of ttl + grace: at rates of 0.1 each, three nodes
-    # often got none through in 8 s on a loaded machine)
-    world = _world(moto, rec, "contract/", 7, 10_000, p_fail_fast=0.05, p_reply_lost=0.05, p_late=0.1,
-                   p_request_lost=0.02, p_slow_reply=0.1, slow_tail="within", read_replies_lost=False,
-                   **OTHER_FAULTS_OFF,
-                   outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
-                   crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
-    h = world.run()
-    assert world.failure is None, world.failure
-    assert rec.problems == [], rec.problems[:5]
-    assert rec.replies > 50 and rec.timers_fired > 10
-    times = [e[0] for e in h.events]
-    assert times == sorted(times) and h.end_ms >= times[-1]
-    for t, p, kind, fields in h.events:
-        assert kind in KINDS and len(fields) == len(KINDS[kind]), (kind, fields)
-    kinds = {e[2] for e in h.events}
-    assert {"start", "crash", "twin", "outage", "apply", "lease_valid"} <= kinds
-    assert len(h.processes) >= 5  # three nodes, a twin, the restarted n0
-    assert check_all(h) == []
+    # often got none through in 8 s on a loaded machine). Real time decides which draw meets which
+    # request, so once in CI no first write landed in 10 s: up to two runs, the contract judged on
+    # each, the lease's kinds required of one.
+    for seed in (7, 8):
+        rec = ContractRecorder(MODEL, jitter_ms=300)  # real time: a timeout is answered late when the machine is loaded
+        world = _world(moto, rec, f"contract-{seed}/", seed, 10_000, p_fail_fast=0.05, p_reply_lost=0.05,
+                       p_late=0.1, p_request_lost=0.02, p_slow_reply=0.1, slow_tail="within",
+                       read_replies_lost=False, **OTHER_FAULTS_OFF,
+                       outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
+                       crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
+        h = world.run()
+        assert world.failure is None, world.failure
+        assert rec.problems == [], rec.problems[:5]
+        assert rec.replies > 50 and rec.timers_fired > 10
+        times = [e[0] for e in h.events]
+        assert times == sorted(times) and h.end_ms >= times[-1]
+        for t, p, kind, fields in h.events:
+            assert kind in KINDS and len(fields) == len(KINDS[kind]), (kind, fields)
+        kinds = Counter(e[2] for e in h.events)
+        assert {"start", "crash", "twin", "outage"} <= set(kinds)
+        assert len(h.processes) >= 5  # three nodes, a twin, the restarted n0
+        assert check_all(h) == []
+        if {"apply", "lease_valid"} <= set(kinds):
+            break
+    else:
+        pytest.fail(f"no lease landed in either run: events {dict(kinds)}, world notes {dict(world.notes)}")
 
 
 def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
