@@ -23,8 +23,9 @@ a state is a choice point and a path is a plan (scenarios/plan.py): the countere
 file `--replay` runs in the SimPy world, event for event. States are deduplicated by a
 canonical value of everything that decides the future (ExploreWorld.digest), and every new
 state's history is judged by every checker, so that the first violation found is one with
-the fewest choices. What a merge leaves out: a path that reaches a state already seen is not
-judged past that point; its history up to there was judged.
+the fewest choices. A path that reaches a state already seen is judged up to that point (its
+own history) and goes no further; what a merge leaves out is that path's history joined to the
+future explored from the other one.
 """
 
 from __future__ import annotations
@@ -285,12 +286,14 @@ class Explorer:
                 for s in self.successors(w):
                     out.states += 1
                     d = s.digest()
-                    if d in visited:
-                        continue
-                    visited.add(d)
-                    out.distinct += 1
-                    out.depth = max(out.depth, depth + 1)
-                    s.history.end_ms = s.t + 1  # a prefix of a run, judged as a run that ends now
+                    merged = d in visited
+                    if not merged:
+                        visited.add(d)
+                        out.distinct += 1
+                        out.depth = max(out.depth, depth + 1)
+                    # a prefix of a run, judged as a run that ends now; a path that meets a state seen
+                    # before is judged up to the meeting too (its last steps are its own), then ends
+                    s.history.end_ms = s.t + 1
                     found = violations(s.history, self.strict)
                     if found:
                         out.status = "violation"
@@ -298,7 +301,8 @@ class Explorer:
                         out.wall_s = time.monotonic() - t0
                         out.per_offsets.append((offsets, out.distinct - found_before + 1))
                         return out
-                    frontier.append((s, depth + 1))
+                    if not merged:
+                        frontier.append((s, depth + 1))
                 now = time.monotonic()
                 if self.progress is not None and now - last >= 1.0:
                     last = now

@@ -45,18 +45,6 @@ class NeedDecision(Exception):
         self.key, self.site, self.proc, self.req, self.alternatives = key, site, proc, req, alternatives
 
 
-class _Ref:
-    """A process (kind "p") or a slot (kind "s") named by its index, inside an agenda entry."""
-
-    __slots__ = ("kind", "index")
-
-    def __init__(self, kind: str, index: int) -> None:
-        self.kind, self.index = kind, index
-
-    def __repr__(self) -> str:
-        return f"{self.kind}{self.index}"
-
-
 class ExploreWorld(SimWorld):
     """The simulated world, stepped by the explorer one callback at a time."""
 
@@ -144,11 +132,8 @@ class ExploreWorld(SimWorld):
         self.push(self.t + (delay_ms if delay_ms > 0 else 0), self.seq, fn, args)
 
     def push(self, due: int, seq: int, fn, args) -> None:
-        if getattr(fn, "__self__", None) is not self:
+        if fn.__self__ is not self:
             raise TypeError(f"the explorer schedules only the world's own methods, not {fn!r}")
-        if any(type(a) is Proc or type(a) is Slot for a in args):
-            args = tuple(_Ref("p", a.index) if type(a) is Proc else _Ref("s", self.slots.index(a))
-                         if type(a) is Slot else a for a in args)
         heappush(self.agenda, (due, seq, fn.__name__, args))
 
     def next_due(self) -> int | None:
@@ -159,9 +144,8 @@ class ExploreWorld(SimWorld):
     def pop(self) -> None:
         """Run the next callback (its decisions from `queue`, or NeedDecision)."""
         ExploreWorld.callbacks += 1
-        due, _seq, name, refs = heappop(self.agenda)
+        due, _seq, name, args = heappop(self.agenda)
         self.t = due
-        args = [(self.procs[a.index] if a.kind == "p" else self.slots[a.index]) if type(a) is _Ref else a for a in refs]
         getattr(self, name)(*args)
 
     # --- decisions ------------------------------------------------------------------------
@@ -198,7 +182,7 @@ class ExploreWorld(SimWorld):
         for name in mutable:
             d[name] = d[name].copy()
         procs = [_copy_proc(p) for p in self.procs]
-        copies: dict = {}  # id(slot) -> its copy: the supervised slots and the operator's
+        copies: dict = {}  # id(process or slot) -> its copy: the supervised slots and the operator's
         for s in self.slots + [p.slot for p in self.procs]:
             if id(s) not in copies:
                 t = copies[id(s)] = _copy_slot(s)
@@ -212,6 +196,13 @@ class ExploreWorld(SimWorld):
             raise NotImplementedError("the explorer runs no old binaries (section 6)")
         if self.operator is not None:
             w.operator = procs[self.operator.index]
+        for old, new in zip(self.procs, procs):
+            copies[id(old)] = new
+        # the callbacks due name the copies (an entry's arguments are a tuple: a new one if it names any)
+        w.agenda = [e if not any(type(a) is Proc or type(a) is Slot for a in e[3])
+                    else (e[0], e[1], e[2], tuple(copies[id(a)] if type(a) is Proc or type(a) is Slot else a
+                                                  for a in e[3]))
+                    for e in self.agenda]
         w.injected = {k: list(v) for k, v in self.injected.items()}
         b = w.bucket = copy.copy(self.bucket)
         b.objects = b.objects.copy()
@@ -235,12 +226,14 @@ class ExploreWorld(SimWorld):
         for p in self.procs:
             for key, token in p.timers.items():
                 live_timer[token] = (p.index, key)
+        slot_index = {id(s): i for i, s in enumerate(self.slots)}
         items = []
-        for due, seq, name, refs in agenda:
+        for due, seq, name, args in agenda:
             if name == "_timer_fires":
-                items.append((due, name, refs[0].index, refs[1], live_timer.get(refs[2]) is not None))
+                items.append((due, name, args[0].index, args[1], live_timer.get(args[2]) is not None))
             else:
-                items.append((due, name, tuple(_canon(a) for a in refs)))
+                items.append((due, name, tuple(("p", a.index) if type(a) is Proc else ("s", slot_index[id(a)])
+                                               if type(a) is Slot else _canon(a) for a in args)))
         chain_ranks = tuple(sum(1 for e in agenda if e[1] < seq) for _k, seq in sorted(self.chain_seq.items()))
         procs = tuple((p.alive, _canon_state(p.state), tuple(sorted(p.pending.items())),
                        tuple(sorted(p.deadlines.items())), p.draining, tuple(sorted(p.events.items())),
@@ -279,8 +272,6 @@ def _canon(x):
         return (t.__name__, *map(_canon, x)) if hasattr(x, "_fields") else tuple(map(_canon, x))
     if t is list:
         return tuple(map(_canon, x))
-    if t is _Ref:
-        return (x.kind, x.index)
     return x  # Params and the like: frozen dataclasses, hashable
 
 

@@ -87,6 +87,20 @@ def test_correct_model_is_exhausted_without_a_violation():
     assert (again.distinct, again.states, again.depth) == (out.distinct, out.states, out.depth)
 
 
+def test_every_generated_state_is_judged_those_that_meet_a_seen_state_too(monkeypatch):
+    # a path that reaches a state seen before ends there: its own last steps are judged before it does
+    import counterexamples.shrink as shrink
+
+    judged = []
+    real = shrink.violations
+    monkeypatch.setattr(shrink, "violations", lambda h, strict=False: judged.append(len(h.events)) or real(h, strict))
+    _, out = explore("correct", horizon_s=8, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
+                     offsets=[[0, 0]])
+    assert out.status == "exhausted"
+    assert out.states > out.distinct  # some paths met
+    assert len(judged) == out.states
+
+
 def test_every_offset_combination_is_explored():
     b = Bounds(nodes=2)
     assert sorted(b.combinations(1000)) == sorted((a, c) for a in (-1000, 0, 1000) for c in (-1000, 0, 1000))
