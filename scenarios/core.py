@@ -103,7 +103,8 @@ class World:
         self.choices = choices
         if choices is not None and not choices.recording:
             self.rng = NoRandom()
-        self._randbelow = self.rng._randbelow if choices is None or choices.recording else _no_draw
+        # the draws below go through getrandbits, as random.Random's own do (see `randint`)
+        self._getrandbits = self.rng.getrandbits if choices is None or choices.recording else _no_draw
         # the configuration: given whole (a Params), or drawn for this seed around the pinned values
         if isinstance(params, Params):
             self.params, config = params, "given"
@@ -182,8 +183,26 @@ class World:
 
     def randint(self, a: int, b: int) -> int:
         """rng.randint(a, b), drawing exactly the same numbers, without its argument checks
-        (it is the hot path's most called function)."""
-        return a + self._randbelow(b - a + 1)
+        (it is the hot path's most called function): CPython's `Random._randbelow_with_getrandbits`
+        inlined (a test compares the two), not three Python calls deep."""
+        n = b - a + 1
+        k = n.bit_length()
+        getrandbits = self._getrandbits
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return a + r
+
+    def below(self, n: int) -> int:
+        """rng.randrange(n) for an int n, drawing exactly the same numbers (as `randint`)."""
+        if n <= 0:
+            raise ValueError("empty range for randrange()")
+        k = n.bit_length()
+        getrandbits = self._getrandbits
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return r
 
     # --- the run's schedule -------------------------------------------------------------
 
@@ -767,8 +786,8 @@ class World:
         if self.options["hot_share"] and rng.random() < self.options["hot_share"]:
             actor = self.actors[0]
         else:
-            actor = self.actors[rng.randrange(len(self.actors))]
-        node_id = self.request_ids[rng.randrange(len(self.request_ids))]
+            actor = self.actors[self.below(len(self.actors))]
+        node_id = self.request_ids[self.below(len(self.request_ids))]
         if self.choices is not None:
             self.choices.note(self.now, "ask", node_id, actor)
         self._ask(node_id, actor, self._requests)
@@ -809,7 +828,7 @@ class World:
         return self.randint(50, 1_000) if self.rng.random() < self.options["p_client_retry"] else None
 
     def _one_of(self, items: list):
-        return items[self.rng.randrange(len(items))]
+        return items[self.below(len(items))]
 
     def _broadcast(self, command) -> None:
         """Hibernations and moves reach every process but those a race plays out on."""
@@ -822,7 +841,7 @@ class World:
         if self.in_quiet:
             return
         rng = self.rng
-        actor = self.actors[rng.randrange(len(self.actors))]
+        actor = self.actors[self.below(len(self.actors))]
         if self.choices is not None:
             self.choices.note(self.now, "hibernate", actor)
         self._broadcast(Command("hibernate", (actor,)))
@@ -833,10 +852,10 @@ class World:
         if self.in_quiet:
             return
         rng = self.rng
-        actor = self.actors[rng.randrange(len(self.actors))]
+        actor = self.actors[self.below(len(self.actors))]
         # a move hands the actor over: to a node other than the one its record names
         others = [n for n in self.node_ids if n != self.holders.get(actor)] or self.node_ids
-        target = others[rng.randrange(len(others))]
+        target = others[self.below(len(others))]
         if self.choices is not None:
             self.choices.note(self.now, "move", actor, target)
         self._move_to(actor, target)

@@ -152,3 +152,25 @@ def test_the_hanging_check_sees_a_timeout_never_scheduled(monkeypatch):
         world.run()
         hung += _hanging(world)
     assert hung
+
+
+def test_the_core_draws_the_numbers_random_draws():
+    """`World.randint` and `World.below` inline CPython's draw over `getrandbits` (the hot path's
+    most called functions): the same numbers as `Random.randint` and `Random.randrange`, in the same
+    order, whatever the range, and the same state left behind for the draws that follow."""
+    import random
+
+    from scenarios.core import World
+
+    ranges = [(0, 0), (1, 1), (0, 1), (1, 20), (3, 7), (0, 999), (50, 1_000), (1, 2**31), (7, 2**40 + 3)]
+    for seed in range(30):
+        ours, theirs = random.Random(seed), random.Random(seed)
+        world = object.__new__(World)
+        world._getrandbits = ours.getrandbits
+        for _ in range(100):
+            for a, b in ranges:
+                assert world.randint(a, b) == theirs.randint(a, b)
+                assert world.below(b + 1) == theirs.randrange(b + 1)
+        assert ours.random() == theirs.random()
+    with pytest.raises(ValueError):
+        world.below(0)
