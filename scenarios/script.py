@@ -134,7 +134,7 @@ class ScriptedWorld(SimWorld):
 
     def scripted_fate(self, proc, request):
         for r in self.net_rules:
-            if r.matches(self.env.now, proc.node_id, proc.machine, request):
+            if r.matches(self.now, proc.node_id, proc.machine, request):
                 if r.times is not None:
                     r.times -= 1
                 return (r.action, r.ms)
@@ -201,7 +201,7 @@ class ScriptedWorld(SimWorld):
     def _step_put_raw(self, key, body) -> None:
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""
         self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0]))  # header only: an old format
-        self.bucket.apply(Request(PUT, key, None, None, body), self.env.now)
+        self.bucket.apply(Request(PUT, key, None, None, body), self.now)
 
 
 class UpgradeWorld(ScriptedWorld):
@@ -217,7 +217,7 @@ class UpgradeWorld(ScriptedWorld):
         self.sent: list[tuple[int, int, str, str]] = []
 
     def send(self, proc, eff) -> None:
-        self.sent.append((self.env.now, proc.index, eff.request.op, eff.request.key))
+        self.sent.append((self.now, proc.index, eff.request.op, eff.request.key))
         super().send(proc, eff)
 
     def _running_on(self, machine):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 import simpy
-from simpy.events import NORMAL
+from simpy.events import NORMAL, URGENT
 
 from checkers.history import History
 from model.actor_data import DATA_PREFIX
@@ -42,6 +42,8 @@ class SimWorld(World):
         super().__init__(seed, model, scenario, params, model_name, options, choices)
         o = self.options
         self.env = simpy.Environment()
+        self._queue = self.env._queue
+        self._next_eid = self.env._eid.__next__
         self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"], self.rng)
         if choices is not None:  # the bucket's conflicts and aliases are decisions too
             bucket_chance = self.bucket.chance
@@ -50,23 +52,32 @@ class SimWorld(World):
 
     # --- time ------------------------------------------------------------------------
 
-    @property
-    def now(self) -> int:
-        return self.env._now
+    # true time: a plain attribute the run loop sets before each call (it is read about 8,000 times a
+    # seed); SimPy's own clock is set at the end
+    now = 0
 
     def later(self, delay_ms: int, fn, *args) -> None:
-        env = self.env
-        heappush(env._queue, (env._now + (delay_ms if delay_ms > 0 else 0), NORMAL, next(env._eid), fn, args))
-        self.kernel_events += 1
+        # (counted by SimPy's insertion counter: see `run`)
+        now = self.now
+        heappush(self._queue, (now + delay_ms if delay_ms > 0 else now, NORMAL, self._next_eid(), fn, args))
 
     def run(self) -> History:
         end = self.schedule()
         env = self.env
         queue = env._queue
-        while queue and queue[0][0] < end:  # as env.run(until=end): nothing at `end` itself runs
-            env._now, _, _, fn, args = heappop(queue)
+        # as env.run(until=end): nothing at `end` itself runs. The end is an entry of the queue that
+        # comes before every call due at `end` (SimPy's order: time, priority, insertion), so that the
+        # loop tests nothing else
+        heappush(queue, (end, URGENT - 1, -1, None, None))
+        while True:
+            t, _, _, fn, args = heappop(queue)
+            if fn is None:
+                break
+            self.now = t
             fn(*args)
-        env._now = end
+        self.now = env._now = end
+        # every call scheduled took one number from SimPy's insertion counter, and nothing else takes one
+        self.kernel_events += next(env._eid)
         return self.finish(end)
 
     def counts(self) -> dict:
@@ -76,11 +87,12 @@ class SimWorld(World):
 
     def to_bucket(self, proc, rid, req, fate, sent_ms) -> None:
         """The request takes effect now, atomically (the simulated bucket is linearizable)."""
-        before = self.bucket.objects.get(req.key)
-        reply, prev, serial = self.bucket.apply(req, self.env._now)
+        bucket = self.bucket
+        before = bucket.objects.get(req.key)
+        reply, prev, serial = bucket.apply(req, self.now)
         if reply.status == OK:
             if req.op == GET:
-                self.learned(proc, req.key, reply.version, serial)
+                proc.learned[(req.key, reply.version)] = serial  # `learned`, inlined (every read)
             elif req.op == PUT or req.op == DELETE:
                 self.applied(proc, req, reply.version, prev, serial, before.body if before is not None else None,
                              sent_ms)
