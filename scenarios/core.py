@@ -105,6 +105,8 @@ class World:
             self.rng = NoRandom()
         # the draws below go through getrandbits, as random.Random's own do (see `randint`)
         self._getrandbits = self.rng.getrandbits if choices is None or choices.recording else _no_draw
+        # fates drawn straight from the RNG (no Choices to note or read them, no world of its own deciding)
+        self._drawn = choices is None and type(self)._fate is World._fate
         # the configuration: given whole (a Params), or drawn for this seed around the pinned values
         if isinstance(params, Params):
             self.params, config = params, "given"
@@ -502,22 +504,25 @@ class World:
     def deliver(self, proc: Proc, inp) -> None:
         if not proc.alive:
             return
-        state, effects = proc.step(proc.state, inp, proc.clock.local(self.now))
+        now = self.now
+        c = proc.clock  # the process's local time: Clock.local, inlined (the hottest call of all)
+        state, effects = proc.step(proc.state, inp, now + c.offset_ms + now * c.drift_ppm // 1_000_000)
         proc.state = state
         for eff in effects:
             t = type(eff)
             if t is Send:
                 self.send(proc, eff)
+            elif t is Mark:
+                self.rules[eff[0]] += 1
             elif t is SetTimer:
                 self.set_timer(proc, eff)
-            elif t is Mark:
-                self.rules[eff.rule] += 1
             elif t is Observe:
-                self.record(proc.index, eff.kind, eff.fields)
-                if eff.kind == "served":
-                    self._event_begins(proc, eff.fields)
-                if eff.kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
-                    self._client_retry(proc, eff.fields)
+                kind, fields = eff
+                self.history.events.append((self.now, proc.index, kind, fields))  # `record`, inlined
+                if kind == "served":
+                    self._event_begins(proc, fields)
+                elif kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
+                    self._client_retry(proc, fields)
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
             elif t is Forward:
@@ -532,8 +537,11 @@ class World:
     def set_timer(self, proc: Proc, eff: SetTimer) -> None:
         self._timer_seq += 1
         token = self._timer_seq
-        proc.timers[eff.key] = token
-        self.later(proc.clock.true_at(eff.at_ms) - self.now, self._timer_fires, proc, eff.key, token)
+        key, at_ms = eff
+        proc.timers[key] = token
+        c = proc.clock  # (without drift, the true instant is the local one less the offset: Clock.true_at)
+        self.later((c.true_at(at_ms) if c.drift_ppm else at_ms - c.offset_ms) - self.now, self._timer_fires, proc,
+                   key, token)
 
     def _timer_fires(self, proc, key, token) -> None:
         if proc.timers.get(key) == token:
@@ -551,18 +559,20 @@ class World:
         """A request leaves a process: the fault plan draws its fate; the timeout answers it
         if nothing else does (on the sender's clock)."""
         self.bucket_requests += 1
-        rid = eff.request_id
-        req = eff.request
+        rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
         if proc.stragglers and req.op == PUT and req.key == node_key(proc.node_id) \
                 and state_line(req.body).startswith("released "):
             self._released_sent(proc)
-        timeout = proc.clock.true_at(proc.clock.local(now) + eff.timeout_ms) - now
+        c = proc.clock
+        if c.drift_ppm:  # (without drift, `timeout` true ms are `timeout` ms on the sender's clock)
+            timeout = c.true_at(c.local(now) + timeout) - now
         lazy = self.lazy_timeouts
         if not lazy:
             self.later(timeout, self._timed_out, proc, rid)
-        cut = self._is_cut(proc.machine)
+        cuts = self.cut
+        cut = (cuts.get(proc.machine) or cuts.get("*")) if cuts else None  # _is_cut, inlined
         if cut == "blackhole":
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
@@ -593,10 +603,13 @@ class World:
                 self._await(proc, rid, timeout, ms)
             self.later(ms, self._reply, proc, rid, FAILED)
             return
-        what, ms = self._fate("send", self._send_fate, proc, req)
+        what, ms = self._send_fate(proc, req) if self._drawn else self._fate("send", self._send_fate, proc, req)
         if what == "ok":
-            if lazy:
-                self._await(proc, rid, timeout, ms)
+            if lazy:  # _await, inlined
+                if ms >= timeout:
+                    self.later(timeout, self._timed_out, proc, rid)
+                else:
+                    proc.deadlines[rid] = now + timeout
             self.later(ms, self.to_bucket, proc, rid, req, fate, now)
         elif what == "fail_fast":
             self.note_fault(proc, "failed fast", req)
@@ -707,7 +720,7 @@ class World:
             if fate[0] == "delay_reply":
                 self.later(fate[1], self._reply, proc, rid, reply, req)
                 return
-        what, ms = self._fate("reply", self._reply_fate, proc, req)
+        what, ms = self._reply_fate(proc, req) if self._drawn else self._fate("reply", self._reply_fate, proc, req)
         if what == "lost":
             self.note_fault(proc, f"reply lost ({reply.status})", req)
             if proc.deadlines:
@@ -746,7 +759,7 @@ class World:
         sent = proc.pending.pop(rid, None)
         if sent is None:
             return  # timed out already, or the process is gone
-        if reply.status != FAILED_FAST and self._is_cut(proc.machine):
+        if self.cut and reply.status != FAILED_FAST and self._is_cut(proc.machine):
             proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
             if proc.deadlines:
                 self._deadline_due(proc, rid, None)
