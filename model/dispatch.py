@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import io
-from .frozen import replace
+from .frozen import _new_tuple, field_index, replace
 from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
 
 
@@ -43,20 +43,29 @@ class Dispatch:
         out: list = []
         t = type(inp)
         if t is ReplyArrived:
-            state = self._require_running(state, inp)
-            purpose = state.inflight.get(inp.request_id)
+            if state is None or state.exited:
+                self._require_running(state, inp)
+            rid, reply = inp
+            inflight = state.inflight
+            purpose = inflight.get(rid)
             if purpose is None:
-                raise ContractError(f"reply for unknown request {inp.request_id} at node {state.node_id}")
-            state = replace(state, inflight=state.inflight.without(inp.request_id))
-            state = self._reply_handlers[purpose[0]](state, purpose, inp.reply, now_ms, out)
+                raise ContractError(f"reply for unknown request {rid} at node {state.node_id}")
+            # replace(state, inflight=inflight.without(rid)), spelled out (every reply)
+            cls = type(state)
+            values = list(state)
+            values[field_index(cls)["inflight"]] = inflight.without(rid)
+            state = self._reply_handlers[purpose[0]](_new_tuple(cls, values), purpose, reply, now_ms, out)
         elif t is TimerFired:
-            state = self._require_running(state, inp)
-            handler = self._timer_handlers.get(inp.key.split(":", 1)[0])
+            if state is None or state.exited:
+                self._require_running(state, inp)
+            key = inp.key
+            handler = self._timer_handlers.get(key.split(":", 1)[0])
             if handler is None:
-                raise ContractError(f"no handler for timer {inp.key!r}")
-            state = handler(state, inp.key, now_ms, out)
+                raise ContractError(f"no handler for timer {key!r}")
+            state = handler(state, key, now_ms, out)
         elif t is Command:
-            state = self._require_running(state, inp)
+            if state is None or state.exited:
+                self._require_running(state, inp)
             handler = self._command_handlers.get(inp.name)
             if handler is None:
                 raise ContractError(
@@ -85,14 +94,19 @@ class Dispatch:
             raise ContractError(f"{type(inp).__name__} before ProcessStarted")
         if state.exited:
             raise ContractError(f"{type(inp).__name__} after the process exited")
-        return state
 
     @staticmethod
     def send(st, purpose: tuple, request: io.Request, out: list, timeout_ms: int | None = None):
         """Send `request`; its reply goes to on_reply_<purpose[0]>."""
         rid = st.next_rid
         out.append(Send(rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms))
-        return replace(st, next_rid=rid + 1, inflight=st.inflight.with_item(rid, purpose))
+        # replace(st, next_rid=rid + 1, inflight=...), spelled out (every request)
+        cls = type(st)
+        index = field_index(cls)
+        values = list(st)
+        values[index["next_rid"]] = rid + 1
+        values[index["inflight"]] = st.inflight.with_item(rid, purpose)
+        return _new_tuple(cls, values)
 
     def exit(self, st, status, reason, out):
         out.append(io.Exit(status, reason))

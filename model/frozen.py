@@ -61,6 +61,15 @@ _FIELD_INDEX: dict[type, dict[str, int]] = {}
 _new_tuple = tuple.__new__
 
 
+def field_index(cls) -> dict[str, int]:
+    """name -> position of each field of the named tuple class `cls` (made once per class)."""
+    try:
+        return _FIELD_INDEX[cls]
+    except KeyError:
+        index = _FIELD_INDEX[cls] = {name: i for i, name in enumerate(cls._fields)}
+        return index
+
+
 def replace(obj, **changes):
     """A copy of the named tuple `obj` with `changes` (the model's only way to "update" state).
 
@@ -68,11 +77,8 @@ def replace(obj, **changes):
     changed positions: most updates change one or two of many fields (the hot path).
     """
     cls = type(obj)
-    try:
-        index = _FIELD_INDEX[cls]
-    except KeyError:
-        index = _FIELD_INDEX[cls] = {name: i for i, name in enumerate(cls._fields)}
     values = list(obj)
-    for name, value in changes.items():
-        values[index[name]] = value
+    index = _FIELD_INDEX.get(cls) or field_index(cls)
+    for name in changes:
+        values[index[name]] = changes[name]
     return _new_tuple(cls, values)
