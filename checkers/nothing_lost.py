@@ -42,10 +42,11 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     for h in fx.holds:
         if h.actor in flagged or h.end_ms <= h.start_ms:
             continue
-        mine = [(t, i) for t, i in acts.get((h.proc, h.actor), ()) if fx.valid_at(h, t)]
-        if not mine:
+        # its first act (acts in time order), not every one
+        first = next(((t, i) for t, i in acts.get((h.proc, h.actor), ()) if fx.valid_at(h, t)), None)
+        if first is None:
             continue  # a hold that never acts needs no restore
-        first_t, first_i = mine[0]
+        first_t, first_i = first
         restore = next((x for x in listings.get((h.proc, h.actor), ()) if x[0] >= h.start_ms and x[1] <= first_t), None)
         if restore is None:
             out.append(Violation(
