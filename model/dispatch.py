@@ -99,7 +99,8 @@ class Dispatch:
     def send(st, purpose: tuple, request: io.Request, out: list, timeout_ms: int | None = None):
         """Send `request`; its reply goes to on_reply_<purpose[0]>."""
         rid = st.next_rid
-        out.append(Send(rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms))
+        # Send(rid, request, timeout), without its __new__
+        out.append(_new_tuple(Send, (rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms)))
         # replace(st, next_rid=rid + 1, inflight=...), spelled out (every request)
         cls = type(st)
         index = field_index(cls)

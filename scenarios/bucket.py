@@ -43,6 +43,14 @@ VERSIONINGS = (MD5, OPAQUE)
 
 RACE_WINDOW_MS = 100  # two conditional writes to a key this close may race (409)
 
+# the replies without a version, made once (replies are immutable); the others are made from a tuple
+# of their fields in one call, without Reply's __new__ (every request is answered here)
+_new_tuple = tuple.__new__
+_NOT_FOUND = Reply(NOT_FOUND)
+_PRECONDITION_FAILED = Reply(PRECONDITION_FAILED)
+_CONFLICT = Reply(CONFLICT)
+_OK = Reply(OK)
+
 
 class _Obj:
     __slots__ = ("serial", "body", "write_token", "read_token")
@@ -89,8 +97,8 @@ class SimBucket:
         obj = self.objects.get(req.key)
         if op == GET:
             if obj is None:
-                return Reply(NOT_FOUND), -1, 0
-            return Reply(OK, obj.read_token, obj.body), -1, obj.serial
+                return _NOT_FOUND, -1, 0
+            return _new_tuple(Reply, (OK, obj.read_token, obj.body, None)), -1, obj.serial
         if op == LIST:
             return Reply(OK, entries=self.list(req.key)), -1, -1
         if op not in (PUT, DELETE):
@@ -101,24 +109,24 @@ class SimBucket:
             if obj is None:
                 return Reply(self.absent_status), -1, -1
             if req.version != obj.write_token and req.version != obj.read_token:
-                return Reply(PRECONDITION_FAILED), -1, -1
+                return _PRECONDITION_FAILED, -1, -1
         elif cond == IF_NONE_MATCH:
             if op == DELETE:
                 raise ValueError("If-None-Match on DELETE is not an S3 operation")
             if obj is not None:
-                return Reply(PRECONDITION_FAILED), -1, -1
+                return _PRECONDITION_FAILED, -1, -1
         elif cond is not None:
             raise ValueError(f"unknown condition {cond!r}")
         if cond is not None and self.p_conflict:
             last = self._last_cond_write_ms.get(req.key)
             self._last_cond_write_ms[req.key] = now_ms
             if last is not None and now_ms - last < RACE_WINDOW_MS and self.chance("conflict", req.key, self.p_conflict):
-                return Reply(CONFLICT), -1, -1
+                return _CONFLICT, -1, -1
         prev = obj.serial if obj is not None else 0
         if op == DELETE:
             if obj is not None:
                 self.remove(req.key)
-            return Reply(OK), prev, 0
+            return _OK, prev, 0
         self._serial += 1
         serial = self._serial
         body = req.body or ""
@@ -131,7 +139,7 @@ class SimBucket:
         if obj is None:
             insort(self._keys, req.key)
         self.objects[req.key] = _Obj(serial, body, token, read_token)
-        return Reply(OK, token), prev, serial
+        return _new_tuple(Reply, (OK, token, None, None)), prev, serial
 
     def chance(self, site: str, key: str, p: float) -> bool:
         """A conflict or an alias for `key` happens (with probability p, from the world's RNG);

@@ -83,6 +83,9 @@ STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` wri
 NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
 
 
+_new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
+
+
 def _no_draw(_n):
     raise RuntimeError("a random draw (randint) in a planned run: every decision must come from the plan")
 
@@ -116,6 +119,7 @@ class World:
         self.options = draw(self.rng, scenario, self.params, **draw_overrides) if options is None else options
         self.options.setdefault("config", config)
         o = self.options
+        self._delay_ms_max = o["delay_ms_max"]
         self.tg = self.params.ttl_ms + self.params.grace_ms  # T-5's takeover span: the world's schedule scales with it
         self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
         # the fault rates in force: the drawn ones, zero once the quiet phase begins
@@ -194,6 +198,16 @@ class World:
         while r >= n:
             r = getrandbits(k)
         return a + r
+
+    def delay(self) -> int:
+        """randint(1, delay_ms_max): a request's or a reply's way to the bucket (every request and reply)."""
+        n = self._delay_ms_max
+        k = n.bit_length()
+        getrandbits = self._getrandbits
+        r = getrandbits(k)
+        while r >= n:
+            r = getrandbits(k)
+        return 1 + r
 
     def below(self, n: int) -> int:
         """rng.randrange(n) for an int n, drawing exactly the same numbers (as `randint`)."""
@@ -546,7 +560,7 @@ class World:
     def _timer_fires(self, proc, key, token) -> None:
         if proc.timers.get(key) == token:
             del proc.timers[key]
-            self.deliver(proc, TimerFired(key))
+            self.deliver(proc, _new_tuple(TimerFired, (key,)))  # TimerFired(key), without its __new__
 
     # --- requests: their fate, the bucket's answer, the reply --------------------------------
 
@@ -659,7 +673,7 @@ class World:
         if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
             return "lost", 0
         o = self.options
-        delay = self.randint(1, o["delay_ms_max"])
+        delay = self.delay()
         if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
             delay += self.randint(0, o["upload_ms_max"])  # a segment upload takes its time
         if hit and f["p_late"] and req.op in (PUT, DELETE) and rng.random() < f["p_late"]:
@@ -744,7 +758,7 @@ class World:
         if (hit and lost and (req.op != GET or o.get("read_replies_lost"))
                 and rng.random() < lost):
             return "lost", 0
-        delay = self.randint(1, o["delay_ms_max"])
+        delay = self.delay()
         if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
             a = self.params.attempt_timeout_ms
             tail = o.get("slow_tail", "within")
@@ -770,7 +784,7 @@ class World:
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
             self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
-        self.deliver(proc, ReplyArrived(rid, reply))
+        self.deliver(proc, _new_tuple(ReplyArrived, (rid, reply)))  # ReplyArrived(rid, reply), without its __new__
         if (self._races and reply.status == OK and req is not None and req.op == PUT
                 and req.key == "nodes/" + proc.node_id and self._races.get(proc.node_id)):
             self._race_cut(proc, sent)
