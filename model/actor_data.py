@@ -28,9 +28,8 @@ class ActorData:
         out.append(Observe("served", (actor, gen, req)))
         st = self.event_begins(st, actor, gen, req)
         key = f"{DATA_PREFIX}{actor}/{gen:06d}-{st.instance}-{st.data_seq:05d}"
-        st = replace(st, data_seq=st.data_seq + 1)
         return self.send(st, ("data_write", actor, gen, key), Request(PUT, key, None, None, SEGMENT), out,
-                         UPLOAD_TIMEOUT_MS)
+                         UPLOAD_TIMEOUT_MS, data_seq=st.data_seq + 1)
 
     def event_begins(self, st, actor, gen, req):
         """The request's event runs until the world ends it (`event_end`). Old binaries' events

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import io
-from .frozen import _new_tuple, field_index, replace
+from .frozen import _FIELD_INDEX, _new_tuple, field_index, replace
 from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
 
 
@@ -53,7 +53,7 @@ class Dispatch:
             # replace(state, inflight=inflight.without(rid)), spelled out (every reply)
             cls = type(state)
             values = list(state)
-            values[field_index(cls)["inflight"]] = inflight.without(rid)
+            values[(_FIELD_INDEX.get(cls) or field_index(cls))["inflight"]] = inflight.without(rid)
             state = self._reply_handlers[purpose[0]](_new_tuple(cls, values), purpose, reply, now_ms, out)
         elif t is TimerFired:
             if state is None or state.exited:
@@ -96,15 +96,18 @@ class Dispatch:
             raise ContractError(f"{type(inp).__name__} after the process exited")
 
     @staticmethod
-    def send(st, purpose: tuple, request: io.Request, out: list, timeout_ms: int | None = None):
-        """Send `request`; its reply goes to on_reply_<purpose[0]>."""
+    def send(st, purpose: tuple, request: io.Request, out: list, timeout_ms: int | None = None, **changes):
+        """Send `request`; its reply goes to on_reply_<purpose[0]>. `changes`: fields of the state the
+        handler changes with it, set in the same copy (as `replace(st, **changes)` before the send)."""
         rid = st.next_rid
         # Send(rid, request, timeout), without its __new__
         out.append(_new_tuple(Send, (rid, request, st.params.attempt_timeout_ms if timeout_ms is None else timeout_ms)))
-        # replace(st, next_rid=rid + 1, inflight=...), spelled out (every request)
+        # replace(st, **changes, next_rid=rid + 1, inflight=...), spelled out (every request)
         cls = type(st)
-        index = field_index(cls)
+        index = _FIELD_INDEX.get(cls) or field_index(cls)
         values = list(st)
+        for name in changes:
+            values[index[name]] = changes[name]
         values[index["next_rid"]] = rid + 1
         values[index["inflight"]] = st.inflight.with_item(rid, purpose)
         return _new_tuple(cls, values)

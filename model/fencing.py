@@ -61,15 +61,13 @@ class Fencing:
 
     def start_listing(self, st, now_ms, out):
         out.append(SetTimer("listing", now_ms + st.params.period_ms))
-        st = replace(st, listing_busy=True)
-        return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out)
+        return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out, listing_busy=True)
 
     def on_timer_listing(self, st, key, now_ms, out):
         out.append(SetTimer("listing", now_ms + st.params.period_ms))
         if st.listing_queue or st.listing_busy:
             return st  # the previous listing is still reading: this period's is skipped
-        st = replace(st, listing_busy=True)
-        return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out)
+        return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out, listing_busy=True)
 
     def on_reply_listing(self, st, purpose, reply, now_ms, out):
         if reply.status != io.OK:
@@ -88,8 +86,7 @@ class Fencing:
         if not st.listing_queue:
             return self.after_listing(replace(st, listing_busy=False), now_ms, out)
         key = st.listing_queue[0]
-        st = replace(st, listing_queue=st.listing_queue[1:])
-        return self.send(st, ("listing_get", key), Request(GET, key), out)
+        return self.send(st, ("listing_get", key), Request(GET, key), out, listing_queue=st.listing_queue[1:])
 
     def on_reply_listing_get(self, st, purpose, reply, now_ms, out):
         key = purpose[1]

@@ -106,8 +106,8 @@ class Ownership(ActorData):
         if not self.lease_valid(st, now_ms):
             return self.fail_requests(st, actor, ((req, hops),), "not ready: node lease not valid", out)
         out.append(Mark("OR-10"))
-        st = replace(st, acquiring=st.acquiring.with_item(actor, Acquiring("route", ((req, hops),))))
-        return self.send(st, ("route_read", actor), Request(GET, owner_key(actor)), out, ADMISSION_WAIT_MS)
+        return self.send(st, ("route_read", actor), Request(GET, owner_key(actor)), out, ADMISSION_WAIT_MS,
+                         acquiring=st.acquiring.with_item(actor, Acquiring("route", ((req, hops),))))
 
     def on_reply_route_read(self, st, purpose, reply, now_ms, out):
         actor = purpose[1]
