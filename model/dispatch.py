@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import io
-from .frozen import _FIELD_INDEX, _new_tuple, field_index, replace
+from .frozen import _FIELD_INDEX, FrozenDict, _new_tuple, field_index, replace
 from .io import Command, ProcessStarted, ReplyArrived, Send, TimerFired
 
 
@@ -51,9 +51,11 @@ class Dispatch:
             if purpose is None:
                 raise ContractError(f"reply for unknown request {rid} at node {state.node_id}")
             # replace(state, inflight=inflight.without(rid)), spelled out (every reply)
+            rest = dict(inflight)
+            del rest[rid]
             cls = type(state)
             values = list(state)
-            values[(_FIELD_INDEX.get(cls) or field_index(cls))["inflight"]] = inflight.without(rid)
+            values[(_FIELD_INDEX.get(cls) or field_index(cls))["inflight"]] = FrozenDict(rest)
             state = self._reply_handlers[purpose[0]](_new_tuple(cls, values), purpose, reply, now_ms, out)
         elif t is TimerFired:
             if state is None or state.exited:
@@ -109,7 +111,7 @@ class Dispatch:
         for name in changes:
             values[index[name]] = changes[name]
         values[index["next_rid"]] = rid + 1
-        values[index["inflight"]] = st.inflight.with_item(rid, purpose)
+        values[index["inflight"]] = FrozenDict({**st.inflight, rid: purpose})  # inflight.with_item(rid, purpose)
         return _new_tuple(cls, values)
 
     def exit(self, st, status, reason, out):

@@ -82,6 +82,7 @@ class SimBucket:
         self._keys: list[str] = []  # the keys, sorted: LIST by prefix is a range of it
         self._serial = 0
         self._last_cond_write_ms: dict[str, int] = {}
+        self._md5: dict[str, str] = {}  # body -> its MD5 token: every segment is the same 4 KiB body
 
     # --- the one operation -----------------------------------------------------
 
@@ -131,7 +132,9 @@ class SimBucket:
         serial = self._serial
         body = req.body or ""
         if self.versioning == MD5:
-            token = '"' + hashlib.md5(body.encode()).hexdigest() + '"'
+            token = self._md5.get(body)
+            if token is None:
+                token = self._md5[body] = '"' + hashlib.md5(body.encode()).hexdigest() + '"'
             read_token = token
         else:
             token = f'"w{serial}"'
