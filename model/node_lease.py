@@ -159,9 +159,8 @@ class NodeLease:
     def send_lease_write(self, st, now_ms, cond, version, out):
         body = encode_node(NodeRecord(LIVE, st.instance, now_ms, st.node_id))
         req = Request(PUT, node_key(st.node_id), cond, version, body)
-        rid = st.next_rid
-        st = self.send(st, ("lease_write", now_ms), req, out)
-        return replace(st, lease=replace(st.lease, attempt_rid=rid, tick_due=False))
+        return self.send(st, ("lease_write", now_ms), req, out,
+                         lease=replace(st.lease, attempt_rid=st.next_rid, tick_due=False))
 
     def on_timer_lease_tick(self, st, key, now_ms, out):
         """NL-2: a lease write every P from the previous send, never waiting for anything else."""
