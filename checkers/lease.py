@@ -13,6 +13,8 @@ allows").
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from .facts import Facts, facts
 from .history import History, Violation
 
@@ -64,10 +66,15 @@ def _claims(history: History, fx: Facts) -> list[Violation]:
                     f"{w.sent_local_ms} when it sent it (NL-4: written_at is the send time, never later)", (w.event,)))
                 break
     events = history.events
+    # proc -> its live writes' apply instants in order, and the latest grant among those applied by each
+    grants: dict[int, tuple[list[int], list[int]]] = {}
     for i in history.of_kind("lease_valid"):
         t, p, _kind, f = events[i]
-        writes = fx.live_writes.get(p, ())
-        granted = max((w.until_local_ms for w in writes if w.applied_ms <= t), default=None)
+        g = grants.get(p)
+        if g is None:
+            g = grants[p] = _grants(fx.live_writes.get(p, ()))
+        k = bisect_right(g[0], t)
+        granted = g[1][k - 1] if k else None  # the latest grant of the writes applied by t
         if granted is None or f[1] > granted:
             label = history.processes[p].label
             allows = ("no live write of it had taken effect" if granted is None
@@ -78,3 +85,13 @@ def _claims(history: History, fx: Facts) -> list[Violation]:
                 f"but {allows}: it believes it is valid longer than its last acknowledged write allows", (i,)))
             break
     return out
+
+
+def _grants(writes) -> tuple[list[int], list[int]]:
+    """The apply instants of `writes`, sorted, and for each the latest `until_local_ms` among the writes
+    applied by then: max(w.until_local_ms for w applied by t) is one bisection per claim."""
+    applied, latest = [], []
+    for w in sorted(writes, key=lambda w: w.applied_ms):
+        applied.append(w.applied_ms)
+        latest.append(w.until_local_ms if not latest else max(latest[-1], w.until_local_ms))
+    return applied, latest

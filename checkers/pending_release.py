@@ -63,7 +63,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             continue
         sent = sent_ms(events[i])
         # the first record write of this process for the actor sent after the release, that took effect
-        again = next((h.start_ms for h in fx.holds if h.proc == p and h.actor == actor and not h.old
+        again = next((h.start_ms for h in fx.by_proc_actor.get((p, actor), ()) if not h.old
                       and sent_ms(events[h.opened]) > sent), None)
         # (an act in the very millisecond the release was sent came before it, in the same step)
         late = next(((ta, j) for ta, j in acts.get((p, actor), ()) if ta > sent and (again is None or ta < again)),
