@@ -198,11 +198,10 @@ class ExploreWorld(SimWorld):
             w.operator = procs[self.operator.index]
         for old, new in zip(self.procs, procs):
             copies[id(old)] = new
-        # the callbacks due name the copies (an entry's arguments are a tuple: a new one if it names any)
-        w.agenda = [e if not any(type(a) is Proc or type(a) is Slot for a in e[3])
-                    else (e[0], e[1], e[2], tuple(copies[id(a)] if type(a) is Proc or type(a) is Slot else a
-                                                  for a in e[3]))
-                    for e in self.agenda]
+        # the callbacks due name the copies (an id in `copies` is a live process's or slot's: no other
+        # live object has it); the heap's order is the entries' (due, seq), unchanged
+        get = copies.get
+        w.agenda = [(due, seq, name, tuple([get(id(a), a) for a in args])) for due, seq, name, args in self.agenda]
         w.injected = {k: list(v) for k, v in self.injected.items()}
         b = w.bucket = copy.copy(self.bucket)
         b.objects = b.objects.copy()
