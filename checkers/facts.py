@@ -94,7 +94,7 @@ class Facts:
     def valid_hold(self, proc: int, actor: str, t: int) -> Hold | None:
         """The hold of `actor` by `proc` valid at true time t, if any."""
         for h in self.by_proc_actor.get((proc, actor), ()):
-            if h.start_ms <= t < h.end_ms and (h.old or self.lease_valid_at(proc, t) is not None):  # valid_at
+            if self.valid_at(h, t):
                 return h
         return None
 
