@@ -231,23 +231,48 @@ class Explorer:
         return self._run(combos)
 
     def _run_parallel(self, combos: list, workers: int) -> Outcome:
+        """One clock combination per task. The progress line adds up the finished combinations and
+        what each running one last reported from its worker (about once a second), so that it moves
+        while the combinations run, not only when one ends."""
         import multiprocessing
+        import queue as queues
 
         out = Outcome()
         t0 = time.monotonic()
         deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
-        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), self.strict, deadline)
-                 for c in combos]
-        with multiprocessing.get_context("spawn").Pool(min(workers, len(combos))) as pool:
+        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), self.strict, deadline, k)
+                 for k, c in enumerate(combos)]
+        ctx = multiprocessing.get_context("spawn")
+        reports = ctx.Queue() if self.progress is not None else None
+        running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier) as last reported
+        finished: set[int] = set()  # a report can arrive after its combination's outcome: ignored
+
+        def show(offsets) -> None:
+            while True:
+                try:
+                    k, *figures = reports.get_nowait()
+                except queues.Empty:
+                    break
+                if k not in finished:
+                    running[k] = tuple(figures)
+            live = list(running.values())
+            view = Outcome(states=out.states + sum(r[0] for r in live), distinct=out.distinct + sum(r[1] for r in live),
+                           combinations=out.combinations)
+            self.progress(view, max([out.depth] + [r[2] for r in live]), sum(r[3] for r in live),
+                          time.monotonic() - t0, offsets)
+
+        with ctx.Pool(min(workers, len(combos)), initializer=_worker_init, initargs=(reports,)) as pool:
             results = pool.imap(_explore_one, tasks)
-            for offsets in combos:
+            for k, offsets in enumerate(combos):
                 while True:
                     try:
                         part = results.next(timeout=1.0)
                         break
                     except multiprocessing.TimeoutError:
-                        if self.progress is not None:
-                            self.progress(out, out.depth, 0, time.monotonic() - t0, offsets)
+                        if reports is not None:
+                            show(offsets)
+                running.pop(k, None)
+                finished.add(k)
                 out.combinations += 1
                 out.states += part.states
                 out.distinct += part.distinct
@@ -360,15 +385,27 @@ class Explorer:
         return plan, history
 
 
+_REPORTS = None  # a worker process's queue for its progress (None: nobody shows it)
+
+
+def _worker_init(reports) -> None:
+    global _REPORTS
+    _REPORTS = reports
+
+
 def _explore_one(task) -> Outcome:
     """One clock combination, in a worker process: its outcome, with the counterexample written."""
-    model_name, params, bounds, offsets, strict, deadline = task
+    model_name, params, bounds, offsets, strict, deadline, index = task
     from runner import load_model
 
     b = Bounds(**{**bounds, "offsets": [offsets]})
     if deadline is not None:
         b.budget_s = max(0.001, deadline - time.time())
-    explorer = Explorer(load_model(model_name), model_name, Params(**params), b, strict=strict)
+    progress = None
+    if _REPORTS is not None:
+        def progress(out, depth, frontier, _elapsed, _offsets):
+            _REPORTS.put((index, out.states, out.distinct, depth, frontier))
+    explorer = Explorer(load_model(model_name), model_name, Params(**params), b, progress, strict=strict)
     out = explorer.run()
     if out.violation is not None:
         out.plan, out.history = explorer.counterexample(out)

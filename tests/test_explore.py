@@ -226,6 +226,22 @@ def test_worker_processes_explore_the_same_states_and_find_the_same_counterexamp
     assert par.plan["history_sha256"] == broken.counterexample(seq)[0]["history_sha256"]
 
 
+def test_the_progress_line_moves_while_worker_processes_explore():
+    """Issue 15's progress line (depth, states, distinct, frontier) with worker processes: what each
+    running combination last reported is shown before any combination ends, and never more than the
+    exploration ends with (a report that arrives after its combination's outcome is not counted twice)."""
+    seen = []
+    bounds = Bounds(horizon_s=14, requests=1, faults=1, delays=[1], offsets=[[0, 0], [1000, -1000]])
+    explorer = Explorer(MODEL, "correct", PARAMS, bounds,
+                        progress=lambda out, depth, frontier, _s, _o: seen.append(
+                            (out.combinations, out.states, out.distinct, depth, frontier)))
+    out = explorer.run(workers=2)
+    assert out.status == "exhausted"
+    assert any(done == 0 and states > 0 and frontier > 0 for done, states, _d, _depth, frontier in seen), seen
+    assert all(states <= out.states and distinct <= out.distinct for _c, states, distinct, _d, _f in seen), seen
+    assert [s[1] for s in seen] == sorted(s[1] for s in seen), seen
+
+
 def test_no_choice_before_from_s():
     explorer = Explorer(MODEL, "correct", PARAMS, Bounds(horizon_s=9, requests=1, faults=1, delays=[1, 500],
                                                          focus=["PUT owners/"], from_s=7.2, offsets=[[0, 0]]))
