@@ -2,8 +2,9 @@
 bucket, i never writes `live` again; and once one of i's writes met that fence (the bucket
 refused it), i acts no more, sends no write that takes effect, and exits, within its reply
 and one re-read (2 A: the reply within one attempt timeout, NL-9's re-read within another).
-All three are judged from the first meeting that no fault touched in that time (a lost reply
-or re-read delays what the process learns).
+All three are judged from the first meeting that no fault touched from the write's send to the
+end of that time (a write held back past its timeout, a lost reply or re-read delays what the
+process learns).
 
 World facts only: the fence is an applied `fenced i` state on `nodes/<id>`, whoever wrote it
 (a peer, FN-3, or the operator, FN-7); the meeting is the bucket's refusal (`refused`, with the
@@ -44,9 +45,11 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     f"(landed at {events[j][0] / 1000:.3f} s): a fenced process writes live no more", (j, i)))
         elif kind == "refused" and p >= 0 and p not in met and f[0] == "nodes/" + procs[p].node_id:
             parts = f[3].split(" ")
+            # from the write's send: a write held back past its timeout meets the fence after its
+            # sender gave up on it (its refusal reaches nobody), and that fault is noted at the send
             if (parts[0] == "fenced" and len(parts) == 3 and parts[1] == procs[p].instance
-                    and not _disturbed(history, p, t, t + bound)):
-                met[p] = i  # a meeting whose reply and re-read no fault delayed: it must stop now
+                    and not _disturbed(history, p, sent_ms(events[i]), t + bound)):
+                met[p] = i  # a meeting whose write, reply and re-read no fault delayed: it must stop now
     for p, j in sorted(met.items()):
         since = events[j][0] + bound
         late = next(((t, what, k) for t, q, _a, what, k in fx.acts if q == p and t > since), None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .facts import facts
+from .facts import facts, sent_ms
 from .history import History, Violation
 
 
@@ -131,10 +131,13 @@ def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
         return False
     start, fencer, fenced, t = found
     fx = facts(history)
-    # the fencer's lease held from the blip to its fence (it never lapsed, so never restarted its
-    # watch); the fenced node's ran out after the blip began, before that fence (the blip cost it
-    # the writes that would have renewed it)
-    whole = any(s <= start and e >= t for s, e, _i in fx.lease.get(fencer, ()))
+    # the fencer's lease held from the blip to the sending of its fence, when it decided (it never
+    # lapsed, so never restarted its watch; the fence may land after that lease ran out: a fencer whose
+    # first write after the blip waits on an attempt the blip swallowed lapses just after deciding); the
+    # fenced node's ran out after the blip began, before that fence (the blip cost it the writes that
+    # would have renewed it)
+    decided = sent_ms(history.events[v.events[0]])
+    whole = any(s <= start and e >= decided for s, e, _i in fx.lease.get(fencer, ()))
     lapsed = any(s <= start < e <= t for s, e, _i in fx.lease.get(fenced, ()))
     return whole and lapsed
 

@@ -8,8 +8,12 @@ allows it. The sweep keeps the faults that find them; a run counts them
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from checkers import check_all
 from checkers.findings import FINDINGS, classify
+from counterexamples.shrink import run_plan
 from scenarios.script import NetRule, ScriptedWorld
 from historykit import A0, evs, procs
 
@@ -116,6 +120,22 @@ def test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced():
     (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith("fenced "))
     assert h.processes[fence[2]].node_id == "n1" and 37_500 <= fence[1] < 38_500
     assert evs(h, "exit", proc=p0)
+    found = _found(h)
+    assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
+
+
+def test_f4_also_when_the_fence_lands_just_after_the_fencer_lapsed():
+    """F-4 (FN-2, INV-9, T-2), a form found by a 20,000-seed sweep with another seed stream (seed 11670 of a
+    run whose quiet phase was 3 liveness spans), shrunk to one fault and kept as a plan: a blackhole blip
+    that the quiet phase ends after 9.8 s; n1's lease ran out in it, n0's did not, but n0's first write
+    after it waited on an attempt the blip swallowed (timeout 4.5 s), so n0 sent its fence of n1 at 79.660 s
+    on a lease valid until 79.692 s, and the fence landed at 79.703 s. The fencer decided on a valid lease:
+    F-4, judged at the fence's send, not at its landing."""
+    plan = json.loads((Path(__file__).parent / "plans" / "f4-fence-sent-before-the-fencer-lapsed.json").read_text())
+    h = run_plan(plan)
+    assert h.sha256() == plan["history_sha256"]
+    (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[6].startswith("fenced "))
+    assert fence[3][8] == 79_660 and fence[1] == 79_703
     found = _found(h)
     assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
 
