@@ -10,11 +10,13 @@ world facts. A violation that matches no finding fails the run as always.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
 from .facts import facts, sent_ms
 from .history import History, Violation
+from .records import final_state
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,29 @@ def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
     return whole and lapsed
 
 
+_NEW_FORMAT = ("live", "fenced", "released")  # a format-3 node object's states; anything else is an old format
+
+
+def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
+    """INV-4: the record names a process (A, i) whose `nodes/A` ends in an old format, an old binary's
+    heartbeat written (unconditionally, UP-4) over i's own `live` object: the old binary ran on after i's
+    start guard passed (UP-2 judged it retired: its heartbeats were held back), i met the old format and
+    exited (NL-10), and no process of A came back through its start check to replace the object. An
+    old-format object frees nothing (FN-5) and takes no fence (FN-7)."""
+    if v.invariant != "INV-4":
+        return False
+    m = re.search(r"names ([^/\s]+)/([0-9a-f]+)", v.message)
+    if m is None:
+        return False
+    node, inst = m.groups()
+    last = final_state(history).get("nodes/" + node, "")
+    if not last or last.split(" ")[0] in _NEW_FORMAT:
+        return False
+    events = history.events
+    return any(f[0] == "nodes/" + node and f[7].startswith(f"live {inst} ") and f[6].split(" ")[0] not in _NEW_FORMAT
+               for f in (events[i][3] for i in history.of_kind("apply")))
+
+
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="F-1",
@@ -208,6 +233,23 @@ FINDINGS: tuple[Finding, ...] = (
             "restarted. Nothing is unsafe: the node never acted; the blip restarted it.",
         reproduction="tests/test_findings.py::test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced",
         matches=_first_write_swallowed,
+    ),
+    Finding(
+        id="F-6",
+        title="an old binary's heartbeat landing over a new node's live object, after that node's start guard "
+              "passed, leaves the records it took held by an old-format object if the node does not come back",
+        invariants=("INV-4",),
+        adr="Section 6: 'Old and new nodes must never run together', kept by the start guard (wait while an "
+            "old-format heartbeat was written less than its horizon plus ttl plus grace ago; 'an old heartbeat "
+            "that keeps being rewritten means an old node is running'). Section 2: 'An absent nodes/A, or an "
+            "old-format object, frees nothing' (FN-5); 'nothing is written over a fence or an old format' "
+            "(FN-7). An old binary whose heartbeats were held back (writes applied late) looks retired, the "
+            "guard passes, and its next heartbeat, unconditional, lands over the new node's live object: the "
+            "new node exits (NL-10, an old format). If that node does not come back through its start check "
+            "(its machine gone, or it stays stopped), the actors it took stay held: only an operator's "
+            "`cluster forget` (FN-8) then `cluster fence` (FN-7) frees them. Nothing is unsafe.",
+        reproduction="tests/test_findings.py::test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held",
+        matches=_old_heartbeat_over_a_new_node,
     ),
 )
 

@@ -8,6 +8,7 @@ allows it. The sweep keeps the faults that find them; a run counts them
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -212,3 +213,31 @@ def test_a_check_that_reads_its_own_fence_exits():
     (exit_,) = evs(h, "exit", proc=p0)
     assert exit_[3][0] == 1 and "fenced naming this instance" in exit_[3][1]
     assert check_all(h) == []
+
+
+def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
+    """F-6 (UP-2, UP-4, FN-5, FN-7, NL-10, INV-4), found by a sweep of the upgrade scenario (seeds 51100 and
+    51836 of 50000..52999), shrunk to four faults and kept as a plan: the old n1 runs on past the switch; its
+    heartbeat sent at 9.009 s is held back, so the new n1's start guard, reading the 6.010 s heartbeat,
+    passes at 10.666 s; the held-back heartbeat lands at 11.381 s over the new n1's live object; the new n1
+    takes t0/c/a0, meets the old format at its next lease write and exits (NL-10); n1's machine is then gone
+    for good. nodes/n1 stays "node n1": it frees nothing (FN-5) and takes no fence (FN-7), so t0/c/a0 stays
+    held at the end."""
+    plan = json.loads((Path(__file__).parent / "plans" / "f6-old-heartbeat-over-a-new-node.json").read_text())
+    h = run_plan(plan)
+    assert h.sha256() == plan["history_sha256"]
+    (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[7].startswith("live ") and f[6] == "node n1")
+    assert over[3][8] == 9_009 and over[1] == 11_381  # sent before the guard passed, landed after
+    assert evs(h, "guard_passed", node="n1")[0][1] < over[1]
+    exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e[3][1]]
+    assert exits and exits[0][3][0] == 1
+    found = _found(h)
+    assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-4"}
+    # the same end, but the old heartbeat written over another instance's object: not F-6, a violation
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    t, p, kind, f = doctored.events[over[0]]
+    doctored.events[over[0]] = (t, p, kind, f[:7] + ("live 0badcafe 581967",) + f[8:])
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
