@@ -230,7 +230,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
     findings: dict[str, dict] = {}
     families: dict[str, int] = {}
     bounds: dict[str, int] = {}
-    from checkers.coverage import MIN_SEEDS, POINTS
+    from checkers.coverage import POINTS, required
 
     covered = {k: 0 for k in POINTS}
     margins: list[int] = []
@@ -267,8 +267,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
                                  "shrink": shrink_command(report_path, r.seed, inv)
                                  if replayable and report_path and inv != "EXCEPTION" else None,
                                  "explanation": explanation})
-    # a campaign long enough must reach every coverage point (checkers/coverage.py)
-    covered_missed = [k for k, v in covered.items() if v == 0] if len(results) >= MIN_SEEDS else []
+    # a swarm campaign long enough must reach every coverage point (checkers/coverage.py)
+    covered_missed = [k for k, v in covered.items() if v == 0] if required(scenario, len(results)) else []
     totals["seeds_run"] = len(hashes)
     totals.setdefault("acquisitions", 0)
     totals["failing_seeds"] = len(failing_seeds)
@@ -364,7 +364,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
     """Shard reports of one campaign (`--shard K/N`), joined into the report of the unsharded run:
     the same digest, counts, failures, coverage and distributions. Raises UsageError if they are
     not the slices of one campaign."""
-    from checkers.coverage import MIN_SEEDS
+    from checkers.coverage import required
 
     if not reports:
         raise UsageError("merge needs at least one report")
@@ -422,7 +422,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         entry["seeds"] = len(finding_seeds[fid])
     coverage = summed("coverage")
     seeds_run = len(hashes)
-    missed = [k for k, v in coverage.items() if v == 0] if seeds_run >= MIN_SEEDS else []
+    missed = [k for k, v in coverage.items() if v == 0] if required(first["scenario"], seeds_run) else []
     families, bounds = {}, {}
     for r in parts:
         for k, v in r["configurations"]["families"].items():

@@ -53,6 +53,13 @@ POINTS: dict[str, str] = {
 }
 
 MIN_SEEDS = 2_000  # a campaign this long must reach every point
+REQUIRED_IN = ("swarm",)  # the scenarios that draw every kind of fault; a focused scenario (stops, blip, ...)
+# cannot reach the points of the others, so its campaigns count the points without failing on them
+
+
+def required(scenario: str, seeds: int) -> bool:
+    """Whether a campaign of `seeds` seeds of `scenario` must reach every point."""
+    return scenario in REQUIRED_IN and seeds >= MIN_SEEDS
 
 
 def reached(history: History, fx: Facts | None = None) -> list[str]:
