@@ -13,13 +13,12 @@ from __future__ import annotations
 import networkx as nx
 
 from .history import History, Violation
+from .records import old_heartbeat
 
 INVARIANT = "INV-3"
 
 # keys whose every write the protocol makes conditional (NL-7, NL-8, FN-3, OR-3, OR-5)
 CONDITIONAL_PREFIXES = ("nodes/", "owners/")
-# a `nodes/` write in an old format is unconditional by design (section 6)
-_OLD_FORMAT_STATES = ("node ",)
 
 
 def check(history: History) -> list[Violation]:
@@ -60,7 +59,7 @@ def check(history: History) -> list[Violation]:
         else:
             absent[key] = target
         if cond is None:
-            if key.startswith(CONDITIONAL_PREFIXES) and not state.startswith(_OLD_FORMAT_STATES):
+            if key.startswith(CONDITIONAL_PREFIXES) and not old_heartbeat(state):
                 out.append(Violation(INVARIANT, f"{key}: unconditional {op} by {procs[p].label} "
                                      f"replaced version #{prev} without naming it", (i,)))
             continue

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .facts import facts, sent_ms
 from .history import History, Violation
-from .records import final_state
+from .records import final_state, old_heartbeat
 
 
 @dataclass(frozen=True)
@@ -144,26 +144,22 @@ def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
     return whole and lapsed
 
 
-_NEW_FORMAT = ("live", "fenced", "released")  # a format-3 node object's states; anything else is an old format
-
-
 def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
-    """INV-4: the record names a process (A, i) whose `nodes/A` ends in an old format, an old binary's
-    heartbeat written (unconditionally, UP-4) over i's own `live` object: the old binary ran on after i's
-    start guard passed (UP-2 judged it retired: its heartbeats were held back), i met the old format and
-    exited (NL-10), and no process of A came back through its start check to replace the object. An
-    old-format object frees nothing (FN-5) and takes no fence (FN-7)."""
+    """INV-4: the record names a process (A, i) whose `nodes/A` ends in an old binary's heartbeat, written
+    (unconditionally, UP-4) over i's own `live` object: the old binary ran on after i's start guard passed
+    (UP-2 judged it retired: its heartbeats were held back), i met the old format and exited (NL-10), and no
+    process of A came back through its start check to replace the object. An old-format object frees
+    nothing (FN-5) and takes no fence (FN-7)."""
     if v.invariant != "INV-4":
         return False
     m = re.search(r"names ([^/\s]+)/([0-9a-f]+)", v.message)
     if m is None:
         return False
     node, inst = m.groups()
-    last = final_state(history).get("nodes/" + node, "")
-    if not last or last.split(" ")[0] in _NEW_FORMAT:
+    if not old_heartbeat(final_state(history).get("nodes/" + node, "")):
         return False
     events = history.events
-    return any(f[0] == "nodes/" + node and f[7].startswith(f"live {inst} ") and f[6].split(" ")[0] not in _NEW_FORMAT
+    return any(f[0] == "nodes/" + node and f[7].startswith(f"live {inst} ") and old_heartbeat(f[6])
                for f in (events[i][3] for i in history.of_kind("apply")))
 
 

@@ -19,6 +19,14 @@ from scenarios.script import NetRule, ScriptedWorld
 from historykit import A0, evs, procs
 
 
+def _kept_plan(name: str):
+    """The history of a plan kept in tests/plans/, replayed byte for byte."""
+    plan = json.loads((Path(__file__).parent / "plans" / f"{name}.json").read_text())
+    h = run_plan(plan)
+    assert h.sha256() == plan["history_sha256"]
+    return h
+
+
 def _found(h):
     violations = check_all(h)
     unexplained, found = classify(h, violations)
@@ -132,9 +140,7 @@ def test_f4_also_when_the_fence_lands_just_after_the_fencer_lapsed():
     after it waited on an attempt the blip swallowed (timeout 4.5 s), so n0 sent its fence of n1 at 79.660 s
     on a lease valid until 79.692 s, and the fence landed at 79.703 s. The fencer decided on a valid lease:
     F-4, judged at the fence's send, not at its landing."""
-    plan = json.loads((Path(__file__).parent / "plans" / "f4-fence-sent-before-the-fencer-lapsed.json").read_text())
-    h = run_plan(plan)
-    assert h.sha256() == plan["history_sha256"]
+    h = _kept_plan("f4-fence-sent-before-the-fencer-lapsed")
     (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[6].startswith("fenced "))
     assert fence[3][8] == 79_660 and fence[1] == 79_703
     found = _found(h)
@@ -223,9 +229,7 @@ def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
     takes t0/c/a0, meets the old format at its next lease write and exits (NL-10); n1's machine is then gone
     for good. nodes/n1 stays "node n1": it frees nothing (FN-5) and takes no fence (FN-7), so t0/c/a0 stays
     held at the end."""
-    plan = json.loads((Path(__file__).parent / "plans" / "f6-old-heartbeat-over-a-new-node.json").read_text())
-    h = run_plan(plan)
-    assert h.sha256() == plan["history_sha256"]
+    h = _kept_plan("f6-old-heartbeat-over-a-new-node")
     (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[7].startswith("live ") and f[6] == "node n1")
     assert over[3][8] == 9_009 and over[1] == 11_381  # sent before the guard passed, landed after
     assert evs(h, "guard_passed", node="n1")[0][1] < over[1]
