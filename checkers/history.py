@@ -106,23 +106,44 @@ class History:
 
     def of_kind(self, *kinds: str) -> list[int]:
         """The indices of the events of these kinds, in order. The history is indexed by kind once
-        (one pass, kept in `cache` while no event is added): each checker then reads only the
-        events it judges, not every event again. The list is shared: do not change it."""
+        (one pass, kept in `cache`; events added since are indexed on the next call, so that a history
+        that grows, as the explorer's do along a path, is indexed once in all): each checker then reads
+        only the events it judges, not every event again. The list is shared: do not change it."""
         events = self.events
+        n = len(events)
         index = self.cache.get("by_kind")
-        if index is None or index[0] != len(events):
-            by_kind: dict[str, list[int]] = {}
-            for i, e in enumerate(events):
-                k = e[2]
+        if index is None or index[0] != n:
+            if index is None or index[0] > n:
+                by_kind: dict[str, list[int]] = {}
+                start = 0
+            else:
+                start, by_kind = index
+            for i in range(start, n):
+                k = events[i][2]
                 if k in by_kind:
                     by_kind[k].append(i)
                 else:
                     by_kind[k] = [i]
-            index = self.cache["by_kind"] = (len(events), by_kind)
+            index = self.cache["by_kind"] = (n, by_kind)
         by_kind = index[1]
         if len(kinds) == 1:
             return by_kind.get(kinds[0], [])
-        return sorted([i for k in kinds for i in by_kind.get(k, ())])
+        merged = self.cache.get(kinds)  # several kinds: merged once per length
+        if merged is None or merged[0] != n:
+            merged = self.cache[kinds] = (n, sorted([i for k in kinds for i in by_kind.get(k, ())]))
+        return merged[1]
+
+    def growing_copy(self) -> "History":
+        """A copy to which events will be added (the explorer's branches): the events and processes
+        copied, the index by kind carried over (extended on the next `of_kind`), nothing else cached."""
+        h = object.__new__(History)
+        h.__dict__.update(self.__dict__)
+        h.events = self.events.copy()
+        h.processes = self.processes.copy()
+        h._sha = None
+        index = self.cache.get("by_kind")
+        h.cache = {} if index is None else {"by_kind": (index[0], {k: v.copy() for k, v in index[1].items()})}
+        return h
 
     def describe(self, i: int) -> str:
         """One event as a readable line: `12.345 s  n1/ab12  lease_valid written_at_ms=... `."""

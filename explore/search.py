@@ -110,6 +110,10 @@ class Explorer:
         self.delays = bounds.delays or [1] + [k * q for k in range(1, a // q + 1) if k * q < a]
         self.end = int(bounds.horizon_s * 1000)
         self.start = int(bounds.from_s * 1000)
+        self._calm = [("ok", 1)]
+        self._delivered = [("ok", d) for d in self.delays]
+        self._with_lost = self._delivered + [("lost", 0)]
+        self._with_late = self._with_lost + [("late", q)]
 
     # --- the initial world ----------------------------------------------------------------
 
@@ -187,18 +191,16 @@ class Explorer:
         return out
 
     def alternatives(self, w: ExploreWorld, site: str, req) -> list:
-        """The fates of a request (site "send") or of its reply ("reply") worth exploring."""
+        """The fates of a request (site "send") or of its reply ("reply") worth exploring (lists made
+        once: every request asks)."""
         focus = self.bounds.focus
-        if w.t < self.start:
-            return [("ok", 1)]
+        if w.now < self.start:
+            return self._calm
         if focus is not None and not any(f"{req.op} {req.key}".startswith(f) for f in focus):
-            return [("ok", 1)]
-        alts = [("ok", d) for d in self.delays]
+            return self._calm
         if w.budget.get("faults", 0) > 0:
-            alts.append(("lost", 0))
-            if site == "send" and req.op in ("PUT", "DELETE"):
-                alts.append(("late", self.bounds.quantum_ms))
-        return alts
+            return self._with_late if site == "send" and req.op in ("PUT", "DELETE") else self._with_lost
+        return self._delivered
 
     def decide(self, state: ExploreWorld, n: int, queued: list, nd: NeedDecision, labels: tuple = ()) -> list:
         """One successor per alternative of the decision `nd` the (n+1)th callback from `state` met

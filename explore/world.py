@@ -18,17 +18,18 @@ keep their order among the events of their instant.
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from heapq import heappop, heappush
 
 from model.frozen import FrozenDict
 from model.io import Command
-from scenarios.plan import decision_key, default
+from scenarios.plan import DEFAULTS, decision_key, default
 from scenarios.processes import Proc, Slot
 from scenarios.sim import SimWorld
 
-BRANCHING = ("send", "reply")  # the sites the explorer decides; every other takes its default
+BRANCHING = ("send", "reply")
+CALM_FATE = tuple(DEFAULTS["send"])  # a request's and a reply's default: delivered after 1 ms
+assert CALM_FATE == tuple(DEFAULTS["reply"])  # the sites the explorer decides; every other takes its default
 
 # where a plan's replay (scenarios/core.py `schedule`) puts what the explorer injects: after what
 # the nodes' starts scheduled, before every event scheduled later, the operator's fences first,
@@ -50,12 +51,13 @@ class ExploreWorld(SimWorld):
 
     def __init__(self, seed, model, scenario, params, model_name, options) -> None:
         super().__init__(seed, model, scenario, params, model_name, options=options)
-        self.t = 0
-        self.agenda: list = []  # heap of (due, seq, method name, args)
+        self.now = 0  # true time: a plain attribute (the core reads it at every step), `t` for the explorer
+        self.agenda: list = []  # heap of (due, seq, method's function, args)
         self.seq = 0
         self.queue: list = []  # decisions queued for the callback about to run
         self.table: dict = {}  # the decisions this path took, keyed as a plan keys them
         self.seen: Counter = Counter()
+        self.fate_seen: dict = {}  # (site, machine, op, key) -> the decisions about it so far (`_fate`)
         self.workload: list = []  # the client requests injected, as a plan's workload
         self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "twins": [], "deletes": []}
         self.chain_seq: dict = {}  # workload kind -> where its next step sits among the events of its instant
@@ -84,7 +86,7 @@ class ExploreWorld(SimWorld):
         `length_ms` (requests and replies vanish), a twin (a second process under its id, on a machine
         of its own, for `length_ms`), or an operator deleting its `nodes/` record by mistake, now:
         scheduled where a plan's replay schedules it."""
-        t = self.t
+        t = self.now
         if what == "ask":
             self.workload.append([t, "ask", node_id, actor])
             self.push(t, self.chain_seq["ask"], self._explored_step, ("ask", node_id, actor))
@@ -123,18 +125,22 @@ class ExploreWorld(SimWorld):
     # --- time: an agenda in SimPy's order --------------------------------------------------
 
     @property
-    def now(self) -> int:
-        return self.t
+    def t(self) -> int:
+        return self.now
+
+    @t.setter
+    def t(self, value: int) -> None:
+        self.now = value
 
     def later(self, delay_ms: int, fn, *args) -> None:
         self.seq += 1
         self.kernel_events += 1
-        self.push(self.t + (delay_ms if delay_ms > 0 else 0), self.seq, fn, args)
+        self.push(self.now + (delay_ms if delay_ms > 0 else 0), self.seq, fn, args)
 
     def push(self, due: int, seq: int, fn, args) -> None:
         if fn.__self__ is not self:
             raise TypeError(f"the explorer schedules only the world's own methods, not {fn!r}")
-        heappush(self.agenda, (due, seq, fn.__name__, args))
+        heappush(self.agenda, (due, seq, fn.__func__, args))  # the function: `pop` calls it on this world
 
     def next_due(self) -> int | None:
         return self.agenda[0][0] if self.agenda else None
@@ -144,9 +150,9 @@ class ExploreWorld(SimWorld):
     def pop(self) -> None:
         """Run the next callback (its decisions from `queue`, or NeedDecision)."""
         ExploreWorld.callbacks += 1
-        due, _seq, name, args = heappop(self.agenda)
-        self.t = due
-        getattr(self, name)(*args)
+        due, _seq, fn, args = heappop(self.agenda)
+        self.now = due
+        fn(self, *args)
 
     # --- decisions ------------------------------------------------------------------------
 
@@ -154,19 +160,25 @@ class ExploreWorld(SimWorld):
         return default(site, decision_key(self.seen, site, who))
 
     def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
-        key = decision_key(self.seen, site, f"{proc.machine} {req.op} {req.key}")
+        # the plan's key for this decision (scenarios/plan.py `decision_key`), counted per site and
+        # request without formatting it: the key is spelled out only for a choice or a value a replay
+        # must read (a plan's missing key takes the default)
+        who = (site, proc.machine, req.op, req.key)
+        k = self.fate_seen.get(who, 0)
+        self.fate_seen[who] = k + 1
         if not self.deciding:
-            return tuple(default(site, key))
+            return CALM_FATE
         if self.queue:
             value = self.queue.pop(0)
         else:
             alts = self.alternatives(self, site, req)
             if len(alts) > 1:
-                raise NeedDecision(key, site, proc, req, alts)
+                raise NeedDecision(f"{site} {proc.machine} {req.op} {req.key} #{k}", site, proc, req, alts)
             value = alts[0]  # no choice here: the run goes on
-        if value[0] != "ok":
-            self.budget["faults"] -= 1
-        self.table[key] = list(value)
+        if value != CALM_FATE:
+            if value[0] != "ok":
+                self.budget["faults"] -= 1
+            self.table[f"{site} {proc.machine} {req.op} {req.key} #{k}"] = list(value)
         return value
 
     # --- a copy for each branch -----------------------------------------------------------
@@ -201,15 +213,12 @@ class ExploreWorld(SimWorld):
         # the callbacks due name the copies (an id in `copies` is a live process's or slot's: no other
         # live object has it); the heap's order is the entries' (due, seq), unchanged
         get = copies.get
-        w.agenda = [(due, seq, name, tuple([get(id(a), a) for a in args])) for due, seq, name, args in self.agenda]
+        w.agenda = [(due, seq, fn, tuple([get(id(a), a) for a in args])) for due, seq, fn, args in self.agenda]
         w.injected = {k: list(v) for k, v in self.injected.items()}
-        b = w.bucket = copy.copy(self.bucket)
+        b = w.bucket = _shallow(self.bucket)  # (copy.copy goes through __reduce_ex__: 4x slower)
         b.objects = b.objects.copy()
         b._keys = b._keys.copy()
-        h = w.history = copy.copy(self.history)
-        h.events = h.events.copy()
-        h.processes = h.processes.copy()
-        h.cache = {}
+        w.history = self.history.growing_copy()
         return w
 
     # --- the state, as a value --------------------------------------------------------------
@@ -220,14 +229,14 @@ class ExploreWorld(SimWorld):
         with the bookkeeping that only feeds the history: serial numbers, what each process
         learned, decision counters)."""
         agenda = sorted(self.agenda)
-        ranks = {e[1]: i for i, e in enumerate(agenda)}
         live_timer = {}
         for p in self.procs:
             for key, token in p.timers.items():
                 live_timer[token] = (p.index, key)
         slot_index = {id(s): i for i, s in enumerate(self.slots)}
         items = []
-        for due, seq, name, args in agenda:
+        for due, seq, fn, args in agenda:
+            name = fn.__name__
             if name == "_timer_fires":
                 items.append((due, name, args[0].index, args[1], live_timer.get(args[2]) is not None))
             else:
@@ -239,11 +248,18 @@ class ExploreWorld(SimWorld):
                        tuple(p.stragglers), p.slot.wanted, p.slot.proc is p) for p in self.procs)
         objects = self.bucket.objects
         bucket = tuple((k, objects[k].body, objects[k].write_token, objects[k].read_token) for k in self.bucket._keys)
-        return (self.t, tuple(items), chain_ranks, procs, bucket, tuple(sorted(self.cut.items())),
+        return (self.now, tuple(items), chain_ranks, procs, bucket, tuple(sorted(self.cut.items())),
                 tuple(sorted(self.budget.items())), self._requests, len(self.slots))
 
 
 _MUTABLE: dict = {}  # the world's attribute names -> those holding a dict, list, Counter or set
+
+
+def _shallow(obj):
+    """A shallow copy of a plain object (its attributes in a new __dict__)."""
+    c = object.__new__(type(obj))
+    c.__dict__.update(obj.__dict__)
+    return c
 
 
 def _copy_proc(p: Proc) -> Proc:

@@ -135,6 +135,28 @@ def test_a_clone_shares_nothing_mutable():
     assert w.digest() == before and len(c.history.events) > len(w.history.events)
 
 
+def test_a_growing_history_is_indexed_as_a_fresh_one_and_its_copy_apart():
+    """The index by kind a path's history carries (issue 15: judged incrementally where possible)
+    equals a fresh index of the same events at every step, and a branch's growth leaves its
+    parent's index alone."""
+    from checkers.history import History
+
+    explorer, _ = explore("correct", requests=1, faults=0, delays=[1], offsets=[[0, 0]], horizon_s=1)
+    w = explorer.initial((0, 0))
+    kinds = ("apply", "refused", "fault", "lease_valid")
+    while not w.begun or w.next_due() is not None and w.next_due() < 6_000:
+        w.advance()
+        fresh = History(0, "m", "s", {}, {}, events=list(w.history.events))
+        for k in kinds:
+            assert w.history.of_kind(k) == fresh.of_kind(k)
+        assert w.history.of_kind(*kinds) == fresh.of_kind(*kinds)
+    parent = list(w.history.of_kind("apply"))
+    c = w.clone()
+    while c.next_due() is not None and c.next_due() < 12_000:
+        c.advance()
+    assert len(c.history.of_kind("apply")) > len(parent) and w.history.of_kind("apply") == parent
+
+
 def test_a_disagreement_with_the_simpy_world_is_loud(monkeypatch):
     explorer, out = explore("unconditional_fence", requests=0, faults=0, outages=1, delays=[1], offsets=[[0, 0]])
     out.world.history.events.insert(0, (0, -1, "quiet", ()))  # what the SimPy world will not do
