@@ -30,6 +30,9 @@ def add_arguments(parser) -> None:
                                 ("crashes", 0, "process crashes"), ("fences", 0, "operator `cluster fence`s"),
                                 ("outages", 0, "outages of one node (ttl + grace + a quantum)"),
                                 ("twins", 0, "twins (a second process under a node's id, 2 (ttl + grace) long)"),
+                                ("stops", 0, "clean stops of a node (its supervisor restarts it a quantum later)"),
+                                ("drains", 0, "drains of a node, each followed by a clean stop ttl + grace + a "
+                                 "quantum later"),
                                 ("deletes", 0, "mistaken deletes of a node's nodes/ record")):
         g.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} per run (default {default})")
     g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms, e.g. --offsets=-1000,1000 (default: every "
@@ -69,7 +72,8 @@ def bounds_from(args, params) -> Bounds:
         raise UsageError("--delays must name at least one delay of 1 ms or more")
     return Bounds(nodes=nodes, actors=args.actors or 1, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
                   faults=args.faults, crashes=args.crashes, requests=args.requests, hibernations=args.hibernations,
-                  fences=args.fences, outages=args.outages, twins=args.twins, deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, focus=args.focus,
+                  fences=args.fences, outages=args.outages, twins=args.twins, stops=args.stops, drains=args.drains,
+                  deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, focus=args.focus,
                   max_states=args.max_states, budget_s=args.explore_budget)
 
 

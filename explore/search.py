@@ -50,7 +50,8 @@ MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 
 
 
 INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
-              "outage": "outages", "twin": "twins", "delete": "deletes"}  # what -> its budget
+              "outage": "outages", "twin": "twins", "stop": "stops", "drain": "drains",
+              "delete": "deletes"}  # what -> its budget
 
 
 @dataclass
@@ -66,6 +67,8 @@ class Bounds:
     fences: int = 0  # operator `cluster fence`s
     outages: int = 0  # a node's machine cut off the bucket for ttl + grace + one quantum
     twins: int = 0  # a second process under a node's id, on a machine of its own, for twice ttl + grace
+    stops: int = 0  # a node stops cleanly (CS-1..CS-4); its supervisor starts it again a quantum later
+    drains: int = 0  # a node is drained (OR-11, CS-5), then stopped cleanly ttl + grace + a quantum later
     deletes: int = 0  # an operator deletes a node's `nodes/` record by mistake
     offsets: list | None = None  # [[offset per node], ...]; None: every combination of -s, 0, +s
     delays: list | None = None  # a request's and a reply's delays, ms; None: 1 and each quantum below the timeout
@@ -125,7 +128,7 @@ class Explorer:
         o["clocks"] = {m: [CLOCK_BASE, 0] for m in o["clocks"]}
         o["clocks"].update({f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)})
         o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE,
-                 **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "deletes")})
+                 **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "stops", "drains", "deletes")})
         return o
 
     def initial(self, offsets) -> ExploreWorld:
@@ -180,12 +183,18 @@ class Explorer:
             choices += [("outage", n, None) for n in w.node_ids]
         if b.get("twins"):
             choices += [("twin", n, None) for n in w.node_ids]
+        if b.get("stops"):
+            choices += [("stop", n, None) for n in w.node_ids if w.live_proc(n) is not None]
+        if b.get("drains"):
+            choices += [("drain", n, None) for n in w.node_ids if w.live_proc(n) is not None]
         if b.get("deletes"):
             choices += [("delete", n, None) for n in w.node_ids if "nodes/" + n in w.bucket.objects]
+        q = self.bounds.quantum_ms
         for what, node_id, actor in choices:
             c = w.clone()
             c.budget[INJECTIONS[what]] -= 1
-            c.inject(what, node_id, actor, (2 if what == "twin" else 1) * self.params.takeover_ms + self.bounds.quantum_ms)
+            c.inject(what, node_id, actor, q if what == "stop" else
+                     (2 if what == "twin" else 1) * self.params.takeover_ms + q)
             c.path.append(f"{tick / 1000:.3f} s  {what} " + " ".join(x for x in (node_id, actor) if x))
             out.append(c)
         return out

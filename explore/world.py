@@ -34,7 +34,7 @@ assert CALM_FATE == tuple(DEFAULTS["reply"])  # the sites the explorer decides; 
 # where a plan's replay (scenarios/core.py `schedule`) puts what the explorer injects: after what
 # the nodes' starts scheduled, before every event scheduled later, the operator's fences first,
 # then the first client request, then the crashes (the order `schedule` calls `later` in)
-FENCE_AT, OUTAGE_AT, CRASH_AT, TWIN_AT, DELETE_AT = 0.1, 0.6, 0.7, 0.8, 0.9
+FENCE_AT, OUTAGE_AT, CRASH_AT, TWIN_AT, STOP_AT, DRAIN_AT, DELETE_AT = 0.1, 0.6, 0.7, 0.8, 0.84, 0.87, 0.9
 FIRST_STEP_AT = {"ask": 0.5, "hibernate": 0.52}  # a workload chain's first step (core `schedule_workload`)
 
 
@@ -59,7 +59,8 @@ class ExploreWorld(SimWorld):
         self.seen: Counter = Counter()
         self.fate_seen: dict = {}  # (site, machine, op, key) -> the decisions about it so far (`_fate`)
         self.workload: list = []  # the client requests injected, as a plan's workload
-        self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "twins": [], "deletes": []}
+        self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "twins": [], "stops": [],
+                               "drains": [], "deletes": []}
         self.chain_seq: dict = {}  # workload kind -> where its next step sits among the events of its instant
         self.base_seq = 0  # the last seq the start scheduled (`begin`)
         self.budget: dict = {}
@@ -84,8 +85,9 @@ class ExploreWorld(SimWorld):
         """A client request for `actor` at `node_id` ("ask"), a crash of `node_id`'s process, an
         operator's `cluster fence` of it, an outage cutting its machine off the bucket for
         `length_ms` (requests and replies vanish), a twin (a second process under its id, on a machine
-        of its own, for `length_ms`), or an operator deleting its `nodes/` record by mistake, now:
-        scheduled where a plan's replay schedules it."""
+        of its own, for `length_ms`), a clean stop (its supervisor starts it again `length_ms` after it
+        exits), a drain followed `length_ms` later by a clean stop, or an operator deleting its
+        `nodes/` record by mistake, now: scheduled where a plan's replay schedules it."""
         t = self.now
         if what == "ask":
             self.workload.append([t, "ask", node_id, actor])
@@ -108,6 +110,16 @@ class ExploreWorld(SimWorld):
             k = len(self.injected["twins"])
             self.injected["twins"].append([node_id, t, length_ms])
             self.push(t, self.base_seq + TWIN_AT + (k + 1) * 1e-6, self._twin_begins, (node_id, f"t{k}", length_ms))
+        elif what == "stop":  # CS-1..CS-4: a clean stop; the supervisor starts it again `length_ms` after
+            k = len(self.injected["stops"])
+            self.injected["stops"].append([node_id, t, length_ms])
+            self.push(t, self.base_seq + STOP_AT + (k + 1) * 1e-6, self._stop_node, (node_id, length_ms))
+        elif what == "drain":  # OR-11, CS-5: a drain, then a clean stop `length_ms` later (a rolling restart)
+            k = len(self.injected["drains"])
+            self.injected["drains"].append([node_id, t, length_ms, "stop"])
+            at = self.base_seq + DRAIN_AT + (k + 1) * 1e-6
+            self.push(t, at, self._command_node, (node_id, Command("drain")))
+            self.push(t + length_ms, at + 1e-7, self._stop_node, (node_id, self.tg // 3))
         elif what == "delete":
             self.injected["deletes"].append([node_id, t, False])
             self.push(t, self.base_seq + DELETE_AT + len(self.injected["deletes"]) * 1e-6, self._delete,
@@ -248,8 +260,10 @@ class ExploreWorld(SimWorld):
                        tuple(p.stragglers), p.slot.wanted, p.slot.proc is p) for p in self.procs)
         objects = self.bucket.objects
         bucket = tuple((k, objects[k].body, objects[k].write_token, objects[k].read_token) for k in self.bucket._keys)
+        slots = tuple((s.wanted, s.restart_after_stop, s.down_for_good, s.proc.index if s.proc is not None else None)
+                      for s in self.slots)  # a clean stop's restart (CS-4) is the slot's
         return (self.now, tuple(items), chain_ranks, procs, bucket, tuple(sorted(self.cut.items())),
-                tuple(sorted(self.budget.items())), self._requests, len(self.slots))
+                tuple(sorted(self.budget.items())), self._requests, slots)
 
 
 _MUTABLE: dict = {}  # the world's attribute names -> those holding a dict, list, Counter or set

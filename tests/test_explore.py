@@ -76,6 +76,25 @@ def test_bm3_unlocked_resolver_found_and_replayed():
     replayed(explorer, out, out.violation.invariant)
 
 
+@pytest.mark.parametrize("model_name", ["drain_with_pending", "acquire_when_drained"])
+def test_a_drain_finds_the_drain_models_and_replays(model_name):
+    # OR-11 / CS-5 broken: a drained node keeps (or takes) an actor; the explorer drains one node
+    # (then stops it cleanly) at each quantum and finds the run in which it still holds one (INV-5)
+    explorer, out = explore(model_name, horizon_s=10, requests=1, faults=0, drains=1, delays=[1], offsets=[[0, 0]])
+    assert out.status == "violation" and out.violation.invariant == "INV-5"
+    plan = replayed(explorer, out, "INV-5")
+    assert plan["options"]["drains"] and any("drain" in line for line in plan["source"]["path"])
+
+
+def test_the_correct_model_survives_every_stop_and_drain():
+    # a clean stop (CS-1..CS-4) and a drain (OR-11, CS-5) at every quantum from 3 s, with one
+    # request, on clocks at opposite ends of the skew band: no violation
+    _, out = explore("correct", horizon_s=8, from_s=3, requests=1, faults=0, stops=1, drains=1, delays=[1],
+                     offsets=[[1000, -1000]])
+    assert out.status == "exhausted", out.violation and out.violation.message
+    assert out.distinct > 1000
+
+
 def test_correct_model_is_exhausted_without_a_violation():
     explorer, out = explore("correct", horizon_s=10, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
                             offsets=[[0, 0], [1000, -1000]])
@@ -215,7 +234,8 @@ def test_every_injection_replays_in_the_simpy_world_event_for_event():
     # the explorer's world and the SimPy world are one core: a path with each kind of injection and
     # each fault, run as a plan in the SimPy world, gives the explorer's own events
     explorer = Explorer(MODEL, "correct", PARAMS, Bounds(horizon_s=12, requests=2, hibernations=1, crashes=1,
-                                                         fences=1, outages=1, twins=1, deletes=1, faults=2,
+                                                         fences=1, outages=1, twins=1, deletes=1, stops=1,
+                                                         drains=1, faults=2,
                                                          delays=[1, 500], offsets=[[1000, -1000]]))
     kinds: dict = {}
     w = explorer.initial((1000, -1000))
@@ -228,8 +248,8 @@ def test_every_injection_replays_in_the_simpy_world_event_for_event():
             for line in s.path[len(frontier[-1].path):]:
                 kinds.setdefault(line.split()[2].rstrip(":"), s)
         frontier.append(nexts[-1])
-    assert {"ask", "hibernate", "crash", "fence", "outage", "twin", "delete"} <= set(kinds)
-    for s in list(kinds.values())[:8] + [frontier[-1]]:
+    assert {"ask", "hibernate", "crash", "fence", "outage", "twin", "stop", "drain", "delete"} <= set(kinds)
+    for s in list(kinds.values()) + [frontier[-1]]:
         explorer.as_plan(s, s.t + 1)  # raises FidelityError on any difference
 
 
