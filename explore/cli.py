@@ -22,6 +22,9 @@ def add_arguments(parser) -> None:
                    help="the time quantum: delays and injections fall on its multiples (default 500)")
     g.add_argument("--delays", metavar="MS,...", default="1", help="a request's and a reply's delays to explore "
                    "(default 1; e.g. 1,500,1000: each multiplies the states)")
+    g.add_argument("--events", metavar="MS,...", help="how long a served request's event may run, each a "
+                   "branch; `straggler`: until its process sends its `released` write, the worst instant for a "
+                   "clean stop (CS-1) (e.g. 0,straggler); default: every event ends at once")
     g.add_argument("--focus", action="append", metavar="'OP PREFIX'", help="only requests starting so "
                    "(e.g. 'PUT owners/') get delays and faults; the rest are answered in 1 ms (repeatable)")
     g.add_argument("--faults", type=int, default=1, metavar="N", help="requests lost, writes applied late, "
@@ -68,12 +71,18 @@ def bounds_from(args, params) -> Bounds:
             if any(abs(x) > params.max_skew_ms for x in combo):
                 raise UsageError(f"--offsets: {combo} leaves the skew band of +-{params.max_skew_ms} ms (T-2)")
     delays = _ints(args.delays, "--delays") if args.delays else None
+    events = None
+    if args.events:
+        parts = [x.strip() for x in args.events.split(",") if x.strip()]
+        events = [None if x == "straggler" else _ints(x, "--events (ms or straggler)")[0] for x in parts]
+        if not events or any(e is not None and e < 0 for e in events):
+            raise UsageError("--events must name lengths of 0 ms or more, or straggler")
     if delays is not None and (not delays or any(d < 1 for d in delays)):
         raise UsageError("--delays must name at least one delay of 1 ms or more")
     return Bounds(nodes=nodes, actors=args.actors or 1, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
                   faults=args.faults, crashes=args.crashes, requests=args.requests, hibernations=args.hibernations,
                   fences=args.fences, outages=args.outages, twins=args.twins, stops=args.stops, drains=args.drains,
-                  deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, focus=args.focus,
+                  deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, events=events, focus=args.focus,
                   max_states=args.max_states, budget_s=args.explore_budget)
 
 

@@ -72,6 +72,8 @@ class Bounds:
     deletes: int = 0  # an operator deletes a node's `nodes/` record by mistake
     offsets: list | None = None  # [[offset per node], ...]; None: every combination of -s, 0, +s
     delays: list | None = None  # a request's and a reply's delays, ms; None: 1 and each quantum below the timeout
+    events: list | None = None  # how long a served request's event may run, ms, or None: until its process
+    # sends its `released` write (a straggler, CS-1); events None: every event ends at once
     focus: list | None = None  # ["OP key-prefix", ...]: only matching requests get delays and faults (None: all)
     from_s: float = 0.0  # no choice before this instant: requests answered in 1 ms, nothing injected
     max_states: int | None = None
@@ -117,6 +119,9 @@ class Explorer:
         self._delivered = [("ok", d) for d in self.delays]
         self._with_lost = self._delivered + [("lost", 0)]
         self._with_late = self._with_lost + [("late", q)]
+        self._instant = [0]
+        self._events = (sorted({e for e in bounds.events if e is not None})
+                        + ([None] if None in bounds.events else [])) if bounds.events else self._instant
 
     # --- the initial world ----------------------------------------------------------------
 
@@ -127,6 +132,8 @@ class Explorer:
         o = calm_options(b.nodes, self.params, versioning="md5")
         o["clocks"] = {m: [CLOCK_BASE, 0] for m in o["clocks"]}
         o["clocks"].update({f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)})
+        if b.events:  # the replay reads each event's length from the plan (its default: 0 ms)
+            o.update(event_ms_max=max([1] + [e for e in b.events if e is not None]), p_long_event=0)
         o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE,
                  **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "stops", "drains", "deletes")})
         return o
@@ -200,9 +207,11 @@ class Explorer:
         return out
 
     def alternatives(self, w: ExploreWorld, site: str, req) -> list:
-        """The fates of a request (site "send") or of its reply ("reply") worth exploring (lists made
-        once: every request asks)."""
+        """The fates of a request (site "send") or of its reply ("reply") worth exploring, or how long a
+        served request's event runs (site "event", `req` None) (lists made once: every request asks)."""
         focus = self.bounds.focus
+        if site == "event":
+            return self._events if w.now >= self.start else self._instant
         if w.now < self.start:
             return self._calm
         if focus is not None and not any(f"{req.op} {req.key}".startswith(f) for f in focus):
@@ -221,7 +230,10 @@ class Explorer:
         for alt in nd.alternatives:
             w = base.clone()
             w.queue = queued + [alt]
-            said = labels + (f"{nd.key}: {alt[0]}{'' if alt[0] == 'lost' else f' {alt[1]} ms'}",)
+            said = labels + ((f"{nd.key}: runs {alt} ms" if alt is not None else
+                              f"{nd.key}: runs until its process sends `released` (a straggler)")
+                             if nd.site == "event" else
+                             f"{nd.key}: {alt[0]}{'' if alt[0] == 'lost' else f' {alt[1]} ms'}",)
             try:
                 w.advance()
             except NeedDecision as nd2:

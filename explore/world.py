@@ -193,6 +193,26 @@ class ExploreWorld(SimWorld):
             self.table[f"{site} {proc.machine} {req.op} {req.key} #{k}"] = list(value)
         return value
 
+    def event_ms(self, proc: Proc, actor: str) -> int | None:
+        """How long a served request's event runs (CS-1): 0 ms unless the bounds name lengths, then
+        each of them is a branch (keyed as a plan's replay reads it: scenarios/core.py `event_ms`);
+        None: a straggler, which runs until its process sends its `released` write."""
+        if not self.options.get("event_ms_max"):
+            return 0
+        key = decision_key(self.seen, "event", proc.machine)
+        if not self.deciding:
+            return 0
+        if self.queue:
+            value = self.queue.pop(0)
+        else:
+            alts = self.alternatives(self, "event", None)
+            if len(alts) > 1:
+                raise NeedDecision(key, "event", proc, None, alts)
+            value = alts[0]
+        if value != 0:
+            self.table[key] = value
+        return value
+
     # --- a copy for each branch -----------------------------------------------------------
 
     def clone(self) -> "ExploreWorld":

@@ -86,6 +86,17 @@ def test_a_drain_finds_the_drain_models_and_replays(model_name):
     assert plan["options"]["drains"] and any("drain" in line for line in plan["source"]["path"])
 
 
+def test_a_straggler_finds_stop_without_cut_and_replays():
+    # CS-1 broken: a clean stop leaves its lease valid and cuts nothing; the explorer lets a served
+    # request's event run until the process sends `released` (a straggler) and stops the node at each
+    # quantum: the straggler's answer comes after `released` was sent
+    explorer, out = explore("stop_without_cut", horizon_s=14, requests=1, faults=0, stops=1,
+                            events=[0, None], delays=[1], offsets=[[0, 0]])
+    assert out.status == "violation" and out.violation.invariant == "CS-1"
+    plan = replayed(explorer, out, "CS-1")
+    assert None in plan["choices"].values() and plan["options"]["stops"]
+
+
 def test_the_correct_model_survives_every_stop_and_drain():
     # a clean stop (CS-1..CS-4) and a drain (OR-11, CS-5) at every quantum from 3 s, with one
     # request, on clocks at opposite ends of the skew band: no violation
@@ -93,6 +104,22 @@ def test_the_correct_model_survives_every_stop_and_drain():
                      offsets=[[1000, -1000]])
     assert out.status == "exhausted", out.violation and out.violation.message
     assert out.distinct > 1000
+
+
+def test_the_correct_model_survives_a_stop_with_a_straggler(monkeypatch):
+    # a clean stop at every quantum from 6.5 s (the nodes' leases are up), one request whose event
+    # ends at once or runs on until `released` is sent: the correct model cuts the straggler first
+    # (CS-1), and runs in which it does are judged
+    import counterexamples.shrink as shrink
+
+    cut = []
+    real = shrink.violations
+    monkeypatch.setattr(shrink, "violations", lambda h, strict=False: cut.extend(
+        1 for e in h.of_kind("event_cut") if "clean stop" in h.events[e][3][3]) or real(h, strict))
+    _, out = explore("correct", horizon_s=13.5, from_s=6.5, requests=1, faults=0, stops=1, events=[0, None],
+                     delays=[1], offsets=[[1000, -1000]])
+    assert out.status == "exhausted", out.violation and out.violation.message
+    assert out.distinct > 500 and cut
 
 
 def test_correct_model_is_exhausted_without_a_violation():
@@ -235,7 +262,7 @@ def test_every_injection_replays_in_the_simpy_world_event_for_event():
     # each fault, run as a plan in the SimPy world, gives the explorer's own events
     explorer = Explorer(MODEL, "correct", PARAMS, Bounds(horizon_s=12, requests=2, hibernations=1, crashes=1,
                                                          fences=1, outages=1, twins=1, deletes=1, stops=1,
-                                                         drains=1, faults=2,
+                                                         drains=1, faults=2, events=[0, None],
                                                          delays=[1, 500], offsets=[[1000, -1000]]))
     kinds: dict = {}
     w = explorer.initial((1000, -1000))
