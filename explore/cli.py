@@ -71,18 +71,19 @@ def bounds_from(args, params) -> Bounds:
             if any(abs(x) > params.max_skew_ms for x in combo):
                 raise UsageError(f"--offsets: {combo} leaves the skew band of +-{params.max_skew_ms} ms (T-2)")
     delays = _ints(args.delays, "--delays") if args.delays else None
+    if delays is not None and (not delays or any(d < 1 for d in delays)):
+        raise UsageError("--delays must name at least one delay of 1 ms or more")
     events = None
     if args.events:
         parts = [x.strip() for x in args.events.split(",") if x.strip()]
         events = [None if x == "straggler" else _ints(x, "--events (ms or straggler)")[0] for x in parts]
         if not events or any(e is not None and e < 0 for e in events):
             raise UsageError("--events must name lengths of 0 ms or more, or straggler")
-    if delays is not None and (not delays or any(d < 1 for d in delays)):
-        raise UsageError("--delays must name at least one delay of 1 ms or more")
     return Bounds(nodes=nodes, actors=args.actors or 1, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
                   faults=args.faults, crashes=args.crashes, requests=args.requests, hibernations=args.hibernations,
                   fences=args.fences, outages=args.outages, twins=args.twins, stops=args.stops, drains=args.drains,
-                  deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, events=events, focus=args.focus,
+                  deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, events=events,
+                  focus=args.focus,
                   max_states=args.max_states, budget_s=args.explore_budget)
 
 

@@ -135,7 +135,8 @@ class Explorer:
         if b.events:  # the replay reads each event's length from the plan (its default: 0 ms)
             o.update(event_ms_max=max([1] + [e for e in b.events if e is not None]), p_long_event=0)
         o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE,
-                 **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "stops", "drains", "deletes")})
+                 **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "stops", "drains",
+                                          "deletes")})
         return o
 
     def initial(self, offsets) -> ExploreWorld:

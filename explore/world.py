@@ -27,9 +27,10 @@ from scenarios.plan import DEFAULTS, decision_key, default
 from scenarios.processes import Proc, Slot
 from scenarios.sim import SimWorld
 
-BRANCHING = ("send", "reply")
+# the sites the explorer decides: a request's fate ("send"), its reply's ("reply") and how long a served
+# request's event runs ("event"); every other takes its default
 CALM_FATE = tuple(DEFAULTS["send"])  # a request's and a reply's default: delivered after 1 ms
-assert CALM_FATE == tuple(DEFAULTS["reply"])  # the sites the explorer decides; every other takes its default
+assert CALM_FATE == tuple(DEFAULTS["reply"])
 
 # where a plan's replay (scenarios/core.py `schedule`) puts what the explorer injects: after what
 # the nodes' starts scheduled, before every event scheduled later, the operator's fences first,
@@ -57,7 +58,7 @@ class ExploreWorld(SimWorld):
         self.queue: list = []  # decisions queued for the callback about to run
         self.table: dict = {}  # the decisions this path took, keyed as a plan keys them
         self.seen: Counter = Counter()
-        self.fate_seen: dict = {}  # (site, machine, op, key) -> the decisions about it so far (`_fate`)
+        self.decided: dict = {}  # (site, who...) -> the decisions the explorer made about it so far (`_decide`)
         self.workload: list = []  # the client requests injected, as a plan's workload
         self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "twins": [], "stops": [],
                                "drains": [], "deletes": []}
@@ -172,25 +173,9 @@ class ExploreWorld(SimWorld):
         return default(site, decision_key(self.seen, site, who))
 
     def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
-        # the plan's key for this decision (scenarios/plan.py `decision_key`), counted per site and
-        # request without formatting it: the key is spelled out only for a choice or a value a replay
-        # must read (a plan's missing key takes the default)
-        who = (site, proc.machine, req.op, req.key)
-        k = self.fate_seen.get(who, 0)
-        self.fate_seen[who] = k + 1
-        if not self.deciding:
-            return CALM_FATE
-        if self.queue:
-            value = self.queue.pop(0)
-        else:
-            alts = self.alternatives(self, site, req)
-            if len(alts) > 1:
-                raise NeedDecision(f"{site} {proc.machine} {req.op} {req.key} #{k}", site, proc, req, alts)
-            value = alts[0]  # no choice here: the run goes on
-        if value != CALM_FATE:
-            if value[0] != "ok":
-                self.budget["faults"] -= 1
-            self.table[f"{site} {proc.machine} {req.op} {req.key} #{k}"] = list(value)
+        value = self._decide((site, proc.machine, req.op, req.key), proc, req, CALM_FATE)
+        if value[0] != "ok":
+            self.budget["faults"] -= 1
         return value
 
     def event_ms(self, proc: Proc, actor: str) -> int | None:
@@ -199,18 +184,26 @@ class ExploreWorld(SimWorld):
         None: a straggler, which runs until its process sends its `released` write."""
         if not self.options.get("event_ms_max"):
             return 0
-        key = decision_key(self.seen, "event", proc.machine)
+        return self._decide(("event", proc.machine), proc, None, 0)
+
+    def _decide(self, who: tuple, proc: Proc, req, calm):
+        """The next decision about `who` (its site, then what it is about): queued by the explorer, the
+        only alternative, or NeedDecision. Keyed as a plan keys it (scenarios/plan.py `decision_key`:
+        "<site> <who> #<k>"), counted without formatting the key: it is spelled out only for a choice
+        or a value other than `calm`, which a replay must read (a plan's missing key takes the default)."""
+        k = self.decided.get(who, 0)
+        self.decided[who] = k + 1
         if not self.deciding:
-            return 0
+            return calm
         if self.queue:
             value = self.queue.pop(0)
         else:
-            alts = self.alternatives(self, "event", None)
+            alts = self.alternatives(self, who[0], req)
             if len(alts) > 1:
-                raise NeedDecision(key, "event", proc, None, alts)
-            value = alts[0]
-        if value != 0:
-            self.table[key] = value
+                raise NeedDecision(f"{' '.join(who)} #{k}", who[0], proc, req, alts)
+            value = alts[0]  # no choice here: the run goes on
+        if value != calm:
+            self.table[f"{' '.join(who)} #{k}"] = list(value) if type(value) is tuple else value
         return value
 
     # --- a copy for each branch -----------------------------------------------------------
