@@ -37,6 +37,8 @@ BROKEN = {
     "guard_fails_open": "broken_models.guard_fails_open",
     "guard_ignores_old_heartbeats": "broken_models.guard_ignores_old_heartbeats",  # a survivor until UP-2's check
     "stop_without_cut": "broken_models.stop_without_cut",  # CS-1: events take time
+    "unconditional_marker": "broken_models.unconditional_marker",  # UP-3: a one-rule mutant's blind spot
+    "forget_fresh_heartbeat": "broken_models.forget_fresh_heartbeat",  # FN-8: forget drawn in upgrades
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -4,8 +4,8 @@ For each key, every write that took effect named (by its condition) the
 version it replaced, as the writer knew it: the versions form one path,
 never a fork. A stale `If-Match` that succeeds because identical bytes got
 the same ETag (A-B-A) names an older version than the one it replaced, and
-is reported. Writes to protocol keys (`nodes/` in format 3 and `owners/`)
-must be conditional at all: an unconditional one names no predecessor.
+is reported. Writes to protocol keys (`nodes/` in format 3, `owners/` and
+`leases/`) must be conditional at all: an unconditional one names no predecessor.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from .records import old_heartbeat
 
 INVARIANT = "INV-3"
 
-# keys whose every write the protocol makes conditional (NL-7, NL-8, FN-3, OR-3, OR-5)
-CONDITIONAL_PREFIXES = ("nodes/", "owners/")
+# keys whose every write the protocol makes conditional (NL-7, NL-8, FN-3, OR-3, OR-5; UP-3's
+# marker, and the old binary's per-actor lease, which it acquires and renews conditionally)
+CONDITIONAL_PREFIXES = ("nodes/", "owners/", "leases/")
 
 
 def check(history: History) -> list[Violation]:

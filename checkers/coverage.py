@@ -50,6 +50,9 @@ POINTS: dict[str, str] = {
     "upgrade": "old per-actor-lease binaries and new nodes in one run (section 6)",
     "old binary met a marker": "an old binary, running beside new nodes, read a new node's leases/ marker "
                                "and refused it (UP-3, UP-4)",
+    "forget deleted a retired heartbeat": "`cluster forget` deleted an old-format heartbeat stale by UP-2's test (FN-8)",
+    "forget met a fresh heartbeat": "`cluster forget` was asked while the node's old-format heartbeat in the "
+                                    "bucket was fresh by UP-2's test, and refused (FN-8)",
 }
 
 MIN_SEEDS = 2_000  # a campaign this long must reach every point
@@ -149,6 +152,7 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
             if any(e[1] == q and e[2] == "fault" and e[3][0].startswith("request lost")
                    and e[3][1].startswith("PUT owners/") and since <= e[0] < t for e in events[max(0, i - 400):i]):
                 got.add("drain after a lost acquire")
+    got.update(_forgets(history, p))
     if _twin_won(history, fx):
         got.add("twin won")
     if _gone_fenced(history, fx):
@@ -189,6 +193,33 @@ def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
         if firsts:
             out.append(min(firsts) - end)
     history.cache["takeover_margins"] = out
+    return out
+
+
+def _forgets(history: History, p: Params) -> list[str]:
+    """FN-8's two outcomes on an old-format heartbeat, read from the bucket's applied writes: the
+    delete of one, and a refusal while the one the bucket held was fresh (written less than
+    UP-2's span before the operator's clock read at the refusal)."""
+    from .facts import sent_ms
+
+    out = []
+    events = history.events
+    procs = history.processes
+    span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
+    old: dict[str, int | None] = {}  # nodes/ key -> written_at of the old heartbeat it holds (None: none)
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done"):
+        t, q, kind, f = events[i]
+        if kind == "fault_put":
+            old[f[0]] = f[2] if len(f) > 2 else None  # the world wrote an old heartbeat dated f[2], or another body
+        elif kind == "operator_done":
+            written_at = old.get("nodes/" + f[1]) if f[0] == "cluster_forget" else None
+            if written_at is not None and f[2].startswith("refused") and procs[q].clock.local(t) - written_at < span:
+                out.append("forget met a fresh heartbeat")
+        elif f[0].startswith("nodes/"):
+            if kind == "apply" and f[1] == "DELETE" and q >= 0 and f[7].startswith("node "):
+                out.append("forget deleted a retired heartbeat")
+            old[f[0]] = (procs[q].clock.local(sent_ms(events[i])) if kind == "apply" and q >= 0
+                         and f[6].startswith("node ") else None)
     return out
 
 

@@ -66,7 +66,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "final_round": ("actors",),  # these actors are requested once more before the end (INV-4)
     "operator": ("command", "node"),
     "fault_delete": ("key",),  # an object deleted outside the protocol (an operator's mistake)
-    "fault_put": ("key", "header"),  # bytes written outside the protocol (an old binary)
+    "fault_put": ("key", "header", "written_at_ms"),  # bytes written outside the protocol (an old binary)
     # a fault the world gave a request or a machine ("request lost", "held back 900 ms, past its
     # timeout", "outage: refuse", ...) and what it hit ("PUT owners/t0/c/a1", a machine)
     "fault": ("what", "detail"),

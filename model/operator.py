@@ -94,14 +94,17 @@ class Operator:
         written_at, so the records it frees are free ttl + grace later."""
         return now_ms
 
+    def forgettable(self, st, rec, now_ms: int) -> bool:
+        """Decision (FN-8): only a retired old-format heartbeat, stale by the start guard's test (UP-2)."""
+        return isinstance(rec, OldHeartbeat) and old_heartbeat_stale(st.params, rec.written_at_ms, now_ms)
+
     def _forget(self, st, node, reply, now_ms, out):
         """FN-8: delete a retired old-format heartbeat once stale by the start guard's test."""
         out.append(Mark("FN-8"))
         if reply.status != io.OK:
             out.append(Observe("operator_done", ("cluster_forget", node, "nothing to forget")))
             return st
-        rec = decode_node(reply.body)
-        if not isinstance(rec, OldHeartbeat) or not old_heartbeat_stale(st.params, rec.written_at_ms, now_ms):
+        if not self.forgettable(st, decode_node(reply.body), now_ms):
             out.append(Observe("operator_done", ("cluster_forget", node, "refused: not a stale old-format heartbeat")))
             return st
         req = io.Request(DELETE, node_key(node), IF_MATCH, reply.version)

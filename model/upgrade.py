@@ -226,8 +226,12 @@ class Upgrade:
             return self.acquire_write(st, actor, seed + 1, now_ms, out)
         cond, version = marker
         st = replace(st, acquiring=st.acquiring.with_item(actor, replace(st.acquiring[actor], stage="marker_write")))
-        return self.send(st, ("upgrade_marker", actor, seed),
-                         Request(PUT, lease_key(actor), cond, version, encode_marker(Marker(seed))), out)
+        return self.send(st, ("upgrade_marker", actor, seed), self.marker_request(actor, seed, cond, version), out)
+
+    def marker_request(self, actor: str, seed: int, cond: str, version) -> Request:
+        """UP-3: the marker replaces what was read, by its condition: If-None-Match on no object,
+        If-Match on a dead old lease (so an old binary's renewal in between wins, not the marker)."""
+        return Request(PUT, lease_key(actor), cond, version, encode_marker(Marker(seed)))
 
     def on_reply_upgrade_marker(self, st, purpose, reply, now_ms, out):
         _, actor, seed = purpose

@@ -414,6 +414,11 @@ class World:
             i, after = up["old_restart"]
             self.later(up["new_at"] + after, self._old_restart, self.old_slots[i])
         self.later(up["new_at"], self._old_gc, up["p_gc"])
+        for node_id, after, then_fence in filter(None, up.get("forgets", ())):
+            # FN-8, then F-6's remedy: a fence of the forgotten id (FN-7) a lease period later
+            self.later(up["new_at"] + after, self._operator, Command("cluster_forget", (node_id,)))
+            if then_fence:
+                self.later(up["new_at"] + after + tg // 3, self._operator, Command("cluster_fence", (node_id,)))
 
     def _old_command(self, slot, command) -> None:
         if slot.proc is not None and slot.proc.alive:

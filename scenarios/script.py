@@ -200,7 +200,9 @@ class ScriptedWorld(SimWorld):
 
     def _step_put_raw(self, key, body) -> None:
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""
-        self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0]))  # header only: an old format
+        # the header (an old format) and the written_at it carries, if any (UP-2 and FN-8 judge its age)
+        stamp = next((int(line.split(" ", 1)[1]) for line in body.split("\n") if line.startswith("written_at_ms ")), None)
+        self.record(WORLD, "fault_put", (key, body.split("\n", 1)[0], stamp))
         self.bucket.apply(Request(PUT, key, None, None, body), self.now)
 
 

@@ -410,7 +410,7 @@ def _draw_upgrade(rng, nodes: int, S, focused: bool = False) -> dict:
     likelier, so old binaries meet new markers (UP-3, UP-4) in most seeds."""
     old_ms = rng.randint(S(25_000), S(50_000))
     gap = _pick(rng, (0, S(2_000), S(10_000), S(20_000)))  # the procedure says: once no old node is live
-    return {
+    up = {
         "old_ms": old_ms,
         "new_at": old_ms + gap,
         "same_ids": rng.random() < 0.5,  # node ids reused across the switch
@@ -426,6 +426,23 @@ def _draw_upgrade(rng, nodes: int, S, focused: bool = False) -> dict:
         "future_ms": _pick(rng, (0, 0, 0, rng.randint(S(20_000), S(120_000)))),
         "p_gc": _pick(rng, (0.0, 0.5)),  # the old GC deleted released leases/ of idle actors
     }
+    up["forgets"] = _draw_forgets(rng, nodes, up["same_ids"], bool(up["future_ms"]), S, focused)
+    return up
+
+
+def _draw_forgets(rng, nodes: int, same_ids: bool, future: bool, S, focused: bool) -> list:
+    """`cluster forget` (FN-8) after the switch: [node, ms after new_at, then fence it (FN-7)]. The
+    node is mostly an old id (its heartbeat stale or still fresh by UP-2's test: forget must refuse
+    a fresh one), the retired one, or a new node's (a format-3 object: refused). Forget then fence
+    is F-6's remedy for an old heartbeat left over a new node's id."""
+    if rng.random() >= (0.7 if focused else 0.5):
+        return []
+    old = [f"n{i}" if same_ids else f"o{i}" for i in range(nodes)] + (["retired"] if future else [])
+    new = [f"n{i}" for i in range(nodes)]
+    # half of them soon after the switch, while an old heartbeat may still be fresh
+    return [[_pick(rng, new if rng.random() < 0.2 else old),
+             rng.randint(0, S(5_000) if rng.random() < 0.5 else S(40_000)), rng.random() < 0.5]
+            for _ in range(rng.randint(1, 2))]
 
 
 def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):

@@ -146,6 +146,18 @@ def test_inv3_unconditional_write_on_nodes_violates():
     assert "unconditional" in v.message and "nodes/n1" in v.message and "n1/a" in v.message
 
 
+def test_inv3_unconditional_marker_on_leases_violates():
+    """INV-3, UP-3: every write to leases/ is conditional (the old binary's acquisitions and
+    renewals, and the marker replacing a dead old lease); a marker written blind over an old
+    lease names no predecessor (broken_models/unconditional_marker.py)."""
+    h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
+    apply(h, 1_000, 0, "leases/t/c/x", "if-none-match", 0, 0, 1, "old n1 1")
+    apply(h, 4_000, 0, "leases/t/c/x", "if-match", 1, 1, 2, "old n1 1")
+    bad = apply(h, 5_000, 1, "leases/t/c/x", None, 2, None, 3, "marker 1")
+    (v,) = INV_3(h)
+    assert v.events == (bad,) and "unconditional" in v.message and "leases/t/c/x" in v.message
+
+
 def test_inv3_stale_if_match_after_aba_violates():
     """INV-3: with MD5 ETags an If-Match naming an older version succeeds after A-B-A: the write
     replaced version #2 but named #1; the violation names the write of #1 and the offending one."""

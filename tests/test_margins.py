@@ -391,6 +391,55 @@ def test_up2_guard_failing_open_is_caught():
     assert "start guard passed" in found[0].message and "nodes/o0" in found[0].message
 
 
+# --- 5b. FN-8: `cluster forget`, judged on world facts (the UP-2 checker) -------------------------------------------
+
+
+def _forget_history(model=None, model_name: str = "correct"):
+    """Old o0 runs from 0 and stops cleanly at 6 s (its heartbeat stays, last written near 6 s); the operator
+    asks `cluster forget o0` at 10 s (fresh by UP-2's test: under 24 s) and at 40 s (stale)."""
+    w = UpgradeWorld(model, model_name)
+    w.at(0, "old_start", "o0", "om0")
+    w.at(6_000, "tell", "om0", "stop")
+    w.at(10_000, "forget", "o0")
+    w.at(40_000, "forget", "o0")
+    return w.run(until_ms=45_000)
+
+
+def test_fn8_forget_refuses_a_fresh_old_heartbeat_and_deletes_a_stale_one():
+    """FN-8, UP-2: the correct operator refuses the forget at 10 s and deletes at 40 s, conditionally (If-Match
+    the version it read); the world check finds nothing, and both of coverage's forget points are reached."""
+    h = _forget_history()
+    done = [f for _i, _t, _p, f in evs(h, "operator_done")]
+    assert done[0][:2] == ("cluster_forget", "o0") and done[0][2].startswith("refused"), done
+    deletes = [f for _i, _t, _p, f in applies(h, "nodes/o0") if f[1] == "DELETE"]
+    assert len(deletes) == 1 and deletes[0][2] == "if-match" and deletes[0][7] == "node o0"
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    got = reached(h)
+    assert "forget met a fresh heartbeat" in got and "forget deleted a retired heartbeat" in got
+
+
+def test_fn8_forget_of_a_fresh_old_heartbeat_is_caught():
+    """FN-8 broken (broken_models.forget_fresh_heartbeat: no staleness test): the forget at 10 s deletes o0's
+    heartbeat, written about 4 s before; the UP-2 checker names the heartbeat and the delete."""
+    broken = broken_models.load("forget_fresh_heartbeat")
+    assert (broken.RULE, broken.CATCHES) == ("FN-8", "UP-2")
+    h = _forget_history(broken.MODEL, "forget_fresh_heartbeat")
+    found = check_all(h)
+    assert [v.invariant for v in found] == ["UP-2"], "\n".join(v.explain(h) for v in found)
+    assert found[0].message.startswith("FN-8:") and "fresh by UP-2's test" in found[0].message
+
+
+def test_fn8_a_delete_of_a_format_3_node_lease_is_no_forget():
+    """FN-8 on a hand-made history: the only deletes on nodes/ are forget's, of old-format heartbeats; one
+    that removes a live format-3 node lease (say a forget that skipped the format check) is reported."""
+    h = history(("n0", "a"), ("operator", "op"), end_ms=30_000)
+    live(h, 1_000, 0)
+    bad = put(h, 2_000, 1, "nodes/n0", "", op="DELETE")
+    h.events[bad] = h.events[bad][:3] + (h.events[bad][3][:7] + ("live a 1000",) + h.events[bad][3][8:],)
+    finish(h, {})
+    found = [v for v in check_all(h) if v.invariant == "UP-2"]
+    assert len(found) == 1 and "not a retired old-format heartbeat" in found[0].message, found
+
 # --- 6. OR-5: a failed segment upload abandons the hold ---------------------------------------------------------------
 
 
