@@ -39,6 +39,8 @@ BROKEN = {
     "stop_without_cut": "broken_models.stop_without_cut",  # CS-1: events take time
     "unconditional_marker": "broken_models.unconditional_marker",  # UP-3: a one-rule mutant's blind spot
     "forget_fresh_heartbeat": "broken_models.forget_fresh_heartbeat",  # FN-8: forget drawn in upgrades
+    "keeps_hold_after_failed_upload": "broken_models.keeps_hold_after_failed_upload",  # OR-5: the world's upload_failed
+    "holds_survive_a_lapse": "broken_models.holds_survive_a_lapse",  # NL-11, OR-4: holds end at a lapse
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -53,6 +53,11 @@ class Hold:
     how_closed: str = "the run's end"
     old: bool = False  # an old binary's per-actor lease (section 6)
     renewal: bool = False  # an old lease's renewal after its validity had ended (the same hold)
+    # OR-4, NL-11: valid only with no lapse since it was acquired: the end of the first window of its
+    # process's node lease that ends after the hold was acquired (a lease recovered later owns nothing
+    # older). Acquired: when its process registered it (its `hold_began`, at or after the record took
+    # effect: an acquisition whose reply was lost registers at its read-back), else the record's instant
+    lapse_ms: int = 1 << 62
 
     def describe(self, history: History) -> str:
         p = history.processes[self.proc]
@@ -89,7 +94,7 @@ class Facts:
 
     def valid_at(self, h: Hold, t: int) -> bool:
         """Is hold h valid at true time t: its record names it, and (new holds) its lease is valid."""
-        return h.start_ms <= t < h.end_ms and (h.old or self.lease_valid_at(h.proc, t) is not None)
+        return h.start_ms <= t < h.end_ms and (h.old or t < h.lapse_ms and self.lease_valid_at(h.proc, t) is not None)
 
     def valid_hold(self, proc: int, actor: str, t: int) -> Hold | None:
         """The hold of `actor` by `proc` valid at true time t, if any."""
@@ -104,7 +109,7 @@ class Facts:
             return [(h.start_ms, h.end_ms)] if h.end_ms > h.start_ms else []
         out = []
         for s, e, _i in self.lease.get(h.proc, ()):
-            a, b = max(s, h.start_ms), min(e, h.end_ms)
+            a, b = max(s, h.start_ms), min(e, h.end_ms, h.lapse_ms)
             if a < b:
                 out.append((a, b))
         return out
@@ -239,8 +244,19 @@ def _rebuild(history: History) -> Facts:
         elif kind == "apply" and f[0].startswith(DATA) and f[1] == "PUT" and p >= 0:
             fx.acts.append((sent_ms(events[i]), p, act_actor(f[0]), "sent a data write", i))
     fx.acts.sort(key=lambda a: (a[0], a[4]))
+    began: dict[tuple[int, str, int], int] = {}  # (proc, actor, generation) -> its first hold_began
+    for i in history.of_kind("hold_began"):
+        t, p, _kind, f = events[i]
+        began.setdefault((p, f[0], f[1]), t)
     for h in fx.holds:
         fx.by_proc_actor.setdefault((h.proc, h.actor), []).append(h)
+        if not h.old:
+            at = max(h.start_ms, began.get((h.proc, h.actor, h.generation), h.start_ms))
+            ws = fx.lease.get(h.proc, ())
+            k = max(bisect_right(fx.lease_starts.get(h.proc, ()), at) - 1, 0)
+            while k < len(ws) and ws[k][1] <= at:
+                k += 1
+            h.lapse_ms = ws[k][1] if k < len(ws) else at
     return fx
 
 

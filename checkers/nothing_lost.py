@@ -10,14 +10,26 @@ one), must be in it: the acknowledgement came after the bucket applied the segme
 and an earlier owner's validity ended before this hold began (INV-1), so a listing sent later
 sees it. (Whether the process that acknowledged it was a valid
 owner is INV-1's question; the client was told it is durable either way.)
+
+And a failed upload abandons its hold (OR-5, ADR: a hold ends with a release, "a failed upload"):
+once the world answered a segment upload with a failure (`upload_failed`: an error, or the
+timeout), the process starts no new work in that hold (its generation, which the segment's name
+carries): it serves no request and sends no segment. (Its running events may end, and uploads
+already in flight may be acknowledged: the release waits for the actor to stop, as today.) The segment may be missing or land later: the actor's state in memory runs ahead of
+what a restore would see, and a later acknowledgement would promise data built on it.
 """
 
 from __future__ import annotations
 
-from .facts import DATA, Facts, facts
+from .facts import DATA, Facts, act_actor, facts, segment_generation
 from .history import History, Violation
 
 INVARIANT = "INV-8"
+
+# the acts that start new work for a hold: serving a request, sending a segment. Its running events
+# may still end (`answered`) and uploads already in flight may still be acknowledged: the release
+# waits for the actor to stop, as today (OR-5), and stops acting as owner before it is sent
+NEW_WORK = ("served", "apply")
 
 
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
@@ -66,5 +78,33 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     f"of the {h.describe(history)} (listing sent at {sent / 1000:.3f} s)",
                     tuple(sorted((k, j)))))
                 flagged.add(h.actor)
+                break
+    out.extend(_acts_after_failed_uploads(history, fx, acts))
+    return out
+
+
+def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict) -> list[Violation]:
+    """OR-5: no new work in a hold after the world answered one of its uploads with a failure."""
+    out = []
+    events = history.events
+    seen: set[tuple[int, str]] = set()
+    for i in history.of_kind("upload_failed"):
+        t, p, _kind, f = events[i]
+        actor = act_actor(f[0])
+        gen = segment_generation(f[0].rsplit("/", 1)[1])
+        if (p, actor) in seen:
+            continue
+        holds = fx.by_proc_actor.get((p, actor), ())
+        for t_act, j in acts.get((p, actor), ()):
+            if t_act <= t:
+                continue
+            h = max((h for h in holds if h.start_ms <= t_act), key=lambda h: h.start_ms, default=None)
+            if h is not None and h.generation == gen and events[j][2] in NEW_WORK:
+                out.append(Violation(
+                    INVARIANT,
+                    f"{history.processes[p].label} acted for {actor} at generation {gen} at {t_act / 1000:.3f} s "
+                    f"({events[j][2]}), after its upload of {f[0]} failed ({f[1]}) at {t / 1000:.3f} s: a failed "
+                    f"upload abandons the hold (OR-5)", (i, j)))
+                seen.add((p, actor))
                 break
     return out

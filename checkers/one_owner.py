@@ -35,6 +35,9 @@ def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:
         lease = "" if fx.lease_valid_at(p, t) else "; its node lease was not valid then"
         if before:
             h = before[-1]
+            if not lease and not h.old and h.lapse_ms <= t < h.end_ms:
+                lease = (f"; its node lease lapsed at {h.lapse_ms / 1000:.3f} s, after the hold was acquired: "
+                         f"a lease that recovers owns nothing older (OR-4, NL-11)")
             why = f"its last {h.describe(history)}{lease}"
             evs = tuple(sorted({h.opened, i} | ({h.closed} if h.closed is not None else set())))
         else:

@@ -46,9 +46,12 @@ class ActorData:
         if reply.status == io.OK and self.data_write_valid(st, actor, gen, now_ms):
             out.append(Observe("data_acked", (actor, gen, key[len(DATA_PREFIX) + len(actor) + 1:])))
         elif reply.status != io.OK and actor in st.holds and st.holds[actor].generation == gen:
-            # OR-5: a failed or interrupted upload abandons the hold (released, maybe pending)
-            st = self.release(st, actor, "upload failed", now_ms, out)
+            st = self.upload_failed(st, actor, now_ms, out)
         return st
+
+    def upload_failed(self, st, actor, now_ms, out):
+        """Decision (OR-5): a failed or interrupted upload abandons the hold (released, maybe pending)."""
+        return self.release(st, actor, "upload failed", now_ms, out)
 
     def data_write_valid(self, st, actor, gen, now_ms) -> bool:
         hold = st.holds.get(actor)

@@ -53,6 +53,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     # a listing of an actor's data delivered to a process (a restore): the prefix, the keys
     # after it, and when (true time) the process sent the LIST
     "listed": ("prefix", "keys", "sent_ms"),
+    # the world answered a segment upload with a failure (an error, or its timeout): OR-5's abandon
+    "upload_failed": ("key", "status"),
     "told": ("command",),  # the world told the process to drain, resume or stop
     "running": ("until_ms",),  # told to drain, the process had events running: the world ends them by then
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node

@@ -473,6 +473,7 @@ class World:
         proc.alive = False
         proc.timers.clear()
         proc.pending.clear()
+        proc.uploads.clear()
         proc.deadlines.clear()
         slot = proc.slot
         if not slot.wanted or slot.proc is not proc:
@@ -581,6 +582,8 @@ class World:
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
+        if req.op == PUT and req.key.startswith(DATA_PREFIX):
+            proc.uploads[rid] = req.key  # a segment: its failure, when answered, is a world fact (OR-5)
         if proc.stragglers and req.op == PUT and req.key == node_key(proc.node_id) \
                 and state_line(req.body).startswith("released "):
             self._released_sent(proc)
@@ -785,6 +788,10 @@ class World:
             return
         if proc.deadlines:
             proc.deadlines.pop(rid, None)
+        if proc.uploads:
+            key = proc.uploads.pop(rid, None)
+            if key is not None and reply.status != OK:
+                self.record(proc.index, "upload_failed", (key, reply.status))
         if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
@@ -800,6 +807,10 @@ class World:
     def _timed_out(self, proc, rid) -> None:
         if proc.pending.pop(rid, None) is None:
             return
+        if proc.uploads:
+            key = proc.uploads.pop(rid, None)
+            if key is not None:
+                self.record(proc.index, "upload_failed", (key, NO_ANSWER.status))
         self.deliver(proc, ReplyArrived(rid, NO_ANSWER))
 
     def note_fault(self, proc: Proc, what: str, req) -> None:

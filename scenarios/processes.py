@@ -10,7 +10,7 @@ from __future__ import annotations
 class Proc:
     """One process: a node id and instance running on a machine."""
 
-    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers",
+    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "uploads",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
@@ -25,6 +25,7 @@ class Proc:
         self.alive = True
         self.timers: dict[str, int] = {}
         self.pending: dict[int, bool] = {}
+        self.uploads: dict[int, str] = {}  # request id -> the wal/ key of a segment upload awaiting its answer
         # request id -> its timeout's instant (true time), for a request whose timeout is not scheduled
         # yet: a world with lazy timeouts schedules it only once the reply will not come first
         self.deadlines: dict[int, int] = {}

@@ -462,6 +462,8 @@ def test_failed_upload_abandons_the_hold_and_releases_the_record(action, within_
     _, t_ended, _, ended = one(h, "hold_ended", proc=p0)
     assert ended == (A0, 1, "upload failed") and t_served < t_ended < t_served + within_ms
     assert evs(h, "data_acked", proc=p0) == []
+    assert [f[1] for _i, _t, _p, f in evs(h, "upload_failed", proc=p0)] == [
+        "failed_fast" if action == "fail_fast" else "timed_out"]  # the world's record of the failure it gave
     rel = applies(h, "owners/" + A0, proc=p0)[-1]
     assert rel[1] > t_ended and rel[3][2] == "if-match"
     assert (rel[3][6], rel[3][7]) == ("nobody 1", f"held n0 {inst} 1")
@@ -469,6 +471,60 @@ def test_failed_upload_abandons_the_hold_and_releases_the_record(action, within_
     assert one(h, "hold_began", node="n1")[3][:2] == (A0, 2)
     assert check_all(h) == []
 
+
+
+def test_a_hold_serving_on_after_a_failed_upload_is_caught():
+    """OR-5 broken (broken_models.keeps_hold_after_failed_upload): the world records the failure it gave
+    n0's upload (`upload_failed`, a world fact, not the model's word); n0 keeps the hold and serves the
+    next request at generation 1 anyway, and INV-8 names the failure and the act."""
+    broken = broken_models.load("keeps_hold_after_failed_upload")
+    assert (broken.RULE, broken.CATCHES) == ("OR-5", "INV-8")
+    w = ScriptedWorld(nodes=2, model=broken.MODEL, model_name="keeps_hold_after_failed_upload")
+    w.rule(NetRule("fail_fast", node="n0", op="PUT", key="wal/", after_ms=19_000, times=1))
+    w.at(20_000, "request", "n0", A0)
+    w.at(22_000, "request", "n0", A0)
+    h = w.run(until_ms=30_000)
+    (p0,) = procs(h, "n0")
+    (i_failed, _t, _p, failed), = evs(h, "upload_failed", proc=p0)
+    assert failed[0].startswith(f"wal/{A0}/000001-") and failed[1] == "failed_fast"
+    found = [v for v in check_all(h) if v.invariant == "INV-8"]
+    assert len(found) == 1 and i_failed in found[0].events, "\n".join(v.explain(h) for v in check_all(h))
+    assert "(served), after its upload" in found[0].message and "OR-5" in found[0].message
+
+
+def _lapse_script(model=None, model_name: str = "correct"):
+    """NL-11, OR-4: n0 takes a0 at 20 s; n0's machine is cut off (blackhole) from 21 s for 9 s, so its node
+    lease runs out (ttl - safety after its last acknowledged write) and recovers after; n0 is asked for a0
+    again at 35 s."""
+    w = ScriptedWorld(nodes=2, model=model, model_name=model_name)
+    w.at(20_000, "request", "n0", A0)
+    w.at(21_000, "outage", "n0", 9_000)
+    w.at(35_000, "request", "n0", A0)
+    return w.run(until_ms=40_000)
+
+
+def test_a_lease_that_recovers_owns_nothing_older():
+    """NL-11, OR-4: the correct model drops its hold when the lease runs out; after it recovers, the request
+    re-acquires a0 at generation 2. The world check (a hold is valid only in the lease window it was acquired
+    in) finds nothing."""
+    h = _lapse_script()
+    (p0,) = procs(h, "n0")
+    assert evs(h, "lease_ran_out", proc=p0) and one(h, "hold_ended", proc=p0)[3][:2] == (A0, 1)
+    assert [f[:2] for _i, _t, _p, f in evs(h, "hold_began", proc=p0)] == [(A0, 1), (A0, 2)]
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+
+
+def test_holds_surviving_a_lapse_are_caught():
+    """NL-11 broken (broken_models.holds_survive_a_lapse): the hold outlives the lapse and n0 serves a0 at
+    generation 1 after its lease recovers; INV-1 says the hold lapsed (the facts, not the model's claims)."""
+    broken = broken_models.load("holds_survive_a_lapse")
+    assert (broken.RULE, broken.CATCHES) == ("NL-11", "INV-1")
+    h = _lapse_script(broken.MODEL, "holds_survive_a_lapse")
+    (p0,) = procs(h, "n0")
+    assert (A0, 1) in [f[:2] for _i, t, _p, f in evs(h, "served", proc=p0) if t > 30_000]
+    found = [v for v in check_all(h) if v.invariant == "INV-1"]
+    assert found and "lapsed at" in found[0].message and "OR-4" in found[0].message, \
+        "\n".join(v.explain(h) for v in check_all(h))
 
 # --- 7. OR-7: a lost acquire race forwards to the winner ---------------------------------------------------------------
 

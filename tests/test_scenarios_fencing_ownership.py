@@ -461,7 +461,7 @@ def test_old_format_heartbeat_frees_nothing():
 
     (p0,) = procs(h, "n0")
     (p1,) = procs(h, "n1")
-    assert one(h, "fault_put")[3] == ("nodes/n0", "wasmkeep-node 1")
+    assert one(h, "fault_put")[3] == ("nodes/n0", "wasmkeep-node 1", 0)  # its written_at, a world fact
     failed = evs(h, "request_failed", proc=p1)
     assert len(failed) == 2
     for _, _, _, f in failed:
