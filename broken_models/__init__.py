@@ -41,6 +41,8 @@ BROKEN = {
     "forget_fresh_heartbeat": "broken_models.forget_fresh_heartbeat",  # FN-8: forget drawn in upgrades
     "keeps_hold_after_failed_upload": "broken_models.keeps_hold_after_failed_upload",  # OR-5: the world's upload_failed
     "holds_survive_a_lapse": "broken_models.holds_survive_a_lapse",  # NL-11, OR-4: holds end at a lapse
+    "unbounded_fences": "broken_models.unbounded_fences",  # BD-1: the world counts fences in flight
+    "stop_retries_forever": "broken_models.stop_retries_forever",  # CS-2: a clean stop ends
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -2,6 +2,7 @@
 
 from . import (
     blip,
+    bounds,
     chain,
     clean_stops,
     drain_ends,
@@ -35,11 +36,13 @@ CHECKERS = {
     lease.INVARIANT: lease.check,
     start_guard.INVARIANT: start_guard.check,
     clean_stops.INVARIANT: clean_stops.check,
+    clean_stops.STOP_INVARIANT: clean_stops.check_ends,
+    bounds.INVARIANT: bounds.check,
 }
 
 _USES_FACTS = {one_owner.INVARIANT, generations.INVARIANT, nothing_held.INVARIANT, pending_release.INVARIANT,
                failover.INVARIANT, nothing_lost.INVARIANT, fenced_stops.INVARIANT, drain_ends.INVARIANT,
-               lease.INVARIANT, start_guard.INVARIANT, clean_stops.INVARIANT}
+               lease.INVARIANT, start_guard.INVARIANT, clean_stops.INVARIANT, clean_stops.STOP_INVARIANT}
 
 
 # judged in the quiet phase that ends a run: a run without one, or cut short, cannot judge them

@@ -293,7 +293,7 @@ def _copy_proc(p: Proc) -> Proc:
     q = Proc(p.index, p.node_id, p.instance, p.machine, p.clock, p.slot, p.step)
     q.state, q.alive, q.draining = p.state, p.alive, p.draining
     q.timers, q.pending, q.deadlines, q.learned = p.timers.copy(), p.pending.copy(), p.deadlines.copy(), p.learned.copy()
-    q.stragglers, q.events, q.uploads = p.stragglers.copy(), p.events.copy(), p.uploads.copy()
+    q.stragglers, q.events, q.watched = p.stragglers.copy(), p.events.copy(), p.watched.copy()
     return q
 
 

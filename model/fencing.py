@@ -57,6 +57,8 @@ def seen_from(rec, now_ms: int) -> Seen:
 class Fencing:
     """Section 2 handlers (FN-1..FN-4), mixed into model.node.Model."""
 
+    fence_concurrency = FENCE_CONCURRENCY  # Decision (BD-1): at most this many fences at once
+
     # --- the listing (its own task, every period) -----------------------------
 
     def start_listing(self, st, now_ms, out):
@@ -124,7 +126,7 @@ class Fencing:
         p = st.params
         watch = p.period_ms + p.attempt_timeout_ms
         for node, seen in st.view.items():
-            if len(st.fencing) >= FENCE_CONCURRENCY:  # BD-1
+            if len(st.fencing) >= self.fence_concurrency:  # BD-1
                 out.append(Mark("BD-1"))
                 break
             if node in st.fencing or not seen.live:

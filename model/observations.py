@@ -55,6 +55,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "listed": ("prefix", "keys", "sent_ms"),
     # the world answered a segment upload with a failure (an error, or its timeout): OR-5's abandon
     "upload_failed": ("key", "status"),
+    # a process sent a fence write (PUT nodes/<another id>): the fence writes it had in flight then, this one
+    # included (a fence is in flight until the world delivers its reply or its timeout; BD-1)
+    "fence_sent": ("key", "in_flight"),
+    "released_sent": (),  # a process sent a `released` write of its own node lease (CS-1, CS-2)
     "told": ("command",),  # the world told the process to drain, resume or stop
     "running": ("until_ms",),  # told to drain, the process had events running: the world ends them by then
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node

@@ -62,7 +62,7 @@ from model.io import (
 from model.old_lease import OLD_MODEL, gc_collectable
 from model.operator import OPERATOR
 from model.params import Params
-from model.records import OWNERS_PREFIX, node_key, state_line
+from model.records import NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, node_key, state_line
 
 from .plan import NoRandom
 from .processes import Proc, Slot
@@ -72,6 +72,9 @@ WORLD = -1  # the proc index of events the world itself records
 
 FAILED = Reply(FAILED_FAST)
 NO_ANSWER = Reply(TIMED_OUT)
+# a `released` node lease: the state line, the second of the body, within its first bytes
+RELEASED_LINE = "\n" + RELEASED + " "
+RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
 # a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
 SCRIPTED_FAULTS = {"lose_request": "request lost (scripted)", "fail_fast": "failed fast (scripted)",
                    "delay_apply": "held back {ms} ms (scripted)", "lose_reply": "reply lost (scripted)",
@@ -473,7 +476,7 @@ class World:
         proc.alive = False
         proc.timers.clear()
         proc.pending.clear()
-        proc.uploads.clear()
+        proc.watched.clear()
         proc.deadlines.clear()
         slot = proc.slot
         if not slot.wanted or slot.proc is not proc:
@@ -582,11 +585,19 @@ class World:
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
-        if req.op == PUT and req.key.startswith(DATA_PREFIX):
-            proc.uploads[rid] = req.key  # a segment: its failure, when answered, is a world fact (OR-5)
-        if proc.stragglers and req.op == PUT and req.key == node_key(proc.node_id) \
-                and state_line(req.body).startswith("released "):
-            self._released_sent(proc)
+        if req.op == PUT:
+            key = req.key
+            if key.startswith(DATA_PREFIX):
+                proc.watched[rid] = key  # a segment: its failure, when answered, is a world fact (OR-5)
+            elif key.startswith(NODES_PREFIX) and key != NODES_PREFIX + proc.node_id:
+                # a fence (FN-3, FN-7): the world counts those the process has in flight (BD-1)
+                proc.watched[rid] = key
+                n = sum(1 for k in proc.watched.values() if k.startswith(NODES_PREFIX))
+                self.record(proc.index, "fence_sent", (key, n))
+            elif RELEASED_LINE in req.body[:RELEASED_AT] and state_line(req.body).startswith("released "):
+                self.record(proc.index, "released_sent", ())  # its own node lease released (CS-1, CS-2)
+                if proc.stragglers:
+                    self._released_sent(proc)
         c = proc.clock
         if c.drift_ppm:  # (without drift, `timeout` true ms are `timeout` ms on the sender's clock)
             timeout = c.true_at(c.local(now) + timeout) - now
@@ -788,9 +799,9 @@ class World:
             return
         if proc.deadlines:
             proc.deadlines.pop(rid, None)
-        if proc.uploads:
-            key = proc.uploads.pop(rid, None)
-            if key is not None and reply.status != OK:
+        if proc.watched:
+            key = proc.watched.pop(rid, None)
+            if key is not None and reply.status != OK and key.startswith(DATA_PREFIX):
                 self.record(proc.index, "upload_failed", (key, reply.status))
         if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
@@ -807,9 +818,9 @@ class World:
     def _timed_out(self, proc, rid) -> None:
         if proc.pending.pop(rid, None) is None:
             return
-        if proc.uploads:
-            key = proc.uploads.pop(rid, None)
-            if key is not None:
+        if proc.watched:
+            key = proc.watched.pop(rid, None)
+            if key is not None and key.startswith(DATA_PREFIX):
                 self.record(proc.index, "upload_failed", (key, NO_ANSWER.status))
         self.deliver(proc, ReplyArrived(rid, NO_ANSWER))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 class Proc:
     """One process: a node id and instance running on a machine."""
 
-    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "uploads",
+    __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
@@ -25,7 +25,9 @@ class Proc:
         self.alive = True
         self.timers: dict[str, int] = {}
         self.pending: dict[int, bool] = {}
-        self.uploads: dict[int, str] = {}  # request id -> the wal/ key of a segment upload awaiting its answer
+        # request id -> the key of a request whose answer the world records: a segment upload (its failure,
+        # OR-5) or a fence write (how many are in flight, BD-1)
+        self.watched: dict[int, str] = {}
         # request id -> its timeout's instant (true time), for a request whose timeout is not scheduled
         # yet: a world with lazy timeouts schedules it only once the reply will not come first
         self.deadlines: dict[int, int] = {}

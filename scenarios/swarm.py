@@ -293,6 +293,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
         o.update(deletes=[], stops=[], drains=[], operator_fences=[], crashes=[], twins=[],
                  outages=[["n0", gone_at + tg // 2, tg, "blackhole"]], blip=[], blip_alone=False,
                  deadline_races=[], quiet_stop=False, request_gap_ms=0, hibernate_gap_ms=0, move_gap_ms=0)
+        # the replies to node-lease writes come slowly (faults hit those alone): the fences it sends at
+        # once are in flight together, and BD-1's bound binds on the writes too
+        o.update(fault_target=["PUT", "nodes/"], p_slow_reply=0.9)
     if scenario in RACES:
         pinned = {k for k, v in (("nodes", nodes_pinned), ("actors", actors)) if v is not None}
         RACES[scenario](rng, o, S, nodes, tg, pinned)

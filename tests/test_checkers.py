@@ -261,3 +261,32 @@ def test_lease1_clock_true_at_is_the_first_instant_reading_the_local_time():
         assert c.local(t) >= local_ms > c.local(t - 1)
 
     prop()
+
+
+# --- BD-1: fences in flight, counted by the world --------------------------------------------------
+
+
+def test_bd1_nine_fence_writes_in_flight_violate():
+    """BD-1 (broken_models/unbounded_fences): the world counts, at each fence write a process sends, the
+    fence writes it has in flight; a ninth while eight are unanswered is reported, once per process."""
+    h = history(("n0", "a", "m0", 0, 0),)
+    for k in range(1, 10):
+        h.add(1_000 + k, 0, "fence_sent", fields("fence_sent", key=f"nodes/n{k}", in_flight=k))
+    (v,) = CHECKERS["BD-1"](h)
+    assert v.invariant == "BD-1" and v.events == (8,) and "9 fence writes in flight" in v.message
+    h.events = h.events[:8]
+    assert CHECKERS["BD-1"](h) == []
+
+
+def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
+    """BD-1, FN-7: the operator fences n1 twice, the second after the first's reply: each fence_sent counts
+    one in flight (the first was answered, so it no longer counts); the node's own lease writes never count."""
+    from scenarios.script import ScriptedWorld
+
+    w = ScriptedWorld(nodes=2)
+    w.at(20_000, "fence", "n1")
+    w.at(25_000, "fence", "n1")
+    h = w.run(until_ms=30_000)
+    sent = [(h.processes[e[1]].node_id, e[3]) for e in h.events if e[2] == "fence_sent"]
+    assert sent and all(f == ("nodes/n1", 1) for _n, f in sent), sent
+    assert {n for n, _f in sent} <= {"operator", "n0"}

@@ -620,3 +620,38 @@ def test_dropped_pending_release_is_caught_by_inv5_in_the_sim():
             return
     pytest.fail(f"dropped_pending_release was not caught by INV-5 in the 'stops' scenario over seeds "
                 f"{DROPPED_SCAN_SEEDS.start}..{DROPPED_SCAN_SEEDS.stop - 1}")
+
+
+# --- CS-2: the `released` write's retries are bounded; a clean stop ends ------------------------------------------
+
+
+def _stop_into_a_refusing_bucket(model=None, model_name: str = "correct"):
+    """CS-2: n0 holds a0 and is stopped at 22 s; from 21.5 s for 30 s the bucket refuses n0 (failed fast): every
+    `released` write fails at once."""
+    w = ScriptedWorld(nodes=2, restart=False, model=model, model_name=model_name)
+    w.at(17_000, "request", "n0", A0)
+    w.at(21_500, "outage", "n0", 30_000, "refuse")
+    w.at(22_000, "command", "n0", "stop")
+    return w.run(until_ms=60_000)
+
+
+def test_cs2_released_retried_for_a_plus_one_second_then_the_stop_ends():
+    """CS-2: the correct model tries `released` for A + 1 s (every 200 ms), then exits with its lease live;
+    the world saw each try leave (`released_sent`), all within A + 1 s of the first, and the checks pass."""
+    h = _stop_into_a_refusing_bucket()
+    (p0,) = procs(h, "n0")
+    sent = [t for _i, t, _p, _f in evs(h, "released_sent", proc=p0)]
+    assert len(sent) >= 3 and sent[-1] - sent[0] <= ATTEMPT_MS + 1_000, sent
+    assert "not acknowledged" in one(h, "exit", proc=p0)[3][1]
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+
+
+def test_cs2_a_stop_retrying_for_ever_is_caught():
+    """CS-2 broken (broken_models.stop_retries_forever): `released` is retried for the whole outage; the world's
+    `released_sent` shows a try long after A + 1 s, and the stop did not end within its bound."""
+    model, mod = broken("stop_retries_forever")
+    assert (mod.RULE, mod.CATCHES) == ("CS-2", "CS-2")
+    h = _stop_into_a_refusing_bucket(model, "stop_retries_forever")
+    found = [v for v in check_all(h) if v.invariant == "CS-2"]
+    assert len(found) == 2, "\n".join(v.explain(h) for v in check_all(h))
+    assert "retried for A + 1 s" in found[0].message and "was told to stop" in found[1].message

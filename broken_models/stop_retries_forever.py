@@ -1,0 +1,25 @@
+"""Breaks CS-2: a clean stop retries its failing `released` write for ever, with no stop limit
+(the ADR: retried for A + 1 s within the stop limit; past it the lease stays live and peers free
+the actors by fencing). A stop during a bucket outage never ends.
+Caught by: CS-2 (judged on world facts: told to stop, the process has exited within the stop
+limit and the attempts still in flight).
+"""
+
+from model.clean_stop import RELEASED_RETRY_MS
+from model.io import SetTimer
+from model.node import Model
+
+RULE = "CS-2"
+CATCHES = "CS-2"
+
+
+class StopRetriesForever(Model):
+    name = "stop_retries_forever"
+
+    def retry_released(self, st, now_ms, out):
+        out.append(SetTimer("stop", now_ms + RELEASED_RETRY_MS))
+        return st
+
+
+MODEL = StopRetriesForever()
+step = MODEL.step
