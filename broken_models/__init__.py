@@ -43,6 +43,7 @@ BROKEN = {
     "holds_survive_a_lapse": "broken_models.holds_survive_a_lapse",  # NL-11, OR-4: holds end at a lapse
     "unbounded_fences": "broken_models.unbounded_fences",  # BD-1: the world counts fences in flight
     "stop_retries_forever": "broken_models.stop_retries_forever",  # CS-2: a clean stop ends
+    "fence_dated_zero": "broken_models.fence_dated_zero",  # NL-1: a fence keeps written_at
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -9,6 +9,11 @@ than the sender's clock at send (NL-4: it is the send time; an earlier one only 
 peers wait), and a `lease_valid` observation must not reach past the last
 applied write's grant ("believes it is valid longer than its last acknowledged write
 allows").
+
+And NL-1 on the bucket's applied writes: a fence (FN-3, FN-7) or a `released` write (CS-1) over a
+`live` object keeps that object's instance and written_at (FN-5 frees the records it names from
+written_at + ttl + grace: a fence dated otherwise frees them at another instant than the one the
+owner's own validity ends by).
 """
 
 from __future__ import annotations
@@ -25,6 +30,23 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     out = _two_holders(history, fx)
     out += _claims(history, fx)
+    out += _kept_written_at(history)
+    return out
+
+
+def _kept_written_at(history: History) -> list[Violation]:
+    """NL-1: `fenced I W` or `released I W` written over `live I' W'` has I = I' and W = W'."""
+    out = []
+    events = history.events
+    for i in history.of_kind("apply"):
+        _t, q, _kind, f = events[i]
+        state, prev = f[6], f[7]
+        if q < 0 or not prev.startswith("live ") or not state.startswith(("fenced ", "released ")):
+            continue
+        if state.split(" ", 1)[1] != prev.split(" ", 1)[1]:
+            out.append(Violation(INVARIANT, f"{f[0]}: {history.processes[q].label} wrote \"{state}\" over \"{prev}\": "
+                                            f"a fence or a release keeps the instance and written_at it replaces (NL-1)",
+                                 (i,)))
     return out
 
 

@@ -46,9 +46,9 @@ def live(h: History, sent_ms: int, proc: int) -> int:
 
 
 def apply(h: History, t_ms: int, proc: int, key: str, cond, prev: int, named, serial: int, state: str,
-          op: str = "PUT") -> int:
+          op: str = "PUT", prev_state: str = "") -> int:
     h.add(t_ms, proc, "apply", fields("apply", key=key, op=op, cond=cond, prev_serial=prev, named_serial=named,
-                                      serial=serial, state=state))
+                                      serial=serial, state=state, prev_state=prev_state))
     return len(h.events) - 1
 
 
@@ -121,6 +121,28 @@ def test_lease1_a_ran_out_lease_renewed_late_by_the_same_process_is_not_a_violat
     live(h, 30_000, 0)  # NL-11: recovered after running out
     finish(h)
     assert LEASE_1(h) == []
+
+
+def test_lease1_a_fence_or_release_keeps_the_written_at_it_replaces():
+    """NL-1 (FN-3, FN-7, CS-1): a fence over `live a 4000` names a and keeps 4000; one dated 0 (a fence that
+    would free n1's records at once: broken_models/fence_dated_zero) is reported; so is a `released` with
+    another instance's name. A fence of an absent object (the operator's, FN-7) replaces nothing: no rule."""
+    h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
+    apply(h, 1_000, 0, "nodes/n1", "if-none-match", 0, 0, 1, "live a 1000")
+    apply(h, 4_000, 0, "nodes/n1", "if-match", 1, 1, 2, "live a 4000", prev_state="live a 1000")
+    apply(h, 30_000, 1, "nodes/n1", "if-match", 2, 2, 3, "fenced a 4000", prev_state="live a 4000")
+    apply(h, 31_000, 1, "nodes/n3", "if-none-match", 0, 0, 4, "fenced - 31000")
+    finish(h)
+    assert [v for v in LEASE_1(h) if "NL-1" in v.message] == []
+    h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
+    apply(h, 4_000, 0, "nodes/n1", "if-none-match", 0, 0, 1, "live a 4000")
+    bad = apply(h, 30_000, 1, "nodes/n1", "if-match", 1, 1, 2, "fenced a 0", prev_state="live a 4000")
+    apply(h, 31_000, 0, "nodes/n2", "if-none-match", 0, 0, 3, "live b 31000")
+    bad2 = apply(h, 32_000, 1, "nodes/n2", "if-match", 3, 3, 4, "released a 31000", prev_state="live b 31000")
+    finish(h)
+    found = [v for v in LEASE_1(h) if "NL-1" in v.message]
+    assert [v.events for v in found] == [(bad,), (bad2,)], [v.message for v in found]
+    assert '"fenced a 0" over "live a 4000"' in found[0].message
 
 
 # --- INV-3 --------------------------------------------------------------------------------------------
