@@ -44,6 +44,7 @@ BROKEN = {
     "unbounded_fences": "broken_models.unbounded_fences",  # BD-1: the world counts fences in flight
     "stop_retries_forever": "broken_models.stop_retries_forever",  # CS-2: a clean stop ends
     "fence_dated_zero": "broken_models.fence_dated_zero",  # NL-1: a fence keeps written_at
+    "acquires_while_invalid": "broken_models.acquires_while_invalid",  # OR-2: judged on the record write's send
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

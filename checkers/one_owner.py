@@ -6,11 +6,16 @@ process that is valid at that instant, and two different holds' valid windows ne
 Holds and their validity come from the world's facts (checkers/facts.py): the record writes
 the bucket applied, the node-lease writes and their send times on the sender's clock, the
 processes' ends. Nothing the model says about its own holds or leases is read.
+
+And OR-2, the acquisition's gate: a record write naming its writer (an acquisition, OR-3) is sent
+only while the writer's node lease is valid. One sent while it was not may take a record that a
+peer is freeing at that moment (FN-5 counts from the writer's last written_at), and the writer
+would later act for an actor another node owns.
 """
 
 from __future__ import annotations
 
-from .facts import Facts, facts
+from .facts import Facts, facts, sent_ms
 from .history import History, Violation
 
 INVARIANT = "INV-1"
@@ -20,7 +25,31 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     out: list[Violation] = []
     out.extend(_acts_outside_holds(history, fx))
+    out.extend(_acquired_without_lease(history, fx))
     out.extend(_overlaps(history, fx))
+    return out
+
+
+def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
+    """OR-2: each applied `owners/` write naming its writer was sent inside a window of the writer's
+    node lease (checkers/facts.py: from an applied live write to its send time + ttl - safety)."""
+    out = []
+    events = history.events
+    procs = history.processes
+    flagged: set[int] = set()
+    for i in history.of_kind("apply"):
+        _t, q, _kind, f = events[i]
+        if q < 0 or q in flagged or not f[0].startswith("owners/") or not f[6].startswith("held "):
+            continue
+        pr = procs[q]
+        if f[6].split(" ")[1:3] != [pr.node_id, pr.instance]:
+            continue
+        sent = sent_ms(events[i])
+        if fx.lease_valid_at(q, sent) is None:
+            flagged.add(q)
+            out.append(Violation(INVARIANT, f"{pr.label} sent its acquisition of {f[0][len('owners/'):]} (\"{f[6]}\") at "
+                                            f"{sent / 1000:.3f} s, while its node lease was not valid: an acquisition "
+                                            f"writes the record only while the node lease is valid (OR-2)", (i,)))
     return out
 
 

@@ -210,9 +210,13 @@ class Ownership(ActorData):
         st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
         return self.acquire_write(st, actor, 1, now_ms, out)
 
+    def may_acquire(self, st, now_ms) -> bool:
+        """Decision (OR-2): acquire only while the node lease is valid, checked right before the write."""
+        return self.lease_valid(st, now_ms)
+
     def acquire_write(self, st, actor, generation, now_ms, out):
         # OR-2: only while the node lease is valid, checked right before the record write
-        if not self.lease_valid(st, now_ms):
+        if not self.may_acquire(st, now_ms):
             return self.acquire_failed(st, actor, "node lease not valid", out)
         out.append(Mark("OR-2"))
         acq = replace(st.acquiring[actor], stage="write", generation=generation)

@@ -526,6 +526,39 @@ def test_holds_surviving_a_lapse_are_caught():
     assert found and "lapsed at" in found[0].message and "OR-4" in found[0].message, \
         "\n".join(v.explain(h) for v in check_all(h))
 
+
+def _lease_runs_out_during_an_acquisition(model=None, model_name: str = "correct"):
+    """OR-2: n0's lease writes are lost from 19 s, so its lease runs out at about 26.0 s; a0 is asked of n0 at
+    25.5 s (valid: routing starts the acquisition) and the acquisition's first read is answered 1 s late, after
+    the lease ran out."""
+    w = ScriptedWorld(nodes=2, model=model, model_name=model_name)
+    w.rule(NetRule("lose_request", node="n0", op="PUT", key="nodes/n0", after_ms=19_000, until_ms=45_000, times=None))
+    w.rule(NetRule("delay_reply", node="n0", op="GET", after_ms=25_501, times=1, ms=1_000))
+    w.at(25_500, "request", "n0", A0)
+    return w.run(until_ms=50_000)
+
+
+def test_an_acquisition_checks_the_lease_right_before_its_write():
+    """OR-2: the correct model checks the node lease right before the record write: the lease ran out during
+    the read, so it writes nothing and fails the request; the world check (record writes sent inside a lease
+    window) finds nothing."""
+    h = _lease_runs_out_during_an_acquisition()
+    p0 = procs(h, "n0")[0]
+    assert (A0, 1, "acquire: node lease not valid") in [
+        f for _i, _t, _p, f in evs(h, "request_failed", proc=p0)]
+    assert applies(h, "owners/" + A0, proc=p0) == []
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+
+
+def test_an_acquisition_written_while_the_lease_is_invalid_is_caught():
+    """OR-2 broken (broken_models.acquires_while_invalid): the record write goes out after the lease ran out;
+    INV-1 names it, from the write's send time and the lease windows the world rebuilds."""
+    broken = broken_models.load("acquires_while_invalid")
+    assert (broken.RULE, broken.CATCHES) == ("OR-2", "INV-1")
+    h = _lease_runs_out_during_an_acquisition(broken.MODEL, "acquires_while_invalid")
+    found = [v for v in check_all(h) if v.invariant == "INV-1"]
+    assert found and "while its node lease was not valid" in found[0].message and "OR-2" in found[0].message
+
 # --- 7. OR-7: a lost acquire race forwards to the winner ---------------------------------------------------------------
 
 
