@@ -45,6 +45,7 @@ BROKEN = {
     "stop_retries_forever": "broken_models.stop_retries_forever",  # CS-2: a clean stop ends
     "fence_dated_zero": "broken_models.fence_dated_zero",  # NL-1: a fence keeps written_at
     "acquires_while_invalid": "broken_models.acquires_while_invalid",  # OR-2: judged on the record write's send
+    "drain_keeps_holds": "broken_models.drain_keeps_holds",  # CS-3: drains judged with holds
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -41,6 +41,10 @@ class CleanStop:
             return st
         out.append(Observe("drain_began"))
         st = replace(st, draining=True, drained=False)
+        return self.drain_holds(st, now_ms, out)
+
+    def drain_holds(self, st, now_ms, out):
+        """Decision (CS-3): a drain releases every resident actor (OR-5)."""
         for actor in tuple(st.holds):
             st = self.release(st, actor, "drain", now_ms, out)
         return st

@@ -289,8 +289,14 @@ class World:
             if lose and lose[0]:
                 # an acquisition's record write is lost just before the drain (F-2's precondition)
                 self.later(base + at - self.tg // 3, self._lose_next, node_id, OWNERS_PREFIX)
-                for actor in self.actors:
-                    self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
+            else:
+                # no random network fault on the node's requests from just before the drain until it
+                # must have reported drained: the drain is judged (INV-11) with the holds it drains
+                until = base + at + self.params.ttl_ms + self.params.grace_ms + self.params.attempt_timeout_ms
+                self.later(base + at - self.tg // 3, self._shield_until, node_id, until)
+            # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
+            for actor in self.actors:
+                self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
             self.later(base + at, self._command_node, node_id, Command("drain"))
             if then == "resume":
                 self.later(base + at + after_ms, self._command_node, node_id, Command("resume"))
@@ -1258,6 +1264,10 @@ class World:
     def _ask_new(self, node_id: str, actor: str) -> None:
         self._requests += 1
         self._ask(node_id, actor, self._requests)
+
+    def _shield_until(self, node_id: str, until: int) -> None:
+        if not self.in_quiet:
+            self._shield[node_id] = max(self._shield.get(node_id, 0), until)
 
     def shielded(self, node_id: str) -> bool:
         """No random network fault touches this node's requests now: a race plays out on it."""

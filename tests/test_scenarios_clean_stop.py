@@ -655,3 +655,24 @@ def test_cs2_a_stop_retrying_for_ever_is_caught():
     found = [v for v in check_all(h) if v.invariant == "CS-2"]
     assert len(found) == 2, "\n".join(v.explain(h) for v in check_all(h))
     assert "retried for A + 1 s" in found[0].message and "was told to stop" in found[1].message
+
+
+def test_a_drain_that_releases_nothing_is_caught():
+    """CS-3 broken (broken_models.drain_keeps_holds): n0 holds a0 and a1 when drained at 20 s and releases
+    neither; with no fault around it, INV-11 finds no `drained` within ttl + grace. The correct model, on the
+    same script, releases both and reports drained at once (no fault: nothing pending)."""
+    def script(model=None, name="correct"):
+        w = ScriptedWorld(nodes=2, model=model, model_name=name)
+        w.at(17_000, "request", "n0", A0)
+        w.at(17_000, "request", "n0", A1)
+        w.at(20_000, "command", "n0", "drain")
+        return w.run(until_ms=40_000)
+
+    h = script()
+    (p0,) = procs(h, "n0")
+    assert evs(h, "drained", proc=p0) and check_all(h) == []
+    model, mod = broken("drain_keeps_holds")
+    assert (mod.RULE, mod.CATCHES) == ("CS-3", "INV-11")
+    h = script(model, "drain_keeps_holds")
+    assert evs(h, "drained", proc=procs(h, "n0")[0]) == []
+    assert [v.invariant for v in check_all(h)] == ["INV-11"], "\n".join(v.explain(h) for v in check_all(h))
