@@ -53,10 +53,11 @@ class Hold:
     how_closed: str = "the run's end"
     old: bool = False  # an old binary's per-actor lease (section 6)
     renewal: bool = False  # an old lease's renewal after its validity had ended (the same hold)
-    # OR-4, NL-11: valid only with no lapse since it was acquired: the end of the first window of its
-    # process's node lease that ends after the hold was acquired (a lease recovered later owns nothing
-    # older). Acquired: when its process registered it (its `hold_began`, at or after the record took
-    # effect: an acquisition whose reply was lost registers at its read-back), else the record's instant
+    # OR-4, NL-11: valid only with no lapse since it was acquired: the end of the window of its
+    # process's node lease that holds the instant it was acquired; acquired while no window held its
+    # process (a lapse), never valid. Acquired: when its process registered it (its `hold_began`, at
+    # or after its record took effect: an acquisition whose reply was lost registers at its read-back,
+    # which may follow a lapse and a recovery, OR-7), else the instant its record took effect
     lapse_ms: int = 1 << 62
 
     def describe(self, history: History) -> str:
@@ -252,11 +253,8 @@ def _rebuild(history: History) -> Facts:
         fx.by_proc_actor.setdefault((h.proc, h.actor), []).append(h)
         if not h.old:
             at = max(h.start_ms, began.get((h.proc, h.actor, h.generation), h.start_ms))
-            ws = fx.lease.get(h.proc, ())
-            k = max(bisect_right(fx.lease_starts.get(h.proc, ()), at) - 1, 0)
-            while k < len(ws) and ws[k][1] <= at:
-                k += 1
-            h.lapse_ms = ws[k][1] if k < len(ws) else at
+            w = fx.lease_valid_at(h.proc, at)
+            h.lapse_ms = w[1] if w is not None else at  # acquired while not valid: never valid
     return fx
 
 
