@@ -558,7 +558,7 @@ def shrink_command(console, args) -> int:
     model_name = report["model"]
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
-    strict = bool(report.get("strict"))
+    strict = bool(report.get("strict")) or args.strict  # --strict: a known finding's seed shrinks too
     plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"]))
     found = violations(history, strict)
     if not found:

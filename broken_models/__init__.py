@@ -46,6 +46,7 @@ BROKEN = {
     "fence_dated_zero": "broken_models.fence_dated_zero",  # NL-1: a fence keeps written_at
     "acquires_while_invalid": "broken_models.acquires_while_invalid",  # OR-2: judged on the record write's send
     "drain_keeps_holds": "broken_models.drain_keeps_holds",  # CS-3: drains judged with holds
+    "short_start_check": "broken_models.short_start_check",  # NL-5: the first write's wait, on world facts
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -10,6 +10,13 @@ peers wait), and a `lease_valid` observation must not reach past the last
 applied write's grant ("believes it is valid longer than its last acknowledged write
 allows").
 
+NL-5 on world facts: a process's first `live` write that reached the bucket (applied or refused)
+was sent at least ttl + grace after the process started, on its own clock (the start check waits
+that long in every case, also when no object exists), unless the shortcut held: the bucket then
+held a `fenced` or `released` object of that id whose kept written_at + ttl + grace had passed on
+the process's clock. A check that ends early lets a new process write beside an instance that may
+still be valid (a twin, or its predecessor's last write still in flight).
+
 And NL-1 on the bucket's applied writes: a fence (FN-3, FN-7) or a `released` write (CS-1) over a
 `live` object keeps that object's instance and written_at (FN-5 frees the records it names from
 written_at + ttl + grace: a fence dated otherwise frees them at another instant than the one the
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .facts import Facts, facts
+from .facts import Facts, facts, sent_ms
 from .history import History, Violation
 
 INVARIANT = "LEASE-1"
@@ -31,6 +38,50 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     out = _two_holders(history, fx)
     out += _claims(history, fx)
     out += _kept_written_at(history)
+    out += _start_check_waited(history, fx)
+    return out
+
+
+def _start_check_waited(history: History, fx: Facts) -> list[Violation]:
+    """NL-5: each process's first live write sent no earlier than its start + ttl + grace (own clock),
+    or than a fenced/released object's kept written_at + ttl + grace (the shortcut)."""
+    p = fx.params
+    span = p.ttl_ms + p.grace_ms
+    events = history.events
+    procs = history.processes
+    started: dict[int, int] = {}
+    first: dict[int, tuple[int, int]] = {}  # proc -> (send time of its first live write seen, event)
+    ended: dict[str, list[tuple[int, int]]] = {}  # nodes/ key -> [(applied at, kept written_at)] fenced/released
+    for i in history.of_kind("start", "apply", "refused"):
+        t, q, kind, f = events[i]
+        if kind == "start":
+            started.setdefault(q, t)
+            continue
+        if q < 0 or not f[0].startswith("nodes/") or f[1] != "PUT":
+            continue
+        if kind == "apply" and f[6].startswith(("fenced ", "released ")):
+            ended.setdefault(f[0], []).append((t, int(f[6].rsplit(" ", 1)[1])))
+        pr = procs[q]
+        if q in first or f[0] != "nodes/" + pr.node_id or q not in started:
+            continue
+        if kind == "apply" and not f[6].startswith(f"live {pr.instance} "):
+            continue
+        if kind == "refused" and f[2] is None:
+            continue
+        first[q] = (sent_ms(events[i]), i)
+    out = []
+    for q, (sent, i) in sorted(first.items()):
+        clock = procs[q].clock
+        local = clock.local(sent)
+        if local >= clock.local(started[q]) + span:
+            continue
+        if any(at <= sent and local >= w + span for at, w in ended.get("nodes/" + procs[q].node_id, ())):
+            continue  # the shortcut
+        waited = local - clock.local(started[q])
+        out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {sent / 1000:.3f} s, "
+                                        f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
+                                        f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
+                                        f"fenced or released object (NL-5)", (i,)))
     return out
 
 

@@ -81,6 +81,11 @@ class NodeLease:
         st = replace(st, lease=LeaseState())
         return self.send(st, ("check_read",), Request(GET, node_key(st.node_id)), out)
 
+    def check_wait_ms(self, st) -> int:
+        """Decision (NL-5): the start check waits ttl + grace from its first read, and again from each
+        change it sees: whoever wrote may be valid until its written_at + ttl - safety."""
+        return st.params.takeover_ms
+
     def on_timer_check_read(self, st, key, now_ms, out):
         return self.send(st, ("check_read",), Request(GET, node_key(st.node_id)), out)
 
@@ -107,7 +112,7 @@ class NodeLease:
                 ls,
                 check_seen=True,
                 check_first_instance=first,
-                check_deadline_ms=now_ms + p.takeover_ms,
+                check_deadline_ms=now_ms + self.check_wait_ms(st),
             )
         elif body != ls.check_body:
             # Bodies, never version tokens, tell a change (a read's token may
@@ -122,7 +127,7 @@ class NodeLease:
                     reason = f"NL-6: nodes/{st.node_id} keeps changing under live instance {rec.instance}: the id is taken"
                     out.append(Observe("check_refused", (reason,)))
                     return self.exit(st, 2, reason, out)
-            ls = replace(ls, check_changes=changes, check_deadline_ms=now_ms + p.takeover_ms)
+            ls = replace(ls, check_changes=changes, check_deadline_ms=now_ms + self.check_wait_ms(st))
         if (
             isinstance(rec, NodeRecord)
             and rec.state in (FENCED, RELEASED)

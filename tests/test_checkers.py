@@ -145,6 +145,27 @@ def test_lease1_a_fence_or_release_keeps_the_written_at_it_replaces():
     assert '"fenced a 0" over "live a 4000"' in found[0].message
 
 
+def test_lease1_judges_the_start_check_wait_on_world_facts():
+    """NL-5 (broken_models/short_start_check): n1/a started at 1 s (its clock reads true time); the start check
+    waits ttl + grace (15 s at T-1's defaults) in every case: a first live write sent at 16.4 s passes, one
+    sent at 12 s is reported. The shortcut: a fenced object of n1 whose kept written_at (0) + ttl + grace
+    passed by the write's send allows a write sent at 15.5 s by a process started at 5 s."""
+    def run(started: int, sent: int, fence: bool):
+        h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
+        h.add(started, 0, "start", fields("start", node_id="n1", instance="a", machine="m0"))
+        if fence:
+            apply(h, 2_000, 1, "nodes/n1", "if-match", 1, 1, 2, "fenced z 0", prev_state="live z 0")
+        h.add(sent + 20, 0, "apply", fields("apply", key="nodes/n1", op="PUT", cond="if-match", prev_serial=2,
+                                          named_serial=2, serial=3, state=f"live a {sent}", sent_ms=sent))
+        finish(h)
+        return [v for v in LEASE_1(h) if "NL-5" in v.message]
+
+    assert run(1_000, 16_400, False) == []
+    (v,) = run(1_000, 12_000, False)
+    assert "11.000 s after it started" in v.message
+    assert run(5_000, 15_500, True) == [] and len(run(5_000, 15_500, False)) == 1
+
+
 # --- INV-3 --------------------------------------------------------------------------------------------
 
 

@@ -12,6 +12,8 @@ import copy
 import json
 from pathlib import Path
 
+import pytest
+
 from checkers import check_all
 from checkers.findings import FINDINGS, classify
 from counterexamples.shrink import run_plan
@@ -61,13 +63,15 @@ def test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other():
     assert list(found) == ["F-1"] and found["F-1"][0].invariant == "LEASE-1"
 
 
-def test_f2_a_drain_waits_forever_on_a_lost_acquire():
+@pytest.mark.parametrize("action", ["lose_request", "fail_fast"])
+def test_f2_a_drain_waits_forever_on_a_lost_acquire(action):
     """F-2 (OR-8, CS-3, INV-11): an acquire whose If-None-Match write is lost (the request never
-    reaches the bucket) leaves an unresolved entry; the node is then drained. The record never
-    changes, so the resolver reads it for ever (the ADR bounds no resolver) and 95 s later the
-    drain has still not ended."""
+    reaches the bucket: lost on the way, or failed fast, the form seed 6445 of the 20,000-seed sweep
+    met) leaves an unresolved entry; the node is then drained. The record never changes, so the
+    resolver reads it for ever (the ADR bounds no resolver) and 95 s later the drain has still not
+    ended."""
     w = ScriptedWorld(nodes=2, restart=False)
-    w.rule(NetRule("lose_request", node="n0", op="PUT", key="owners/", after_ms=19_000, times=1))
+    w.rule(NetRule(action, node="n0", op="PUT", key="owners/", after_ms=19_000, times=1))
     w.at(20_000, "request", "n0", A0)
     w.at(25_000, "command", "n0", "drain")
     h = w.run(until_ms=120_000)
@@ -245,3 +249,26 @@ def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
     doctored.events[over[0]] = (t, p, kind, f[:7] + ("live 0badcafe 581967",) + f[8:])
     unexplained, found = classify(doctored, check_all(doctored))
     assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
+
+
+def test_f2_also_when_the_acquire_write_failed_fast():
+    """F-2, the form seed 6445 of a 20,000-seed sweep met (shrunk and kept as a plan): the acquire's
+    record write failed fast (refused before it was sent: it never reached the bucket), its read-back
+    failed too, and the drain that followed never ended."""
+    h = _kept_plan("f2-acquire-write-failed-fast")
+    assert any(e[2] == "fault" and e[3][0].startswith("failed fast") and e[3][1].startswith("PUT owners/")
+               for e in h.events)
+    found = _found(h)
+    assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
+
+
+def test_f3_also_when_the_first_write_met_its_fence_and_a_twin_replaced_it():
+    """F-3, the form seed 13073 of a 20,000-seed sweep met (shrunk and kept as a plan): the instance's
+    first write was refused by a fence naming it (a 412 does not say what it met), a twin wrote live over
+    that fence before the instance's start check read it, and once the twin was fenced in turn the instance
+    wrote live over that other fence and acted: INV-10's second clause, the same gap as F-3."""
+    h = _kept_plan("f3-fence-met-then-replaced-by-a-twin")
+    found = _found(h)
+    assert list(found) == ["F-3"] and found["F-3"][0].invariant == "INV-10"
+    j = found["F-3"][0].events[0]
+    assert h.events[j][2] == "refused" and h.events[j][3][3].startswith("fenced ")
