@@ -47,6 +47,7 @@ BROKEN = {
     "acquires_while_invalid": "broken_models.acquires_while_invalid",  # OR-2: judged on the record write's send
     "drain_keeps_holds": "broken_models.drain_keeps_holds",  # CS-3: drains judged with holds
     "short_start_check": "broken_models.short_start_check",  # NL-5: the first write's wait, on world facts
+    "absent_frees": "broken_models.absent_frees",  # FN-5: judged on the bucket's states of nodes/A
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

@@ -11,6 +11,12 @@ And OR-2, the acquisition's gate: a record write naming its writer (an acquisiti
 only while the writer's node lease is valid. One sent while it was not may take a record that a
 peer is freeing at that moment (FN-5 counts from the writer's last written_at), and the writer
 would later act for an actor another node owns.
+
+And FN-5, the freeing rule, on the bucket's states: an acquisition that replaced a record naming
+another process (A, i) decided on a read of `nodes/A` served in the last attempt timeout before
+its write was sent; some state the bucket held there in that span must free (A, i): `live`
+naming another instance, or `fenced`/`released` whose kept written_at + ttl + grace had passed on
+the taker's clock. An absent object, an old-format one, or `live` naming i frees nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     out: list[Violation] = []
     out.extend(_acts_outside_holds(history, fx))
     out.extend(_acquired_without_lease(history, fx))
+    out.extend(_taken_without_freeing(history, fx))
     out.extend(_overlaps(history, fx))
     return out
 
@@ -51,6 +58,57 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
                                             f"{sent / 1000:.3f} s, while its node lease was not valid: an acquisition "
                                             f"writes the record only while the node lease is valid (OR-2)", (i,)))
     return out
+
+
+def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
+    """FN-5: each acquisition over `held A i g` (another process's hold) had, among the states of
+    nodes/A in the attempt timeout before its send, one that frees (A, i)."""
+    p = fx.params
+    span = p.ttl_ms + p.grace_ms
+    reach = p.attempt_timeout_ms + 50  # the nodes/A read was served no earlier (its reply came within A)
+    events = history.events
+    procs = history.processes
+    states: dict[str, list[tuple[int, str]]] = {}  # nodes/ key -> [(since, state)]; "" absent, "old" old format
+    out = []
+    flagged: set[str] = set()
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, q, kind, f = events[i]
+        key = f[0]
+        if key.startswith("nodes/"):
+            state = f[6] if kind == "apply" else ("" if kind == "fault_delete" else "old")
+            states.setdefault(key, []).append((t, state))
+            continue
+        if kind != "apply" or q < 0 or not key.startswith("owners/") or key in flagged:
+            continue
+        new, prev = f[6].split(" "), f[7].split(" ")
+        pr = procs[q]
+        if new[0] != "held" or new[1:3] != [pr.node_id, pr.instance] or prev[0] != "held" or len(prev) < 4:
+            continue
+        node, inst = prev[1], prev[2]
+        if (node, inst) == (pr.node_id, pr.instance):
+            continue  # its own current instance (OR-3)
+        sent = sent_ms(events[i])
+        local = pr.clock.local(sent)
+        seen = [s for at, s in states.get("nodes/" + node, ()) if at <= sent]
+        window = [s for at, s in states.get("nodes/" + node, ()) if sent - reach < at <= sent]
+        held = (seen[-len(window) - 1:-len(window)] if window else seen[-1:]) or [""]
+        if not any(_frees(s, inst, local, span) for s in held + window):
+            flagged.add(key)
+            shown = ", ".join(f'"{s}"' if s else "absent" for s in held + window)
+            out.append(Violation(INVARIANT, f"{pr.label} took {key[len('owners/'):]} (\"{f[6]}\") over \"{f[7]}\", while "
+                                            f"nodes/{node} held only {shown} in the attempt timeout before its write: "
+                                            f"nothing there frees {node}/{inst} (FN-5)", (i,)))
+    return out
+
+
+def _frees(state: str, inst: str, local_ms: int, span: int) -> bool:
+    """FN-5 on a state line of nodes/A: does it free a record naming instance `inst` at `local_ms`?"""
+    parts = state.split(" ")
+    if len(parts) != 3 or parts[0] not in ("live", "fenced", "released"):
+        return False  # absent, old format
+    if parts[0] == "live":
+        return parts[1] != inst
+    return int(parts[2]) + span < local_ms
 
 
 def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:

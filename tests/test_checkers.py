@@ -166,6 +166,27 @@ def test_lease1_judges_the_start_check_wait_on_world_facts():
     assert run(5_000, 15_500, True) == [] and len(run(5_000, 15_500, False)) == 1
 
 
+def test_inv1_judges_fn5_on_the_bucket_states_of_nodes_a():
+    """FN-5 (broken_models/absent_frees): n2 takes a record naming n1/a at 40 s. If nodes/n1 was deleted at
+    20 s (absent: frees nothing), INV-1 names the acquisition; if it held `fenced a 4000` (free from
+    4000 + ttl + grace = 19 s on n2's clock), nothing is reported."""
+    def run(fenced: bool):
+        h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
+        apply(h, 4_000, 0, "nodes/n1", "if-none-match", 0, 0, 1, "live a 4000")
+        apply(h, 5_000, 0, "owners/t/c/x", "if-none-match", 0, 0, 2, "held n1 a 1")
+        if fenced:
+            apply(h, 20_000, 1, "nodes/n1", "if-match", 1, 1, 3, "fenced a 4000", prev_state="live a 4000")
+        else:
+            h.add(20_000, -1, "fault_delete", fields("fault_delete", key="nodes/n1"))
+        apply(h, 40_000, 1, "owners/t/c/x", "if-match", 2, 2, 4, "held n2 b 2", prev_state="held n1 a 1")
+        finish(h)
+        return [v for v in CHECKERS["INV-1"](h) if "FN-5" in v.message]
+
+    assert run(fenced=True) == []
+    (v,) = run(fenced=False)
+    assert "nodes/n1 held only absent" in v.message and "n1/a" in v.message
+
+
 # --- INV-3 --------------------------------------------------------------------------------------------
 
 
