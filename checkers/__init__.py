@@ -7,6 +7,7 @@ from . import (
     clean_stops,
     drain_ends,
     drained,
+    fences,
     failover,
     fenced_stops,
     generations,
@@ -38,11 +39,13 @@ CHECKERS = {
     clean_stops.INVARIANT: clean_stops.check,
     clean_stops.STOP_INVARIANT: clean_stops.check_ends,
     bounds.INVARIANT: bounds.check,
+    fences.INVARIANT: fences.check,
 }
 
 _USES_FACTS = {one_owner.INVARIANT, generations.INVARIANT, nothing_held.INVARIANT, pending_release.INVARIANT,
                failover.INVARIANT, nothing_lost.INVARIANT, fenced_stops.INVARIANT, drain_ends.INVARIANT,
-               lease.INVARIANT, start_guard.INVARIANT, clean_stops.INVARIANT, clean_stops.STOP_INVARIANT}
+               lease.INVARIANT, start_guard.INVARIANT, clean_stops.INVARIANT, clean_stops.STOP_INVARIANT,
+               fences.INVARIANT}
 
 
 # judged in the quiet phase that ends a run: a run without one, or cut short, cannot judge them

@@ -123,8 +123,7 @@ class Fencing:
         passed, is read once more, fresh, to decide on a fence."""
         if not self.lease_valid(st, now_ms) or st.watch_from_ms is None:
             return st  # FN-1
-        p = st.params
-        watch = p.period_ms + p.attempt_timeout_ms
+        watch = self.watch_ms(st)
         for node, seen in st.view.items():
             if len(st.fencing) >= self.fence_concurrency:  # BD-1
                 out.append(Mark("BD-1"))
@@ -138,6 +137,11 @@ class Fencing:
             out.append(Mark("FN-2"))
             st = self.fence_read(st, node, seen, out)
         return st
+
+    def watch_ms(self, st) -> int:
+        """Decision (FN-2): a peer is watched unchanged for a full P + A (a lease write of its in flight
+        lands within A of its period) before the fresh read that decides on a fence."""
+        return st.params.period_ms + st.params.attempt_timeout_ms
 
     def free_from_ms(self, st, written_at_ms: int) -> int:
         """Decision (FN-3, FN-5, T-5): the instant, on this node's clock, after which a process whose

@@ -286,17 +286,19 @@ class World:
             else:
                 self.later(base + at, self._stop_node, node_id, restart_after_ms)
         for node_id, at, after_ms, then, *lose in filter(None, o.get("drains", ())):
-            if lose and lose[0]:
+            lost = bool(lose and lose[0])
+            if lost:
                 # an acquisition's record write is lost just before the drain (F-2's precondition)
                 self.later(base + at - self.tg // 3, self._lose_next, node_id, OWNERS_PREFIX)
-            else:
+            elif o.get("drains_with_holds"):
                 # no random network fault on the node's requests from just before the drain until it
                 # must have reported drained: the drain is judged (INV-11) with the holds it drains
                 until = base + at + self.params.ttl_ms + self.params.grace_ms + self.params.attempt_timeout_ms
                 self.later(base + at - self.tg // 3, self._shield_until, node_id, until)
-            # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
-            for actor in self.actors:
-                self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
+            if lost or o.get("drains_with_holds"):
+                # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
+                for actor in self.actors:
+                    self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
             self.later(base + at, self._command_node, node_id, Command("drain"))
             if then == "resume":
                 self.later(base + at + after_ms, self._command_node, node_id, Command("resume"))

@@ -187,6 +187,30 @@ def test_inv1_judges_fn5_on_the_bucket_states_of_nodes_a():
     assert "nodes/n1 held only absent" in v.message and "n1/a" in v.message
 
 
+def test_fence1_judges_a_peers_fence_on_world_facts():
+    """FN-1, FN-2, FN-3 (broken_models/short_watch): n2/b's lease is valid from 1 s (live writes every 3 s,
+    T-1's defaults: P 3 s, A 2 s, ttl 10 s, safety 2 s, grace 5 s). A fence of n1 sent at 20 s, over
+    `live a 4000` (4000 + 15 s passed at 20 s), passes. Sent at 1.5 s, 0.5 s into n2's first window, the
+    watch (P + A = 5 s) cannot have run: FN-2. Over `live a 9000` at 20 s: 9000 + 15 s has not passed: FN-3.
+    Sent at 40 s, after n2's last write lapsed: FN-1."""
+    def run(fence_at: int, written_at: int):
+        h = history(("n1", "a", "m0", 0, 0), ("n2", "b", "m1", 0, 0))
+        for sent in range(1_000, 31_000, 3_000):
+            live_write(h, sent, 1)
+        apply(h, written_at, 0, "nodes/n1", "if-none-match", 0, 0, 1, f"live a {written_at}")
+        h.add(fence_at, 1, "fence_sent", fields("fence_sent", key="nodes/n1", in_flight=1))
+        h.add(fence_at + 20, 1, "apply", fields("apply", key="nodes/n1", op="PUT", cond="if-match", prev_serial=1,
+                                              named_serial=1, serial=2, state=f"fenced a {written_at}",
+                                              prev_state=f"live a {written_at}", sent_ms=fence_at))
+        finish(h)
+        return [v.message for v in CHECKERS["FENCE-1"](h)]
+
+    assert run(20_000, 4_000) == []
+    assert "(FN-2)" in run(1_500, 0)[0]
+    assert "(FN-3)" in run(20_000, 9_000)[0]
+    assert "(FN-1)" in run(40_000, 4_000)[0]
+
+
 # --- INV-3 --------------------------------------------------------------------------------------------
 
 
