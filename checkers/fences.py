@@ -5,7 +5,7 @@ the world as it leaves, `fence_sent`) only
 - while its own node lease is valid (FN-1): inside a window rebuilt from its applied live writes;
 - on a fresh read sent a full P + A after a window of its lease began (FN-2: the watch counts from
   the fencer's first acknowledged lease write after any lapse of its own; that write took effect
-  before it was acknowledged, so the window's start is no later), less 50 ms for clocks that drift.
+  before it was acknowledged, so the window's start is no later), counted on the fencer's own clock (one drifting fast counts P + A in less true time).
   The read is not the world's to see (a GET of `nodes/A` is also an acquisition's read), but it was
   answered within an attempt timeout A before the fence was sent: some instant of the last A before
   the fence must lie in a window, P + A after its start. (The read may precede a lapse of the
@@ -25,12 +25,14 @@ from .history import History, Violation
 
 INVARIANT = "FENCE-1"
 DRIFT_SLACK_MS = 50
+ROUNDING_MS = 2  # true instants to the fencer's clock, both ends rounded
 
 
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     p = fx.params
     watch = p.period_ms + p.attempt_timeout_ms
+    reply_within = p.attempt_timeout_ms + p.attempt_timeout_ms // 20 + DRIFT_SLACK_MS  # A on a drifting clock
     span = p.ttl_ms + p.grace_ms
     events = history.events
     procs = history.processes
@@ -41,13 +43,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         if q < 0 or q in flagged or procs[q].machine == "op":
             continue
         label = procs[q].label
+        local = procs[q].clock.local  # the watch is counted on the fencer's clock, which may drift
         if kind == "fence_sent":
             w = fx.lease_valid_at(q, t)
             if w is None:
                 flagged.add(q)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f[0]} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
-            elif not any(s + watch - DRIFT_SLACK_MS <= min(t, e) and e > t - p.attempt_timeout_ms - DRIFT_SLACK_MS
+            elif not any(local(min(t, e)) - local(s) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
                 flagged.add(q)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f[0]} at {t / 1000:.3f} s, "
@@ -60,9 +63,9 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         prev = f[7].split(" ")
         if len(prev) != 3 or prev[0] != "live":
             continue
-        local = procs[q].clock.local(sent_ms(events[i]))
-        if local <= int(prev[2]) + span:
+        sent_local = local(sent_ms(events[i]))
+        if sent_local <= int(prev[2]) + span:
             flagged.add(q)
-            out.append(Violation(INVARIANT, f"{label} fenced '{f[7]}' on {f[0]}, sending at {local} on its clock: not "
+            out.append(Violation(INVARIANT, f"{label} fenced '{f[7]}' on {f[0]}, sending at {sent_local} on its clock: not "
                                             f"after its written_at + ttl + grace ({int(prev[2]) + span}) (FN-3)", (i,)))
     return out
