@@ -1,0 +1,40 @@
+"""The one-rule mutant probe (mutants/): the catalogue follows the model, and the probe measures a
+mutant in a copy of the project without touching the checkout."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from mutants.catalog import MUTANTS
+from mutants.probe import ROOT, main, stale
+
+
+def test_every_catalogue_snippet_occurs_exactly_once_in_the_model():
+    """A model change that moves a mutated snippet must update mutants/catalog.py (the probe refuses to
+    run stale entries, exit 2)."""
+    ids = [m["id"] for m in MUTANTS]
+    assert len(ids) == len(set(ids)) and len(ids) >= 100
+    assert stale(MUTANTS) == []
+    assert {m["rule"].split("-")[0] for m in MUTANTS} >= {"NL", "FN", "OR", "CS", "UP", "BD", "T"}
+
+
+def test_the_probe_kills_a_mutant_in_a_copy_and_leaves_the_checkout_alone(tmp_path):
+    """NL-5 with the start check waiting ttl, not ttl + grace: killed by LEASE-1 within 20 seeds; the
+    model files of the checkout are byte for byte what they were."""
+    def digest():
+        h = hashlib.sha256()
+        for name in sorted(os.listdir(os.path.join(ROOT, "model"))):
+            if name.endswith(".py"):
+                with open(os.path.join(ROOT, "model", name), "rb") as f:
+                    h.update(f.read())
+        return h.hexdigest()
+
+    before = digest()
+    out = tmp_path / "probe.json"
+    assert main(["nl5_check_ttl_only", "--seeds", "20", "--report", str(out)]) == 0
+    (r,) = json.loads(out.read_text())["mutants"]
+    assert r["status"] == "killed" and "LEASE-1" in r["invariants"] and r["failing_seeds"] >= 1
+    assert digest() == before
+    assert main(["no_such_mutant"]) == 2
