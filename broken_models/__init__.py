@@ -49,6 +49,7 @@ BROKEN = {
     "short_start_check": "broken_models.short_start_check",  # NL-5: the first write's wait, on world facts
     "absent_frees": "broken_models.absent_frees",  # FN-5: judged on the bucket's states of nodes/A
     "short_watch": "broken_models.short_watch",  # FN-2: FENCE-1 judges each fence's decision
+    "forget_any_format": "broken_models.forget_any_format",  # FN-8: forget asked of nodes gone for good
 }
 
 # Mutants this world does not catch (or only rarely): each docstring says what covers for

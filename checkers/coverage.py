@@ -53,6 +53,8 @@ POINTS: dict[str, str] = {
     "forget deleted a retired heartbeat": "`cluster forget` deleted an old-format heartbeat stale by UP-2's test (FN-8)",
     "forget met a fresh heartbeat": "`cluster forget` was asked while the node's old-format heartbeat in the "
                                     "bucket was fresh by UP-2's test, and refused (FN-8)",
+    "forget met a format-3 object": "`cluster forget` was asked of a node whose object is in format 3 (a node "
+                                    "gone for good, or retired), and refused (FN-8)",
 }
 
 MIN_SEEDS = 2_000  # a campaign this long must reach every point
@@ -207,19 +209,27 @@ def _forgets(history: History, p: Params) -> list[str]:
     procs = history.processes
     span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
     old: dict[str, int | None] = {}  # nodes/ key -> written_at of the old heartbeat it holds (None: none)
+    fmt3: set[str] = set()  # nodes/ keys holding a format-3 object (live, fenced, released)
     for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done"):
         t, q, kind, f = events[i]
         if kind == "fault_put":
             old[f[0]] = f[2] if len(f) > 2 else None  # the world wrote an old heartbeat dated f[2], or another body
+            fmt3.discard(f[0])
         elif kind == "operator_done":
             written_at = old.get("nodes/" + f[1]) if f[0] == "cluster_forget" else None
             if written_at is not None and f[2].startswith("refused") and procs[q].clock.local(t) - written_at < span:
                 out.append("forget met a fresh heartbeat")
+            if f[0] == "cluster_forget" and f[2].startswith("refused") and "nodes/" + f[1] in fmt3:
+                out.append("forget met a format-3 object")
         elif f[0].startswith("nodes/"):
             if kind == "apply" and f[1] == "DELETE" and q >= 0 and f[7].startswith("node "):
                 out.append("forget deleted a retired heartbeat")
             old[f[0]] = (procs[q].clock.local(sent_ms(events[i])) if kind == "apply" and q >= 0
                          and f[6].startswith("node ") else None)
+            if kind == "apply" and f[6].startswith(("live ", "fenced ", "released ")):
+                fmt3.add(f[0])
+            else:
+                fmt3.discard(f[0])
     return out
 
 

@@ -983,9 +983,15 @@ class World:
                 slot.wanted = False  # twins and replacements go
                 if slot.proc is not None and slot.proc.alive:
                     self.crash(slot.proc)
+        # an operator who knows a node gone for good asks `cluster forget` of it once its last write
+        # is stale by UP-2's test: its object is in format 3 (fenced, released or live), and FN-8
+        # deletes only a retired old-format heartbeat: forget must refuse
+        p = self.params
+        forget_after = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms + self.tg // 3
         for slot in self.slots[: len(self.node_ids)]:
             slot.restart_after_stop = self.tg // 15  # one still stopping now comes back once it exits
             if slot.down_for_good:
+                self.later(forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
                 # its machine is gone: peers fence it (FN-3) to free its records; and where its
                 # nodes/<id> was deleted by mistake too, only the operator's fence of the absent
                 # object frees them (FN-7), which the operator runs for a machine it knows gone
@@ -1011,6 +1017,7 @@ class World:
                 slot.wanted = False  # retired: no supervisor brings it back
                 self._stop_node(slot.node_id, None, retire=True)
                 self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
+                self.later(4 * self.tg // 3 + forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
 
     def _quiet_crash(self) -> None:
         node_id = self.choose("quiet_crash", "", self._one_of, self.node_ids) or self.node_ids[0]

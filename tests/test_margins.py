@@ -665,3 +665,25 @@ def test_a_gone_machine_whose_object_was_deleted_is_revoked_in_the_quiet_phase_e
         fences = [t for t, _q, kind, f in h.events if kind == "operator" and f == ("cluster_fence", "n1")]
         assert fences and fences[0] > t_quiet, (seed, fences)
         assert [v.invariant for v in check_all(h)] == [], "\n".join(v.explain(h) for v in check_all(h))
+
+
+def test_fn8_forget_of_a_format_3_object_is_caught():
+    """FN-8 broken (broken_models.forget_any_format): n0 retires (a clean stop writes `released`) at 20 s and
+    the operator asks `cluster forget n0` 40 s later, when its written_at is stale by UP-2's test. The correct
+    operator refuses (not an old-format heartbeat); the broken one deletes it, and the UP-2 checker names the
+    delete."""
+    def script(model=None, name="correct"):
+        w = ScriptedWorld(nodes=2, restart=False, model=model, model_name=name)
+        w.at(20_000, "command", "n0", "stop")
+        w.at(60_000, "forget", "n0")
+        return w.run(until_ms=65_000)
+
+    h = script()
+    done = [f for _i, _t, _p, f in evs(h, "operator_done")]
+    assert done and done[-1][:2] == ("cluster_forget", "n0") and done[-1][2].startswith("refused")
+    assert "forget met a format-3 object" in reached(h) and check_all(h) == []
+    broken = broken_models.load("forget_any_format")
+    assert (broken.RULE, broken.CATCHES) == ("FN-8", "UP-2")
+    h = script(broken.MODEL, "forget_any_format")
+    found = [v for v in check_all(h) if v.invariant == "UP-2"]
+    assert found and "not a retired old-format heartbeat" in found[0].message and "released" in found[0].message
