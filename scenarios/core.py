@@ -991,7 +991,8 @@ class World:
         for slot in self.slots[: len(self.node_ids)]:
             slot.restart_after_stop = self.tg // 15  # one still stopping now comes back once it exits
             if slot.down_for_good:
-                self.later(forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
+                if self.options.get("forget_gone"):
+                    self.later(forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
                 # its machine is gone: peers fence it (FN-3) to free its records; and where its
                 # nodes/<id> was deleted by mistake too, only the operator's fence of the absent
                 # object frees them (FN-7), which the operator runs for a machine it knows gone
@@ -1017,7 +1018,8 @@ class World:
                 slot.wanted = False  # retired: no supervisor brings it back
                 self._stop_node(slot.node_id, None, retire=True)
                 self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
-                self.later(4 * self.tg // 3 + forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
+                if self.options.get("forget_gone"):
+                    self.later(4 * self.tg // 3 + forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
 
     def _quiet_crash(self) -> None:
         node_id = self.choose("quiet_crash", "", self._one_of, self.node_ids) or self.node_ids[0]

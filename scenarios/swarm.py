@@ -211,6 +211,7 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     # drains last long enough to be judged (INV-11)
     o["drains"] = []
     o["drains_with_holds"] = True  # the world asks the node for every actor before each drain (core.schedule)
+    o["forget_gone"] = True  # the quiet phase's operator asks `cluster forget` of the nodes it knows gone
     for _ in range(rng.randint(1, 2) if on_stops else 0):
         node, at = _pick(rng, nodes), rng.randint(0, fault)
         after = _pick(rng, (rng.randint(S(2_000), S(20_000)), rng.randint(2 * tg, 4 * tg)))

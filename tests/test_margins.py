@@ -628,8 +628,11 @@ def test_quiet_phase_never_retires_the_last_node_standing_nor_restarts_a_gone_ma
         for i in range(1, nodes):
             assert evs(h, "start", node=f"n{i}", since=19_000) == [], h.timeline()
         assert evs(h, "told", node="n0", since=t_quiet, where=lambda f: f[0] == "stop") == []
-        fences = [f[1] for t, _q, kind, f in h.events if kind == "operator" and t >= t_quiet]
+        fences = [f[1] for t, _q, kind, f in h.events if kind == "operator" and t >= t_quiet and f[0] == "cluster_fence"]
         assert "n0" not in fences
+        # FN-8: the operator asks forget of the nodes it knows gone (refused: their objects are format 3)
+        forgets = {f[1] for t, _q, kind, f in h.events if kind == "operator" and f[0] == "cluster_forget"}
+        assert forgets <= {f"n{i}" for i in range(1, nodes)}, forgets
         retired_gone["none" if not fences else "gone one"] += 1
         last = procs(h, "n0")[-1]
         assert evs(h, ("exit", "crash"), proc=last) == []
