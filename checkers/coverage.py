@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from model.params import Params
 
-from .facts import Facts, facts
+from .facts import Facts, facts, sent_ms
 from .history import History
 
 POINTS: dict[str, str] = {
@@ -202,8 +202,6 @@ def _forgets(history: History, p: Params) -> list[str]:
     """FN-8's two outcomes on an old-format heartbeat, read from the bucket's applied writes: the
     delete of one, and a refusal while the one the bucket held was fresh (written less than
     UP-2's span before the operator's clock read at the refusal)."""
-    from .facts import sent_ms
-
     out = []
     events = history.events
     procs = history.processes

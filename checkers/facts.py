@@ -57,7 +57,8 @@ class Hold:
     # process's node lease that holds the instant it was acquired; acquired while no window held its
     # process (a lapse), never valid. Acquired: when its process registered it (its `hold_began`, at
     # or after its record took effect: an acquisition whose reply was lost registers at its read-back,
-    # which may follow a lapse and a recovery, OR-7), else the instant its record took effect
+    # which may follow a lapse and a recovery, OR-7), a claim bounded by the hold's first act (world
+    # fact: nothing acts in a hold before registering it); no claim: the instant its record took effect
     lapse_ms: int = 1 << 62
 
     def describe(self, history: History) -> str:
@@ -249,10 +250,18 @@ def _rebuild(history: History) -> Facts:
     for i in history.of_kind("hold_began"):
         t, p, _kind, f = events[i]
         began.setdefault((p, f[0], f[1]), t)
+    acted: dict[tuple[int, str], list[int]] = {}  # (proc, actor) -> its acts' instants, in time order
+    for t, p, actor, _what, _i in fx.acts:
+        acted.setdefault((p, actor), []).append(t)
     for h in fx.holds:
         fx.by_proc_actor.setdefault((h.proc, h.actor), []).append(h)
         if not h.old:
-            at = max(h.start_ms, began.get((h.proc, h.actor, h.generation), h.start_ms))
+            # the claim is cross-checked: a process registers a hold before it acts in it, so its
+            # first act at or after the record took effect bounds the claimed instant
+            times = acted.get((h.proc, h.actor), ())
+            k = bisect_right(times, h.start_ms - 1)
+            first_act = times[k] if k < len(times) else 1 << 62
+            at = max(h.start_ms, min(began.get((h.proc, h.actor, h.generation), h.start_ms), first_act))
             w = fx.lease_valid_at(h.proc, at)
             h.lapse_ms = w[1] if w is not None else at  # acquired while not valid: never valid
     return fx
