@@ -163,6 +163,15 @@ class Progress:
 # --- the report ----------------------------------------------------------------------------
 
 
+def compiled_status() -> str:
+    """How many hot modules this process runs compiled (compiled.py): speed figures depend on it."""
+    try:
+        import compiled
+    except ImportError:
+        return "not available"
+    return compiled.status()
+
+
 def git_commit() -> str | None:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=5)
@@ -300,6 +309,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "elapsed_s": round(elapsed_s, 3),
         "seeds_per_s": round(len(hashes) / elapsed_s, 1) if elapsed_s > 0 else None,
         "workers": workers,
+        "compiled": compiled_status(),
         "git_commit": git_commit(),
         "command": "python runner.py " + " ".join(sys.argv[1:]),
     }
@@ -556,7 +566,7 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         rows += [("seeds", f"{c.get('seeds_run', 0)} ({report['seeds']['start']}.."
                            f"{report['seeds']['start'] + report['seeds']['count'] - 1})"),
                  ("elapsed", f"{report['elapsed_s']} s"),
-                 ("seeds/s", f"{report['seeds_per_s']} ({report['workers']} workers)"),
+                 ("seeds/s", f"{report['seeds_per_s']} ({report['workers']} workers; {report.get('compiled', '?')})"),
                  ("history events / seed", f"{c.get('events', 0) / n:.0f}"),
                  ("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}"),
                  ("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}"),

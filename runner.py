@@ -23,6 +23,10 @@ import os
 import sys
 import time
 
+import compiled
+
+compiled.install()  # before any module of the project: the hot ones load compiled while current
+
 from reporting import (
     HERE,
     junit_xml,
@@ -767,6 +771,7 @@ def run_bench(console, args, params) -> int:
         "peak_mb_per_pool_worker": round(peak_child_mb, 1),
         "projected_20000_seeds_s_2_workers": round(20000 * two["elapsed_s"] / n, 1),
         "same_digest_1_and_2_workers": one["history_digest"] == two["history_digest"],
+        "compiled": compiled.status(),
         "git_commit": git_commit(),
     }
     t = Table(title=f"benchmark: {n} seeds of {args.scenario}, every checker on")

@@ -93,7 +93,8 @@ class History:
     def encode(self) -> bytes:
         """The stable byte encoding that `sha256` hashes."""
         head = json.dumps(self.header(), sort_keys=True, separators=(",", ":"))
-        body = json.dumps(self.events, separators=(",", ":"))
+        # (no check for cycles: events hold no containers of themselves, and it costs a quarter)
+        body = json.dumps(self.events, separators=(",", ":"), check_circular=False)
         rules = json.dumps(self.rules, sort_keys=True, separators=(",", ":"))
         return (head + "\n" + body + "\n" + rules).encode()
 

@@ -32,7 +32,7 @@ from .catalog import MUTANTS
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # what a campaign needs: copied once per lane, the mutated file restored after each mutant
 COPY = ("model", "scenarios", "checkers", "broken_models", "counterexamples", "explore", "runner.py",
-        "reporting.py", "pyproject.toml")
+        "reporting.py", "compiled.py", "pyproject.toml")
 
 
 def stale(mutants) -> list[str]:
@@ -54,6 +54,10 @@ def _lane_copy() -> str:
         elif os.path.exists(src):
             shutil.copy2(src, os.path.join(d, name))
     os.makedirs(os.path.join(d, "reports"), exist_ok=True)
+    if os.path.isdir(os.path.join(ROOT, ".compiled")):
+        # the compiled hot modules (compiled.py): each loads only while the lane's source matches it,
+        # so the mutated module runs from its edited source and the rest run compiled
+        os.symlink(os.path.join(ROOT, ".compiled"), os.path.join(d, ".compiled"))
     return d
 
 
