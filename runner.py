@@ -161,7 +161,7 @@ def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
 def run_seeds(model_name, scenario, params, start, count, workers, strict=False, chunk: int | None = None):
     """Yield SeedResults in seed order, in `workers` processes. The chunks are made as the pool takes
     them (a run bounded by time has no end to list)."""
-    chunk = chunk or max(1, min(50, count // (workers * 8) or 1))
+    chunk = chunk or max(1, min(50, count // (workers * 32) or 1))
     end = start + count
     chunks = (list(range(i, min(i + chunk, end))) for i in range(start, end, chunk))
     if workers <= 1:

@@ -30,6 +30,7 @@ future explored from the other one.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import time
@@ -94,6 +95,7 @@ class Outcome:
     wall_s: float = 0.0
     combinations: int = 0
     callbacks: int = 0  # world callbacks run (each an atomic step of the system; re-runs for branching too)
+    shared_verdicts: int = 0  # states judged by the verdict of a sibling with the same history (not re-checked)
     violation: object = None
     world: object = None
     plan: dict | None = None  # the counterexample, when a worker process wrote it
@@ -106,9 +108,11 @@ class Outcome:
 
 
 class Explorer:
-    def __init__(self, model, model_name: str, params: Params, bounds: Bounds, progress=None, strict: bool = False):
+    def __init__(self, model, model_name: str, params: Params, bounds: Bounds, progress=None, strict: bool = False,
+                 progress_every_s: float = 1.0):
         self.model, self.model_name, self.params, self.bounds = model, model_name, params, bounds
         self.progress = progress
+        self.progress_every_s = progress_every_s  # how often `progress` is called (and workers report)
         self.strict = strict
         q = bounds.quantum_ms
         a = params.attempt_timeout_ms
@@ -158,17 +162,24 @@ class Explorer:
         end = self.end
         budget = w.budget
         injecting = any(budget.get(k) for k in INJECTIONS.values())
-        while True:
-            if w.begun:
-                due = w.next_due()
-                if injecting:
-                    tick = w.next_tick
-                    if tick < end and (due is None or due >= tick):
-                        return self.injections(w, tick)
-                if due is None or due >= end:
-                    return [w] if n else []  # the end of the run: judged like any state
+        if not w.begun:
             try:
-                w.advance()
+                w.advance()  # the start
+            except NeedDecision as nd:
+                return self.decide(state, n, [], nd)
+            n += 1
+        agenda = w.agenda  # (the world's own list: a callback pushes to it, never replaces it)
+        pop = w.pop
+        while True:
+            due = agenda[0][0] if agenda else None  # w.next_due(), inlined (once per callback)
+            if injecting:
+                tick = w.next_tick
+                if tick < end and (due is None or due >= tick):
+                    return self.injections(w, tick)
+            if due is None or due >= end:
+                return [w] if n else []  # the end of the run: judged like any state
+            try:
+                pop()  # w.advance() of a begun world
             except NeedDecision as nd:
                 return self.decide(state, n, [], nd)
             n += 1
@@ -264,8 +275,8 @@ class Explorer:
         out = Outcome()
         t0 = time.monotonic()
         deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
-        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), self.strict, deadline, k)
-                 for k, c in enumerate(combos)]
+        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), self.strict, deadline, k,
+                  self.progress_every_s) for k, c in enumerate(combos)]
         ctx = multiprocessing.get_context("spawn")
         reports = ctx.Queue() if self.progress is not None else None
         running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier) as last reported
@@ -290,7 +301,7 @@ class Explorer:
             for k, offsets in enumerate(combos):
                 while True:
                     try:
-                        part = results.next(timeout=1.0)
+                        part = results.next(timeout=self.progress_every_s)
                         break
                     except multiprocessing.TimeoutError:
                         if reports is not None:
@@ -301,6 +312,7 @@ class Explorer:
                 out.states += part.states
                 out.distinct += part.distinct
                 out.callbacks += part.callbacks
+                out.shared_verdicts += part.shared_verdicts
                 out.depth = max(out.depth, part.depth)
                 out.per_offsets += part.per_offsets
                 if part.status != "exhausted":
@@ -312,9 +324,15 @@ class Explorer:
     def _run(self, combos: list) -> Outcome:
         out = Outcome()
         before = ExploreWorld.callbacks
+        # the search allocates millions of short-lived tuples and keeps a growing set of digests and a
+        # frontier of worlds: with the default thresholds the cyclic collector takes a fifth of the time
+        # scanning them over and over. Collect rarely, not never (clones hold cycles: process <-> slot).
+        thresholds = gc.get_threshold()
+        gc.set_threshold(50_000, 20, 20)
         try:
             return self._search(combos, out)
         finally:
+            gc.set_threshold(*thresholds)
             out.callbacks = ExploreWorld.callbacks - before
 
     def _search(self, combos: list, out: Outcome) -> Outcome:
@@ -332,18 +350,27 @@ class Explorer:
             found_before = out.distinct
             while frontier:
                 w, depth = frontier.popleft()
+                judged = None  # the history of the last successor of `w` judged, which had no violation
                 for s in self.successors(w):
                     out.states += 1
-                    d = s.digest()
-                    merged = d in visited
+                    seen = len(visited)
+                    visited.add(s.digest())  # (one hash of the digest, not two: `in`, then `add`)
+                    merged = len(visited) == seen
                     if not merged:
-                        visited.add(d)
                         out.distinct += 1
                         out.depth = max(out.depth, depth + 1)
                     # a prefix of a run, judged as a run that ends now; a path that meets a state seen
                     # before is judged up to the meeting too (its last steps are its own), then ends
-                    s.history.end_ms = s.t + 1
-                    found = violations(s.history, self.strict)
+                    h = s.history
+                    h.end_ms = s.t + 1
+                    # the checkers are functions of the history: a sibling with the same history as the one
+                    # judged before (an injection's branches, at their instant) has its verdict, none
+                    if judged is not None and _same_history(h, judged):
+                        found = None
+                        out.shared_verdicts += 1
+                    else:
+                        found = violations(h, self.strict)
+                    judged = h
                     if found:
                         out.status = "violation"
                         out.violation, out.world = found[0], s
@@ -353,7 +380,7 @@ class Explorer:
                     if not merged:
                         frontier.append((s, depth + 1))
                 now = time.monotonic()
-                if self.progress is not None and now - last >= 1.0:
+                if self.progress is not None and now - last >= self.progress_every_s:
                     last = now
                     self.progress(out, depth, len(frontier), now - t0, offsets)
                 stop = self._bound_hit(out, now - t0)
@@ -419,7 +446,7 @@ def _worker_init(reports) -> None:
 
 def _explore_one(task) -> Outcome:
     """One clock combination, in a worker process: its outcome, with the counterexample written."""
-    model_name, params, bounds, offsets, strict, deadline, index = task
+    model_name, params, bounds, offsets, strict, deadline, index, every_s = task
     from runner import load_model
 
     b = Bounds(**{**bounds, "offsets": [offsets]})
@@ -429,12 +456,20 @@ def _explore_one(task) -> Outcome:
     if _REPORTS is not None:
         def progress(out, depth, frontier, _elapsed, _offsets):
             _REPORTS.put((index, out.states, out.distinct, depth, frontier))
-    explorer = Explorer(load_model(model_name), model_name, Params(**params), b, progress, strict=strict)
+    explorer = Explorer(load_model(model_name), model_name, Params(**params), b, progress, strict=strict,
+                        progress_every_s=every_s)
     out = explorer.run()
     if out.violation is not None:
         out.plan, out.history = explorer.counterexample(out)
     out.world = None
     return out
+
+
+def _same_history(a, b) -> bool:
+    """Whether two histories are equal in everything a checker reads (not their caches)."""
+    return (a.end_ms == b.end_ms and a.events == b.events and a.processes == b.processes and a.rules == b.rules
+            and a.counts == b.counts and a.params == b.params and a.options == b.options and a.seed == b.seed
+            and a.model == b.model and a.scenario == b.scenario)
 
 
 class FidelityError(RuntimeError):

@@ -148,7 +148,9 @@ class ExploreWorld(SimWorld):
     def later(self, delay_ms: int, fn, *args) -> None:
         self.seq += 1
         self.kernel_events += 1
-        self.push(self.now + (delay_ms if delay_ms > 0 else 0), self.seq, fn, args)
+        if fn.__self__ is not self:  # `push`, inlined (every callback schedules one or more)
+            raise TypeError(f"the explorer schedules only the world's own methods, not {fn!r}")
+        heappush(self.agenda, (self.now + (delay_ms if delay_ms > 0 else 0), self.seq, fn.__func__, args))
 
     def push(self, due: int, seq: int, fn, args) -> None:
         if fn.__self__ is not self:
@@ -215,7 +217,8 @@ class ExploreWorld(SimWorld):
         w.__dict__ = d
         mutable = _MUTABLE.get(tuple(d))
         if mutable is None:
-            mutable = _MUTABLE[tuple(d)] = [k for k, v in d.items() if type(v) in (dict, list, Counter, set)]
+            mutable = _MUTABLE[tuple(d)] = [k for k, v in d.items() if type(v) in (dict, list, Counter, set)
+                                            and k not in _SHARED]
         for name in mutable:
             d[name] = d[name].copy()
         procs = [_copy_proc(p) for p in self.procs]
@@ -280,6 +283,7 @@ class ExploreWorld(SimWorld):
 
 
 _MUTABLE: dict = {}  # the world's attribute names -> those holding a dict, list, Counter or set
+_SHARED = frozenset({"options"})  # set up once, never changed by a callback: every copy shares it
 
 
 def _shallow(obj):
