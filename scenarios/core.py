@@ -614,8 +614,8 @@ class World:
             self.later(timeout, self._timed_out, proc, rid)
         cuts = self.cut
         cut = (cuts.get(proc.machine) or cuts.get("*")) if cuts else None  # _is_cut, inlined
-        if cut == "blackhole":
-            if lazy:
+        if cut == "blackhole" or cut == "lease" and req.op == PUT and req.key == NODES_PREFIX + proc.node_id:
+            if lazy:  # ("lease": only the node's own lease writes are lost; see _race_cut)
                 self.later(timeout, self._timed_out, proc, rid)
             return
         fate = self.scripted_fate(proc, req) if self.net_rules else None
@@ -800,7 +800,7 @@ class World:
         sent = proc.pending.pop(rid, None)
         if sent is None:
             return  # timed out already, or the process is gone
-        if self.cut and reply.status != FAILED_FAST and self._is_cut(proc.machine):
+        if self.cut and reply.status != FAILED_FAST and self._is_cut(proc.machine) in ("blackhole", "refuse"):
             proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
             if proc.deadlines:
                 self._deadline_due(proc, rid, None)
@@ -1089,19 +1089,42 @@ class World:
         # nothing else disturbs the two until the race is over
         calm_until = max(t_free, deadline) + 2 * p.period_ms + 2 * p.attempt_timeout_ms
         self._calm[node] = self._calm[taker] = calm_until
-        self._cut_off(proc.machine, 2 * self.tg + p.period_ms + p.attempt_timeout_ms, "blackhole")
+        lapse = self.options.get("lapse_acquires")
+        # cut off from the bucket; or (lapse_acquires) only its lease writes are lost: it reaches
+        # the records and the data to the end, and past it (OR-2, OR-4, NL-11 at the deadline)
+        self._cut_off(proc.machine, 2 * self.tg + p.period_ms + p.attempt_timeout_ms,
+                      "lease" if lapse else "blackhole")
         # the owner is asked up to its deadline and a little past it; the taker from half a
         # takeover span before it may free them (a model that frees early shows) to well after;
-        # every eighth of a lease period, for three of the owner's actors at most
+        # every eighth of a lease period, for three of the owner's actors at most. With
+        # lapse_acquires, the owner hibernates them every sixteenth of a period in its last half
+        # period, and is asked for them again from an instant drawn in the last few round trips
+        # before its deadline (the workload asks too): each is acquired anew
+        # (OR-3) as its lease runs out, between the acquisition's reads and its record write
+        # (OR-2: the write only while the lease is valid), then served up to the deadline; actors
+        # nobody holds are asked of it likewise
         step = max(1, p.period_ms // 8)
+        dense = max(1, p.period_ms // 32)
+        trip = 4 * self.options["delay_ms_max"]  # a read there and back, twice (routing, acquisition)
         for actor in actors[:3]:
-            for at in range(deadline - 2 * p.period_ms, deadline - p.period_ms // 2, step):
-                self.later(at - self.now, self._ask_new, node, actor)
+            if lapse:
+                for at in range(deadline - p.period_ms // 2, deadline, max(1, p.period_ms // 16)):
+                    self.later(at - self.now, self._command_node_any, node, Command("hibernate", (actor,)))
+                first = deadline - self.choose("later", f"lapse {node} {actor}", self.randint, 0, trip)
+            else:
+                for at in range(deadline - 2 * p.period_ms, deadline - p.period_ms // 2, step):
+                    self.later(at - self.now, self._ask_new, node, actor)
+                first = deadline - p.period_ms // 2
             # densest where a takeover too early would overlap: the owner's last half period
-            for at in range(deadline - p.period_ms // 2, deadline + p.period_ms // 4, max(1, p.period_ms // 32)):
+            for at in range(first, deadline + p.period_ms // 4, dense):
                 self.later(at - self.now, self._ask_new, node, actor)
             for at in range(t_free - self.tg // 2, t_free + 2 * p.period_ms, step):
                 self.later(at - self.now, self._ask_new, taker, actor)
+        if lapse:
+            for actor in [x for x in self.actors if x not in self.holders][:3]:
+                for at in range(deadline - self.choose("later", f"lapse {node} {actor}", self.randint, 0, trip),
+                                deadline + p.period_ms // 4, dense):
+                    self.later(at - self.now, self._ask_new, node, actor)
 
     def _crash_for_good(self, node_id) -> None:
         """A machine dies and never comes back: no supervisor restart, not even in the quiet phase."""

@@ -276,6 +276,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
         o["deadline_races"] = []
     if o["deadline_races"] and o["clock_mode"] == "spread":
         o["clock_mode"] = "opposite"
+    # half the races cut off only the owner's lease writes, and ask it for free actors as its lease
+    # runs out: acquisitions straddle its deadline (OR-2), and its acts near it reach the bucket
+    o["lapse_acquires"] = bool(o["deadline_races"]) and rng.random() < 0.5
     # a machine gone for good: never restarted, not even in the quiet phase (peers must fence it)
     o["crash_for_good"] = ([[_pick(rng, nodes), rng.randint(tg, max(tg, fault - tg))]]
                            if rng.random() < 0.2 and not o["blip_alone"] else [])

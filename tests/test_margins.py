@@ -202,6 +202,47 @@ def test_no_grace_is_caught_by_inv1_in_the_deadline_scenario():
     pytest.fail(f"no_grace was not caught by INV-1 in seeds {NO_GRACE_SEEDS.start}..{NO_GRACE_SEEDS.stop - 1}")
 
 
+def test_a_lapse_race_loses_only_the_owners_lease_writes(deadline_histories):
+    """OR-2, OR-4, NL-11 at the deadline (swarm option lapse_acquires, drawn for half the races): the world
+    loses only the owner's own lease writes (outage mode "lease"), so its lease runs out while its
+    record and data writes still reach the bucket, up to its deadline and past it. In the deadline seeds
+    some race is one; the owner's machine has record or data writes applied during the cut, never a
+    `nodes/<own id>` write; and the correct model is judged clean (the test above)."""
+    lapse_races = reached_bucket = 0
+    for h in deadline_histories:
+        if not h.options.get("lapse_acquires"):
+            continue
+        lease_cuts = {(t, f[1]) for t, _q, kind, f in h.events if kind == "fault" and f[0] == "outage: lease"}
+        for t, _q, kind, f in h.events:
+            if kind != "outage" or (t, f[0]) not in lease_cuts:
+                continue
+            machine, until = f
+            until = min([until] + [e[0] for e in h.events if e[2] == "quiet"])  # the quiet phase ends every cut
+            lapse_races += 1
+            mine = {k for k, pr in enumerate(h.processes) if pr.machine == machine}
+            during = [e for e in h.events if e[2] == "apply" and e[1] in mine and t < e[0] <= until
+                      and e[3][8] > t]  # sent during the cut too
+            assert not [e for e in during if e[3][0] == "nodes/" + h.processes[e[1]].node_id], (h.seed, machine)
+            reached_bucket += any(e[3][0].startswith(("owners/", "wal/")) for e in during)
+    assert lapse_races and reached_bucket, (lapse_races, reached_bucket)
+
+
+def test_an_acquisition_written_as_the_lease_runs_out_is_caught_in_the_deadline_scenario():
+    """OR-2 broken (broken_models.acquires_while_invalid): in a lapse race the owner is asked, in its last
+    round trips, for actors it hibernated; an acquisition routed while its lease was valid writes the
+    record after the lease ran out, and INV-1 (record writes sent inside a lease window, rebuilt from
+    world facts) names it. Before the lapse races (every race a blackhole) no seed of 0..39 caught it."""
+    broken = broken_models.load("acquires_while_invalid")
+    for s in NO_GRACE_SEEDS:
+        h = SimWorld(s, broken.MODEL, "deadline", model_name="acquires_while_invalid").run()
+        found = [v for v in check_all(h) if v.invariant == "INV-1"]
+        if found:
+            assert h.options["lapse_acquires"], s
+            assert "while its node lease was not valid" in found[0].message, found[0].message
+            return
+    pytest.fail(f"acquires_while_invalid was not caught in seeds {NO_GRACE_SEEDS.start}..{NO_GRACE_SEEDS.stop - 1}")
+
+
 def test_every_deadline_seed_has_a_slow_and_a_fast_node():
     """T-2, T-5: the `deadline` scenario promises deadline races always: every seed puts two node machines at
     the band's two ends (slow_fast), without which _arm_race does nothing."""
