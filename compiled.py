@@ -102,6 +102,9 @@ def build(log=print) -> int:
     todo = stale(manifest)
     if not todo:
         return 0
+    if importlib.util.find_spec("Cython") is None:
+        raise RuntimeError("Cython is not installed here: `pip install -e .` compiles in its own build "
+                           "environment, or `pip install cython` first")
     src_root = os.path.join(OUT, "src")
     sources, hashes = [], {}
     for name in todo:
@@ -207,9 +210,9 @@ def main(argv: list[str]) -> int:
         return 0 if not todo else 1
     try:
         n = build()
-    except (RuntimeError, OSError) as e:
+    except (RuntimeError, OSError) as e:  # no Cython, no compiler: the setup, not a run, failed
         print(f"error: {e}", file=sys.stderr)
-        return 3
+        return 2
     print(f"{n} modules compiled" if n else "every hot module is compiled and current")
     return 0
 

@@ -291,7 +291,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
         if actors is None:
             o["actors"] = 40
         o["mass"] = [["n0", rng.randint(tg, max(tg, fault // 3))]]
-        gone_at = rng.randint(fault // 2, max(fault // 2, fault - tg))
+        # (early enough that the one left is back, done watching and fencing them before the quiet
+        # phase: its faults, slow replies to fence writes among them, stop there)
+        gone_at = rng.randint(fault // 3, max(fault // 3, fault - 3 * tg))
         o["crash_for_good"] = [[n, gone_at] for n in nodes[1:]]
         # the one left is cut off meanwhile: back, it watches them all afresh (FN-2) and finds every
         # one of them lapsed at once, more than it may fence at once
@@ -300,7 +302,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
                  deadline_races=[], quiet_stop=False, request_gap_ms=0, hibernate_gap_ms=0, move_gap_ms=0)
         # the replies to node-lease writes come slowly (faults hit those alone): the fences it sends at
         # once are in flight together, and BD-1's bound binds on the writes too
-        o.update(fault_target=["PUT", "nodes/"], p_slow_reply=0.9)
+        # and its reads are quick (5 ms each way): it reads the peers one after another, so the fences it
+        # decides fall within a few round trips of each other, all inside one attempt timeout
+        o.update(fault_target=["PUT", "nodes/"], p_slow_reply=0.9, delay_ms_max=5)
     if scenario in RACES:
         pinned = {k for k, v in (("nodes", nodes_pinned), ("actors", actors)) if v is not None}
         RACES[scenario](rng, o, S, nodes, tg, pinned)

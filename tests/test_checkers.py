@@ -366,6 +366,26 @@ def test_bd1_nine_fence_writes_in_flight_violate():
     assert CHECKERS["BD-1"](h) == []
 
 
+def test_bd1_the_mass_fault_puts_more_than_eight_fences_in_flight():
+    """BD-1 (broken_models/unbounded_fences) in the swarm's mass fault (10 nodes, nine gone at once, the one
+    left cut off meanwhile): back, it fences all nine together, its reads quick and its fence writes
+    answered slowly, before the quiet phase stops the slow replies. Seed 17 is a mass seed: the broken
+    model has nine fences in flight and BD-1 names it; the correct model at most eight, and it passes."""
+    import broken_models
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    broken = broken_models.load("unbounded_fences")
+    w = SimWorld(17, broken.MODEL, "swarm", model_name="unbounded_fences")
+    assert w.options["mass"] and w.options["delay_ms_max"] == 5
+    h = w.run()
+    assert max(e[3][1] for e in h.events if e[2] == "fence_sent") == 9
+    assert [v.invariant for v in CHECKERS["BD-1"](h)] == ["BD-1"]
+    h = SimWorld(17, MODEL, "swarm").run()
+    assert max(e[3][1] for e in h.events if e[2] == "fence_sent") <= 8
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+
+
 def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     """BD-1, FN-7: the operator fences n1 twice, the second after the first's reply: each fence_sent counts
     one in flight (the first was answered, so it no longer counts); the node's own lease writes never count."""
