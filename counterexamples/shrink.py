@@ -24,7 +24,7 @@ from reporting import UsageError
 from scenarios.plan import is_fault
 
 FAULT_LISTS = ("outages", "crashes", "twins", "stops", "drains", "deletes", "operator_fences", "deadline_races",
-               "reply_drops", "crash_for_good", "mass")
+               "reply_drops", "record_storms", "crash_for_good", "mass")
 FAULT_FLAGS = {"blip": [], "quiet_crash": False, "quiet_stop": False, "upgrade": None}
 # where a scheduled fault names a node (the index of the node id in its entry)
 NODE_FIELD = {"outages": 0, "crashes": 0, "twins": 0, "stops": 0, "drains": 0, "deletes": 0, "operator_fences": 0,

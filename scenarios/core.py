@@ -82,6 +82,7 @@ SCRIPTED_FAULTS = {"lose_request": "request lost (scripted)", "fail_fast": "fail
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
 REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
+STORM_LOST, STORM_SLOW = 0.5, 0.9  # in a record storm: the share of record writes lost, of their replies slowed
 STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` write ends it (CS-1)
 NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
 
@@ -161,6 +162,7 @@ class World:
         # CS-1: node -> (restart after, give up at): its next event is a straggler, its stop follows
         self._straggle: dict[str, tuple[int, int]] = {}
         self.replies_dropping = False  # a stretch of lost write replies is under way
+        self.record_storm = False  # a stretch of lost and slow record writes is under way
 
     # --- what a world supplies ----------------------------------------------------------
 
@@ -267,6 +269,9 @@ class World:
         for at, length_ms in filter(None, o.get("reply_drops", ())):
             self.later(base + at, self._replies_drop, True)
             self.later(base + at + length_ms, self._replies_drop, False)
+        for at, length_ms in filter(None, o.get("record_storms", ())):
+            self.later(base + at, self._record_storm, True)
+            self.later(base + at + length_ms, self._record_storm, False)
         for node_id, at in filter(None, o.get("crash_for_good", ())):
             self.later(base + at, self._crash_for_good, node_id)
         for node_id, at in filter(None, o.get("mass", ())):
@@ -699,6 +704,9 @@ class World:
         hit = self.fault_target is None or self._targeted(req)
         if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
             return "lost", 0
+        if (self.record_storm and f is self.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
+                and rng.random() < STORM_LOST):
+            return "lost", 0  # a record storm (OR-7..OR-9: BM-3's race)
         o = self.options
         delay = self.delay()
         if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
@@ -786,6 +794,11 @@ class World:
                 and rng.random() < lost):
             return "lost", 0
         delay = self.delay()
+        if (self.record_storm and f is self.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
+                and rng.random() < STORM_SLOW):
+            # a record storm: the write landed, its reply comes up to a timeout late, while the client's
+            # retry at once starts the same node's next acquisition (OR-7, OR-9)
+            return "slow", self.randint(delay, delay + self.params.attempt_timeout_ms)
         if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
             a = self.params.attempt_timeout_ms
             tail = o.get("slow_tail", "within")
@@ -970,6 +983,7 @@ class World:
         self._shield.clear()
         self._lose.clear()
         self.replies_dropping = False
+        self.record_storm = False
         self.record(WORLD, "quiet")
         for k in self.fault:
             self.fault[k] = 0.0
@@ -1136,6 +1150,11 @@ class World:
         self.record(WORLD, "fault", ("machine gone for good", slot.machine))
         if slot.proc is not None and slot.proc.alive:
             self.crash(slot.proc)
+
+    def _record_storm(self, on: bool) -> None:
+        if on and not self.in_quiet:
+            self.record(WORLD, "fault", ("record storm", "record writes lost and slow"))
+        self.record_storm = on and not self.in_quiet
 
     def _replies_drop(self, on: bool) -> None:
         if on and not self.in_quiet:

@@ -313,6 +313,13 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     # stretches in which writes land and their replies are lost
     o["reply_drops"] = ([[rng.randint(0, fault), rng.randint(S(2_000), S(10_000))]] if rng.random() < 0.2
                         and not o["blip_alone"] else [])
+    # record storms (OR-7..OR-9; BM-3's race, in the swarm): a stretch in which half the record writes
+    # are lost and most of the rest answered slowly, while clients retry at once at the same node: an
+    # acquire's outcome is unknown while the same node's next acquisition writes the same generation
+    o["record_storms"] = ([[rng.randint(0, fault), rng.randint(S(5_000), S(15_000))]] if rng.random() < 0.25
+                          and not o["blip_alone"] else [])
+    if o["record_storms"]:
+        o["p_client_retry"] = 0.9
     # events take time (CS-1): a served request's event runs up to event_ms_max, a few much
     # longer; events served just before a clean stop outlast its bounded wait (stragglers)
     o["event_ms_max"] = _pick(rng, (0, S(50), S(500)))

@@ -369,20 +369,40 @@ def test_bd1_nine_fence_writes_in_flight_violate():
 def test_bd1_the_mass_fault_puts_more_than_eight_fences_in_flight():
     """BD-1 (broken_models/unbounded_fences) in the swarm's mass fault (10 nodes, nine gone at once, the one
     left cut off meanwhile): back, it fences all nine together, its reads quick and its fence writes
-    answered slowly, before the quiet phase stops the slow replies. Seed 17 is a mass seed: the broken
+    answered slowly, before the quiet phase stops the slow replies. Seed 21 is a mass seed: the broken
     model has nine fences in flight and BD-1 names it; the correct model at most eight, and it passes."""
     import broken_models
     from model import MODEL
     from scenarios.sim import SimWorld
 
     broken = broken_models.load("unbounded_fences")
-    w = SimWorld(17, broken.MODEL, "swarm", model_name="unbounded_fences")
+    w = SimWorld(21, broken.MODEL, "swarm", model_name="unbounded_fences")
     assert w.options["mass"] and w.options["delay_ms_max"] == 5
     h = w.run()
     assert max(e[3][1] for e in h.events if e[2] == "fence_sent") == 9
     assert [v.invariant for v in CHECKERS["BD-1"](h)] == ["BD-1"]
-    h = SimWorld(17, MODEL, "swarm").run()
+    h = SimWorld(21, MODEL, "swarm").run()
     assert max(e[3][1] for e in h.events if e[2] == "fence_sent") <= 8
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+
+
+def test_a_record_storm_catches_the_unlocked_resolver_in_the_swarm():
+    """OR-9 broken (broken_models.unlocked_resolver, BM-3) in the swarm's record storms: for a stretch half
+    the record writes are lost and most replies to the rest come slowly, while clients retry at once at
+    the same node, so a resolver reads between a same-generation write landing and its reply. Seed 19
+    draws a storm: the broken model is caught (two owners, INV-1, or an act outside a hold, INV-6); the
+    correct model in the same seed passes."""
+    import broken_models
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    broken = broken_models.load("unlocked_resolver")
+    w = SimWorld(19, broken.MODEL, "swarm", model_name="unlocked_resolver")
+    assert w.options["record_storms"] and w.options["p_client_retry"] == 0.9
+    h = w.run()
+    assert any(e[2] == "fault" and e[3][0] == "record storm" for e in h.events)
+    assert {v.invariant for v in check_all(h)} & {"INV-1", "INV-6"}
+    h = SimWorld(19, MODEL, "swarm").run()
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
 

@@ -110,7 +110,7 @@ def test_a_planned_run_draws_nothing():
 def test_removing_one_drawn_fault_removes_it_and_only_it():
     """Decisions are keyed by machine and request: dropping one lost request leaves every other
     drawn fault where it was, up to the first instant the runs part."""
-    plan, history = record_seed(5, "correct", "lossy", {})
+    plan, history = record_seed(7, "correct", "lossy", {})
     faults = [k for k, v in plan["choices"].items() if is_fault(k, v)]
     assert len(faults) >= 3
     dropped = faults[len(faults) // 2]
