@@ -45,45 +45,48 @@ STOP_LIMIT_MS = 20_000  # the stop's limit (CS-2; the ADR's "bounded, as today":
 
 
 def stop_bound_ms(params) -> int:
-    """Told to stop, a process has exited by then: the stop limit bounds the release wait, the lease
-    attempt it lets finish and the `released` write's retries (CS-1, CS-2); past it one attempt may
-    still be in flight, then NL-9's re-read once and the adopted write (an attempt timeout each), and a
-    second for clocks that drift."""
+    """Told to stop, a process has exited by then, on its own clock: the stop limit bounds the release
+    wait, the lease attempt it lets finish and the `released` write's retries (CS-1, CS-2); past it one
+    attempt may still be in flight, then NL-9's re-read once and the adopted write (an attempt timeout
+    each), and a second to spare."""
     return STOP_LIMIT_MS + 3 * params.attempt_timeout_ms + 1_000
 
 
 def retries_bound_ms(params, conflict: bool) -> int:
-    """Every `released` write is sent within this of the first: retried for A + 1 s (CS-2); after a
-    conflict, NL-9's re-read once (the refused try answered within A, the read within A) and the
-    adopted write; 50 ms for clocks that drift."""
-    return params.attempt_timeout_ms + 1_000 + (2 * params.attempt_timeout_ms if conflict else 0) + 50
+    """Every `released` write is sent within this of the first, on the process's own clock (the clock
+    it counts A + 1 s on: a drifting clock's second is not a true one): retried for A + 1 s (CS-2);
+    after a conflict, NL-9's re-read once (the refused try answered within A, the read within A) and
+    the adopted write."""
+    return params.attempt_timeout_ms + 1_000 + (2 * params.attempt_timeout_ms if conflict else 0)
 
 
 def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
     """CS-2, judged on world facts: a process sends its `released` writes (the world sees each leave,
     `released_sent`) within `retries_bound_ms` of the first: a failing write is retried for A + 1 s,
     not for ever. And told to stop (the world's `told stop`), a process exits (or crashes) within
-    `stop_bound_ms`, whatever the bucket does meanwhile: past the limit the lease stays live and
+    `stop_bound_ms` (both on its own clock), whatever the bucket does meanwhile: past the limit the lease stays live and
     peers free the actors by fencing. A stop whose bound runs past the run's end is not judged."""
     fx = facts(history) if fx is None else fx
     bound = stop_bound_ms(fx.params)
     events = history.events
     out = []
     first: dict[int, tuple[int, int]] = {}
-    conflict: set[int] = set()  # processes whose `released` write met a conflict (412) on their own key
+    conflict: set[int] = set()  # processes whose `released` write met a conflict (412, 404 or 409) on their own key
     procs = history.processes
-    for i in history.of_kind("released_sent", "refused"):
+    for i in history.of_kind("released_sent", "refused", "conflicted"):
         t, p, kind, f = events[i]
-        if kind == "refused":
+        if kind == "refused" or kind == "conflicted":
             if p in first and f[0] == "nodes/" + procs[p].node_id:
                 conflict.add(p)
             continue
         t0, i0 = first.setdefault(p, (t, i))
         retries = retries_bound_ms(fx.params, p in conflict)
-        if t > t0 + retries and i0 >= 0:
+        clock = procs[p].clock
+        if clock.local(t) - clock.local(t0) > retries and i0 >= 0:
             first[p] = (t0, -1)  # one per process
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} sent a `released` write at {t / 1000:.3f} s, "
-                                                 f"{(t - t0) / 1000:.3f} s after its first at {t0 / 1000:.3f} s: a failing "
+                                                 f"{(clock.local(t) - clock.local(t0)) / 1000:.3f} s after its first at "
+                                                 f"{t0 / 1000:.3f} s (its clock): a failing "
                                                  f"`released` write is retried for A + 1 s (CS-2; with the last try, the "
                                                  f"re-read and the adopted write, {retries / 1000:.3f} s at most)", (i0, i)))
     judged: set[int] = set()
@@ -93,7 +96,8 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
             continue
         judged.add(p)
         end = fx.ended.get(p)
-        if end is None or end[0] - 1 > t + bound:
+        clock = history.processes[p].clock
+        if end is None or clock.local(end[0] - 1) - clock.local(t) > bound:
             ended = "and was still running at the run's end" if end is None else f"and ended only at {(end[0] - 1) / 1000:.3f} s"
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} was told to stop at {t / 1000:.3f} s "
                                                  f"{ended}: a clean stop ends within {bound / 1000:.3f} s (CS-2's stop "

@@ -1,5 +1,5 @@
 """INV-7 failover: an actor whose owner died (crashed, or exited on a lost lease or a fence) in
-the quiet phase is writable again within ttl + grace + P + A + max_skew of the owner's last
+the quiet phase is writable again within ttl + grace + P + A + 2 * max_skew of the owner's last
 lease write (the last it sent before it died, when it took effect: one in flight at the death
 lands after it), plus the wait for a request (and the round trips of the acquisition).
 Holds, lease writes and exemptions are the world's facts (checkers/facts.py): an owner whose
@@ -77,7 +77,10 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     # with N), and the fence is one more round trip: at most this long in the world's network
     delay = history.options.get("delay_ms_max", 0)
     listing = (history.options.get("nodes", 1) + 2) * 2 * delay
-    bound = p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms + p.max_skew_ms + listing
+    # (+ 2 * max_skew: written_at is on the owner's clock and the taker waits until its own clock passes
+    # written_at + ttl + grace; each clock is within max_skew of true time, so the taker's may run up to
+    # 2 * max_skew behind the owner's: T-2's whole budget)
+    bound = p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms + 2 * p.max_skew_ms + listing
     # T-5: a taker watches a full P + A from its own first acknowledged lease write, and
     # decides at its next listing (every P)
     watch = 2 * p.period_ms + p.attempt_timeout_ms + listing

@@ -65,6 +65,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     # the bucket refused a conditional write (412; 404: an If-Match on an absent object): the state
     # it met (as far as the world knows), when it was sent, and the status
     "refused": ("key", "op", "cond", "met", "sent_ms", "status"),
+    # the bucket answered a conditional write 409 (a concurrent write: not applied, no condition judged)
+    "conflicted": ("key", "op", "sent_ms"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
     "client": ("actor", "node", "request"),  # a client request reached a node

@@ -759,6 +759,11 @@ class World:
         code = 404 if status == NOT_FOUND else 412
         self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms, code))
 
+    def conflicted(self, proc: Proc, req, sent_ms: int) -> None:
+        """The bucket answered a conditional write of `proc` 409: not applied, its condition not judged
+        (CS-2: a conflict on the `released` write is followed by NL-9's re-read, like a 412)."""
+        self.record(proc.index, "conflicted", (req.key, req.op, sent_ms))
+
     def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
         """The bucket answered `req`: the fault plan draws what happens to the reply."""
         if fate is not None:

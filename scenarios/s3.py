@@ -354,6 +354,8 @@ class S3World(World):
             self.refused(proc, req, v.body.get((req.key, cur)) if cur else None, sent_ms, reply.status)
         elif reply.status == NOT_FOUND and req.cond is not None and req.op in (PUT, DELETE):
             self.refused(proc, req, None, sent_ms, reply.status)  # an If-Match on an absent object
+        elif reply.status == CONFLICT and req.op in (PUT, DELETE):
+            self.conflicted(proc, req, sent_ms)
         if reply.status == TIMED_OUT:
             return  # no answer: the timeout answers
         self.bucket_answered(proc, rid, req, reply, fate)

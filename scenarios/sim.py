@@ -22,7 +22,7 @@ from simpy.events import NORMAL, URGENT
 
 from checkers.history import History
 from model.actor_data import DATA_PREFIX
-from model.io import DELETE, GET, NOT_FOUND, OK, PRECONDITION_FAILED, PUT
+from model.io import CONFLICT, DELETE, GET, NOT_FOUND, OK, PRECONDITION_FAILED, PUT
 from model.params import Params
 from model.records import LEASES_PREFIX
 
@@ -99,6 +99,8 @@ class SimWorld(World):
         elif (reply.status == PRECONDITION_FAILED or reply.status == NOT_FOUND and req.cond is not None) \
                 and req.op != GET:
             self.refused(proc, req, before.body if before is not None else None, sent_ms, reply.status)
+        elif reply.status == CONFLICT:
+            self.conflicted(proc, req, sent_ms)
         self.bucket_answered(proc, rid, req, reply, fate)
 
     def remove_object(self, key: str) -> None:

@@ -14,6 +14,7 @@ import pytest
 from checkers import CHECKERS, History, check_all
 from checkers.history import Process
 from model.observations import KINDS
+from model.params import Params
 
 from factkit import finish
 from factkit import live as live_write
@@ -418,3 +419,50 @@ def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     sent = [(h.processes[e[1]].node_id, e[3]) for e in h.events if e[2] == "fence_sent"]
     assert sent and all(f == ("nodes/n1", 1) for _n, f in sent), sent
     assert {n for n, _f in sent} <= {"operator", "n0"}
+
+
+# --- CS-2: `released` retries, on the stopping process's own clock -------------------------------------
+
+
+def _released_retries(gap_ms: int, drift_ppm: int = 0, conflict: str | None = None) -> History:
+    """n0/a sends `released` at 10 s and again `gap_ms` later (true time); `conflict`: the first try was
+    answered 409 ("conflicted") or 412 ("refused") on its own key."""
+    h = history(("n0", "a", "m0", 0, drift_ppm))
+    h.params = Params().to_dict()
+    h.add(10_000, 0, "released_sent", ())
+    if conflict == "conflicted":
+        h.add(10_010, 0, "conflicted", fields("conflicted", key="nodes/n0", op="PUT", sent_ms=10_000))
+    elif conflict == "refused":
+        h.add(10_010, 0, "refused", fields("refused", key="nodes/n0", op="PUT", cond="if-match",
+                                           met="live a 1", sent_ms=10_000, status=412))
+    h.add(10_000 + gap_ms, 0, "released_sent", ())
+    finish(h, {})
+    return h
+
+
+def test_cs2_released_retries_are_bounded_by_a_plus_one_second():
+    """CS-2: retried for A + 1 s from the first try; one millisecond more is a violation."""
+    a = Params().attempt_timeout_ms
+    assert CHECKERS["CS-2"](_released_retries(a + 1_000)) == []
+    (v,) = CHECKERS["CS-2"](_released_retries(a + 1_001))
+    assert v.invariant == "CS-2" and "retried for A + 1 s" in v.message
+
+
+@pytest.mark.parametrize("conflict", ["refused", "conflicted"])
+def test_cs2_a_conflict_allows_the_reread_and_the_adopted_write(conflict):
+    """CS-2, NL-9: after a conflict on its own key, a 412 or a 409 (the bucket's "conflicted", a world
+    fact since seed 2513 of a 20,000-seed sweep showed a 409 judged as no conflict), the re-read and the
+    adopted write add two attempt timeouts."""
+    a = Params().attempt_timeout_ms
+    assert CHECKERS["CS-2"](_released_retries(3 * a + 1_000, conflict=conflict)) == []
+    assert CHECKERS["CS-2"](_released_retries(3 * a + 1_001, conflict=conflict))
+    assert CHECKERS["CS-2"](_released_retries(3 * a + 1_000))  # no conflict: the bound is A + 1 s
+
+
+def test_cs2_counts_on_the_processs_own_clock():
+    """CS-2 (seed 16603 of a 20,000-seed sweep): a clock 1.5 % slow counts A + 1 s over more true time; the
+    bound is on the process's own clock, as the model counts it."""
+    a = Params().attempt_timeout_ms
+    true_gap = (a + 1_000) * 1_000_000 // (1_000_000 - 15_000)
+    assert CHECKERS["CS-2"](_released_retries(true_gap, drift_ppm=-15_000)) == []
+    assert CHECKERS["CS-2"](_released_retries(true_gap + 50, drift_ppm=-15_000))
