@@ -90,3 +90,18 @@ def test_compiled_and_source_give_the_same_histories(tmp_path):
         n, _of, m = doc["compiled"].split()[:3]
         assert (n == "0") if pure else (n == m), doc["compiled"]
     assert digests[""] == digests["1"]
+
+
+@needs_build
+def test_no_compiled_module_moves_what_is_found_by_file():
+    """A compiled module's __file__ is its copy in .compiled/: a module that finds the repository by its own
+    __file__ (reporting.HERE: where reports land) must stay source. With the hot modules compiled, reports
+    still land in the repository's reports/, and no hot module's source reads __file__."""
+    probe = "import runner, compiled, reporting, scenarios.core\nprint(reporting.HERE)\nprint(compiled.status())"
+    r = _run(["-c", probe])
+    assert r.returncode == 0, r.stderr
+    here, status = r.stdout.splitlines()
+    assert here == REPO and not status.startswith("0 of"), (here, status)
+    for name in compiled.HOT:
+        with open(compiled.source_path(name)) as f:
+            assert "__file__" not in f.read(), name
