@@ -704,9 +704,8 @@ class World:
         hit = self.fault_target is None or self._targeted(req)
         if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
             return "lost", 0
-        if (self.record_storm and f is self.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
-                and rng.random() < STORM_LOST):
-            return "lost", 0  # a record storm (OR-7..OR-9: BM-3's race)
+        if self.record_storm and self._stormed(f, req) and rng.random() < STORM_LOST:
+            return "lost", 0
         o = self.options
         delay = self.delay()
         if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
@@ -714,6 +713,10 @@ class World:
         if hit and f["p_late"] and req.op in (PUT, DELETE) and rng.random() < f["p_late"]:
             return "late", self.randint(1, o["late_ms_max"])
         return "ok", delay
+
+    def _stormed(self, f: dict, req) -> bool:
+        """In a record storm (OR-7..OR-9: BM-3's race), a record write that no race shields."""
+        return f is self.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
 
     def _targeted(self, req) -> bool:
         op, prefix = self.fault_target
@@ -799,10 +802,9 @@ class World:
                 and rng.random() < lost):
             return "lost", 0
         delay = self.delay()
-        if (self.record_storm and f is self.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
-                and rng.random() < STORM_SLOW):
-            # a record storm: the write landed, its reply comes up to a timeout late, while the client's
-            # retry at once starts the same node's next acquisition (OR-7, OR-9)
+        if self.record_storm and self._stormed(f, req) and rng.random() < STORM_SLOW:
+            # the write landed, its reply comes up to a timeout late, while the client's retry at once
+            # starts the same node's next acquisition (OR-7, OR-9)
             return "slow", self.randint(delay, delay + self.params.attempt_timeout_ms)
         if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
             a = self.params.attempt_timeout_ms
@@ -826,9 +828,7 @@ class World:
         if proc.deadlines:
             proc.deadlines.pop(rid, None)
         if proc.watched:
-            key = proc.watched.pop(rid, None)
-            if key is not None and reply.status != OK and key.startswith(DATA_PREFIX):
-                self.record(proc.index, "upload_failed", (key, reply.status))
+            self._unwatch(proc, rid, reply.status)
         if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
@@ -845,10 +845,15 @@ class World:
         if proc.pending.pop(rid, None) is None:
             return
         if proc.watched:
-            key = proc.watched.pop(rid, None)
-            if key is not None and key.startswith(DATA_PREFIX):
-                self.record(proc.index, "upload_failed", (key, NO_ANSWER.status))
+            self._unwatch(proc, rid, NO_ANSWER.status)
         self.deliver(proc, ReplyArrived(rid, NO_ANSWER))
+
+    def _unwatch(self, proc, rid, status: str) -> None:
+        """A watched request (a segment upload, a fence) is answered, by the bucket or its timeout: a fence
+        is no longer in flight (BD-1), and a segment that failed is a world fact (OR-5)."""
+        key = proc.watched.pop(rid, None)
+        if key is not None and status != OK and key.startswith(DATA_PREFIX):
+            self.record(proc.index, "upload_failed", (key, status))
 
     def note_fault(self, proc: Proc, what: str, req) -> None:
         self.record(proc.index, "fault", (what, f"{req.op} {req.key}"))
