@@ -148,6 +148,43 @@ def test_every_generated_state_is_judged_those_that_meet_a_seen_state_too(monkey
     assert len(judged) + out.shared_verdicts == out.states
 
 
+def test_atomic_steps_count_each_callback_of_a_path_once_not_its_re_runs(monkeypatch):
+    """`Outcome.steps` (the system states passed through between choice points, one per atomic
+    step) is every callback that ran to its end, less the ones `decide` ran again to branch: counted
+    here from outside, by wrapping the world's callbacks and `decide`."""
+    from explore.world import ExploreWorld
+
+    completed, rerun = [0], [0]
+    pop, advance, decide = ExploreWorld.pop, ExploreWorld.advance, Explorer.decide
+
+    def counted_pop(self):
+        pop(self)
+        completed[0] += 1
+
+    def counted_advance(self):
+        begun = self.begun
+        advance(self)
+        completed[0] += not begun  # the start; a begun world's advance is a pop, counted there
+
+    def counted_decide(self, state, n, *args):
+        rerun[0] += n  # the n callbacks before the decision, run again on a copy of `state`
+        return decide(self, state, n, *args)
+
+    monkeypatch.setattr(ExploreWorld, "pop", counted_pop)
+    monkeypatch.setattr(ExploreWorld, "advance", counted_advance)
+    monkeypatch.setattr(Explorer, "decide", counted_decide)
+    _, out = explore("correct", horizon_s=8, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
+                     offsets=[[0, 0]])
+    assert out.status == "exhausted"
+    assert rerun[0] > 0 and out.steps == completed[0] - rerun[0]
+    assert out.steps > 10 * out.states  # many atomic steps between two choice points
+    # a run with no choice at all is one path: every callback is a step, none is run twice
+    completed[0] = rerun[0] = 0
+    _, calm = explore("correct", horizon_s=8, requests=0, faults=0, delays=[1], offsets=[[0, 0]])
+    assert calm.status == "exhausted" and calm.distinct == 2 and rerun[0] == 0
+    assert calm.steps == completed[0] == calm.callbacks + 1 > 1  # (the start is a step, not a callback)
+
+
 def test_every_offset_combination_is_explored():
     b = Bounds(nodes=2)
     assert sorted(b.combinations(1000)) == sorted((a, c) for a in (-1000, 0, 1000) for c in (-1000, 0, 1000))
@@ -287,8 +324,8 @@ def test_worker_processes_explore_the_same_states_and_find_the_same_counterexamp
     explorer = Explorer(MODEL, "correct", PARAMS, Bounds(**bounds))
     one, two = explorer.run(), explorer.run(workers=2)
     assert one.status == "exhausted"
-    assert (two.status, two.distinct, two.states, two.per_offsets) == (one.status, one.distinct, one.states,
-                                                                       one.per_offsets)
+    assert (two.status, two.distinct, two.states, two.steps, two.per_offsets) == (
+        one.status, one.distinct, one.states, one.steps, one.per_offsets)
     broken = Explorer(load("unconditional_fence").MODEL, "unconditional_fence", PARAMS,
                       Bounds(requests=0, faults=0, outages=1, delays=[1], offsets=[[1000, 0], [0, 0]]))
     seq, par = broken.run(), broken.run(workers=2)
