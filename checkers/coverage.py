@@ -53,6 +53,8 @@ POINTS: dict[str, str] = {
     "forget deleted a retired heartbeat": "`cluster forget` deleted an old-format heartbeat stale by UP-2's test (FN-8)",
     "forget met a fresh heartbeat": "`cluster forget` was asked while the node's old-format heartbeat in the "
                                     "bucket was fresh by UP-2's test, and refused (FN-8)",
+    "guard read lost on a fresh heartbeat": "a new node's read of an old-format heartbeat still fresh by UP-2's "
+    "test was lost or failed (the start guard must hold on a read that proves nothing)",
     "forget met a format-3 object": "`cluster forget` was asked of a node whose object is in format 3 (a node "
                                     "gone for good, or retired), and refused (FN-8)",
 }
@@ -154,7 +156,7 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
             if any(e[1] == q and e[2] == "fault" and e[3][0].startswith("request lost")
                    and e[3][1].startswith("PUT owners/") and since <= e[0] < t for e in events[max(0, i - 400):i]):
                 got.add("drain after a lost acquire")
-    got.update(_forgets(history, p))
+    got.update(_old_heartbeats(history, p))
     if _twin_won(history, fx):
         got.add("twin won")
     if _gone_fenced(history, fx):
@@ -198,19 +200,27 @@ def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
     return out
 
 
-def _forgets(history: History, p: Params) -> list[str]:
-    """FN-8's two outcomes on an old-format heartbeat, read from the bucket's applied writes: the
-    delete of one, and a refusal while the one the bucket held was fresh (written less than
-    UP-2's span before the operator's clock read at the refusal)."""
+def _old_heartbeats(history: History, p: Params) -> list[str]:
+    """The points about old-format heartbeats, read from the bucket's applied writes: FN-8's two
+    outcomes (the delete of one, and a refusal while the one the bucket held was fresh: written
+    less than UP-2's span before the operator's clock read at the refusal), and a new node's read
+    of one that was fresh by its own clock, lost or failed (UP-2's guard must hold)."""
     out = []
     events = history.events
     procs = history.processes
     span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
+    new = {k for k, pr in enumerate(procs) if pr.machine[0] in "mt"}  # new nodes' processes (and their twins)
     old: dict[str, int | None] = {}  # nodes/ key -> written_at of the old heartbeat it holds (None: none)
     fmt3: set[str] = set()  # nodes/ keys holding a format-3 object (live, fenced, released)
-    for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done"):
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done", "fault"):
         t, q, kind, f = events[i]
-        if kind == "fault_put":
+        if kind == "fault":
+            if (q in new and f[0].startswith(("request lost", "failed fast", "reply lost"))
+                    and f[1].startswith("GET nodes/")):
+                written_at = old.get(f[1][4:])
+                if written_at is not None and procs[q].clock.local(t) - written_at < span:
+                    out.append("guard read lost on a fresh heartbeat")
+        elif kind == "fault_put":
             old[f[0]] = f[2] if len(f) > 2 else None  # the world wrote an old heartbeat dated f[2], or another body
             fmt3.discard(f[0])
         elif kind == "operator_done":

@@ -158,22 +158,42 @@ def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
 
 
 def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
-    """INV-4: the record names a process (A, i) whose `nodes/A` ends in an old binary's heartbeat, written
-    (unconditionally, UP-4) over i's own `live` object: the old binary ran on after i's start guard passed
-    (UP-2 judged it retired: its heartbeats were held back), i met the old format and exited (NL-10), and no
-    process of A came back through its start check to replace the object. An old-format object frees
-    nothing (FN-5) and takes no fence (FN-7)."""
-    if v.invariant != "INV-4":
-        return False
-    m = re.search(r"names ([^/\s]+)/([0-9a-f]+)", v.message)
-    if m is None:
-        return False
-    node, inst = m.groups()
-    if not old_heartbeat(final_state(history).get("nodes/" + node, "")):
-        return False
+    """The record of an actor names (or its failover waits on) a process (A, i) whose `live` object on
+    `nodes/A` an old binary's heartbeat replaced (written unconditionally, UP-4): the old binary ran on
+    after i's start guard passed (UP-2 judged it retired: its heartbeats were held back), i met the old
+    format and exited (NL-10). An old-format object frees nothing (FN-5) and takes no fence (FN-7), so
+    the actor waits for a process of A to come back through its start guard (INV-7: later than T-5's
+    bound), or, if none does, stays held (INV-4): `nodes/A` ends in that old heartbeat, or absent once
+    an operator's `cluster forget` (FN-8) deleted it with no `cluster fence` of the absent object after
+    (FN-7: the remedy is forget, then fence)."""
     events = history.events
-    return any(f[0] == "nodes/" + node and f[7].startswith(f"live {inst} ") and old_heartbeat(f[6])
-               for f in (events[i][3] for i in history.of_kind("apply")))
+    if v.invariant == "INV-4":
+        m = re.search(r"names ([^/\s]+)/([0-9a-f]+)", v.message)
+        if m is None:
+            return False
+        node, inst = m.groups()
+        key = "nodes/" + node
+        writes = [f for f in (events[i][3] for i in history.of_kind("apply")) if f[0] == key]
+        over = next((k for k, f in enumerate(writes) if f[7].startswith(f"live {inst} ") and old_heartbeat(f[6])),
+                    None)
+        # from the landing on: old heartbeats, or a forget's delete; never a format-3 object again
+        return over is not None and all(old_heartbeat(f[6]) or f[1] == "DELETE" for f in writes[over:])
+    if v.invariant == "INV-7":
+        died = v.events[0]  # INV-7 names the owner's death first
+        t_died, p, kind, _f = events[died]
+        if kind not in ("crash", "exit") or p < 0:
+            return False
+        proc = history.processes[p]
+        key = "nodes/" + proc.node_id
+        # the object on nodes/A when i died: an old heartbeat written over i's own live object
+        last = None
+        for i in history.of_kind("apply"):
+            if events[i][0] > t_died:
+                break
+            if events[i][3][0] == key:
+                last = events[i][3]
+        return (last is not None and old_heartbeat(last[6]) and last[7].startswith(f"live {proc.instance} "))
+    return False
 
 
 FINDINGS: tuple[Finding, ...] = (
@@ -246,8 +266,9 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="F-6",
         title="an old binary's heartbeat landing over a new node's live object, after that node's start guard "
-              "passed, leaves the records it took held by an old-format object if the node does not come back",
-        invariants=("INV-4",),
+              "passed, leaves the records it took held by an old-format object until the node comes back "
+              "through its start guard (later than T-5's bound), or for good if it does not",
+        invariants=("INV-4", "INV-7"),
         adr="Section 6: 'Old and new nodes must never run together', kept by the start guard (wait while an "
             "old-format heartbeat was written less than its horizon plus ttl plus grace ago; 'an old heartbeat "
             "that keeps being rewritten means an old node is running'). Section 2: 'An absent nodes/A, or an "
@@ -256,7 +277,10 @@ FINDINGS: tuple[Finding, ...] = (
             "guard passes, and its next heartbeat, unconditional, lands over the new node's live object: the "
             "new node exits (NL-10, an old format). If that node does not come back through its start check "
             "(its machine gone, or it stays stopped), the actors it took stay held: only an operator's "
-            "`cluster forget` (FN-8) then `cluster fence` (FN-7) frees them. Nothing is unsafe.",
+            "`cluster forget` (FN-8) then `cluster fence` (FN-7) frees them (a fence first finds nothing to "
+            "fence; a forget alone leaves an absent object, which frees nothing either). If it comes back, its "
+            "start guard waits out the old heartbeat first, so the failover outlasts T-5's bound (INV-7). "
+            "Nothing is unsafe.",
         reproduction="tests/test_findings.py::test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held",
         matches=_old_heartbeat_over_a_new_node,
     ),

@@ -83,6 +83,7 @@ FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this mu
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
 REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
 STORM_LOST, STORM_SLOW = 0.5, 0.9  # in a record storm: the share of record writes lost, of their replies slowed
+GUARD_STORM_LOST = 0.8  # in a guard storm: the share of `nodes/` reads lost (two in a round: 0.64 both)
 STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` write ends it (CS-1)
 NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
 
@@ -163,6 +164,7 @@ class World:
         self._straggle: dict[str, tuple[int, int]] = {}
         self.replies_dropping = False  # a stretch of lost write replies is under way
         self.record_storm = False  # a stretch of lost and slow record writes is under way
+        self.guard_storm = False  # a stretch of lost `nodes/` reads as new nodes start (UP-2's guard)
 
     # --- what a world supplies ----------------------------------------------------------
 
@@ -272,6 +274,9 @@ class World:
         for at, length_ms in filter(None, o.get("record_storms", ())):
             self.later(base + at, self._record_storm, True)
             self.later(base + at + length_ms, self._record_storm, False)
+        for at, length_ms in filter(None, [up and up.get("guard_storm")]):
+            self.later(base + at, self._guard_storm, True)
+            self.later(base + at + length_ms, self._guard_storm, False)
         for node_id, at in filter(None, o.get("crash_for_good", ())):
             self.later(base + at, self._crash_for_good, node_id)
         for node_id, at in filter(None, o.get("mass", ())):
@@ -706,6 +711,9 @@ class World:
             return "lost", 0
         if self.record_storm and self._stormed(f, req) and rng.random() < STORM_LOST:
             return "lost", 0
+        if (self.guard_storm and f is self.fault and req.op == GET and req.key.startswith(NODES_PREFIX)
+                and rng.random() < GUARD_STORM_LOST):
+            return "lost", 0  # UP-2: a guard read that fails proves nothing about that heartbeat
         o = self.options
         delay = self.delay()
         if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
@@ -994,6 +1002,7 @@ class World:
         self._lose.clear()
         self.replies_dropping = False
         self.record_storm = False
+        self.guard_storm = False
         self.record(WORLD, "quiet")
         for k in self.fault:
             self.fault[k] = 0.0
@@ -1165,6 +1174,11 @@ class World:
         if on and not self.in_quiet:
             self.record(WORLD, "fault", ("record storm", "record writes lost and slow"))
         self.record_storm = on and not self.in_quiet
+
+    def _guard_storm(self, on: bool) -> None:
+        if on and not self.in_quiet:
+            self.record(WORLD, "fault", ("guard storm", "nodes/ reads lost"))
+        self.guard_storm = on and not self.in_quiet
 
     def _replies_drop(self, on: bool) -> None:
         if on and not self.in_quiet:

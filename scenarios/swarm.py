@@ -446,6 +446,12 @@ def _draw_upgrade(rng, nodes: int, S, focused: bool = False) -> dict:
         "p_gc": _pick(rng, (0.0, 0.5)),  # the old GC deleted released leases/ of idle actors
     }
     up["forgets"] = _draw_forgets(rng, nodes, up["same_ids"], bool(up["future_ms"]), S, focused)
+    # UP-2's margin: as the new nodes start (or while a straggler still beats), half their `nodes/`
+    # reads are lost for a stretch, so that a guard round meets a failed read of a heartbeat that
+    # is still fresh (a failed read proves nothing: the guard must hold)
+    up["guard_storm"] = ([rng.randint(0, S(1_000) if up["straggler"] is None or rng.random() < 0.5
+                                      else up["straggle_ms"]), rng.randint(S(6_000), S(20_000))]
+                         if rng.random() < (0.7 if focused else 0.6) else None)
     return up
 
 

@@ -407,6 +407,28 @@ def test_a_record_storm_catches_the_unlocked_resolver_in_the_swarm():
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
 
+def test_a_guard_storm_catches_a_guard_failing_open_in_the_swarm():
+    """UP-2 broken (broken_models.guard_fails_open: a failed guard read counts as no old heartbeat) in the
+    swarm's guard storms: as the new nodes start after an upgrade, most of their `nodes/` reads are lost
+    for a stretch, so a guard round fails to read every heartbeat that is still fresh. Seed 66 draws an
+    upgrade with a storm: the broken model is caught (UP-2); the correct model in the same seed passes,
+    and reaches the coverage point that names the margin."""
+    import broken_models
+    from checkers.coverage import reached
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    broken = broken_models.load("guard_fails_open")
+    w = SimWorld(66, broken.MODEL, "swarm", model_name="guard_fails_open")
+    assert w.options["upgrade"]["guard_storm"]
+    h = w.run()
+    assert any(e[2] == "fault" and e[3][0] == "guard storm" for e in h.events)
+    assert {v.invariant for v in check_all(h)} == {"UP-2"}
+    h = SimWorld(66, MODEL, "swarm").run()
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    assert "guard read lost on a fresh heartbeat" in reached(h)
+
+
 def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     """BD-1, FN-7: the operator fences n1 twice, the second after the first's reply: each fence_sent counts
     one in flight (the first was answered, so it no longer counts); the node's own lease writes never count."""

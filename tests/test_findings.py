@@ -251,6 +251,52 @@ def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
     assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
 
 
+def test_f6_also_delays_a_failover_past_t5s_bound():
+    """F-6 under INV-7 (UP-2, UP-4, FN-5, NL-10), the form seed 4641 of a 20,000-seed sweep met (shrunk and
+    kept as a plan): an old binary of n1 is started again after the switch (the procedure forbids it) and
+    its unconditional heartbeat lands over the new n1's live object at 19.804 s; the new n1 meets the old
+    format and exits at 19.995 s, in the quiet phase. An old-format object frees nothing (FN-5), so its
+    actor waits for n1's next process, whose start guard waits out that heartbeat first: the new hold
+    comes later than T-5's failover bound."""
+    h = _kept_plan("f6-old-heartbeat-delays-a-failover")
+    (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[7].startswith("live ") and f[6] == "node n1")
+    exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e[3][1]]
+    assert exits and exits[0][1] > over[1]
+    found = _found(h)
+    assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-7"}
+    # the same failover, but the heartbeat landed over another instance's object: a violation, no finding
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    t, p, kind, f = doctored.events[over[0]]
+    doctored.events[over[0]] = (t, p, kind, f[:7] + ("live 0badcafe 510696",) + f[8:])
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert "F-6" not in found and "INV-7" in {v.invariant for v in unexplained}
+
+
+def test_f6_also_when_a_forget_deletes_the_old_heartbeat_with_no_fence_after():
+    """F-6 under INV-4, the form seed 18163 of a 20,000-seed sweep met (shrunk and kept as a plan): the old
+    n0, started again after the switch, writes its heartbeat over the new n0's live object; the new n0 exits
+    (NL-10) and its machine is gone for good. The quiet phase's operator fences n0 (nothing to fence: an old
+    format, FN-7), then forgets it (FN-8 deletes the stale old heartbeat): nodes/n0 ends absent, which frees
+    nothing (FN-5), so t0/c/a8 stays held. The remedy is forget, then fence."""
+    h = _kept_plan("f6-old-heartbeat-forgotten-not-fenced")
+    (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[7].startswith("live ") and f[6] == "node n0")
+    (forgot,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[1] == "DELETE")
+    assert forgot[1] > over[1] and forgot[3][7] == "node n0"
+    found = _found(h)
+    assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-4"}
+    # the same end, but a fence of n0 landed after the landing (a format-3 object again): no finding
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    t, p, kind, f = doctored.events[forgot[0]]
+    doctored.events[forgot[0]] = (t, p, kind, ("nodes/n0", "PUT", "if-match") + f[3:5] + (f[3] + 1000,
+                                  "fenced 68e1a746 0") + f[7:])
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
+
+
 def test_f2_also_when_the_acquire_write_failed_fast():
     """F-2, the form seed 6445 of a 20,000-seed sweep met (shrunk and kept as a plan): the acquire's
     record write failed fast (refused before it was sent: it never reached the bucket), its read-back

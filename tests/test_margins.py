@@ -417,6 +417,23 @@ def test_up2_guard_holds_while_its_reads_fail():
     assert applies(h, "nodes/n0", proc=new)[0][1] > t_passed
     assert h.rules.get("UP-2", 0) >= 1
     assert check_all(h) == []
+    assert "guard read lost on a fresh heartbeat" in reached(h)
+
+
+def test_a_failed_read_of_a_stale_old_heartbeat_is_not_the_guard_margin():
+    """The coverage point counts failed guard reads of a heartbeat still fresh by UP-2's test on the reader's
+    clock: n0 starts at 32 s, after o0's last heartbeat (near 6 s) went stale (24 s later), and its reads of
+    nodes/o... fail fast for 2 s: failed reads, but of a stale heartbeat."""
+    w = UpgradeWorld()
+    w.at(0, "old_start", "o0", "om0")
+    w.at(6_000, "tell", "om0", "stop")
+    w.at(32_000, "new_start", "n0", "m0")
+    w.rule(NetRule("fail_fast", node="n0", op="GET", key="nodes/o", after_ms=32_000, until_ms=34_000, times=None))
+    h = w.run(until_ms=40_000)
+    new = next(p for p, pr in enumerate(h.processes) if pr.machine == "m0")
+    assert evs(h, "fault", proc=new, where=lambda f: f[0].startswith("failed fast") and f[1] == "GET nodes/o0")
+    assert check_all(h) == []
+    assert "guard read lost on a fresh heartbeat" not in reached(h)
 
 
 def test_up2_guard_failing_open_is_caught():
