@@ -29,6 +29,16 @@ def _kept_plan(name: str):
     return h
 
 
+def _judged_doctored(h, index: int, fields: tuple):
+    """(unexplained violations, findings) of a copy of `h` whose event `index` has these fields."""
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    t, p, kind, _f = doctored.events[index]
+    doctored.events[index] = (t, p, kind, fields)
+    return classify(doctored, check_all(doctored))
+
+
 def _found(h):
     violations = check_all(h)
     unexplained, found = classify(h, violations)
@@ -242,12 +252,8 @@ def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
     found = _found(h)
     assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-4"}
     # the same end, but the old heartbeat written over another instance's object: not F-6, a violation
-    doctored = copy.deepcopy(h)
-    doctored._sha = None
-    doctored.cache.clear()
-    t, p, kind, f = doctored.events[over[0]]
-    doctored.events[over[0]] = (t, p, kind, f[:7] + ("live 0badcafe 581967",) + f[8:])
-    unexplained, found = classify(doctored, check_all(doctored))
+    f = over[3]
+    unexplained, found = _judged_doctored(h, over[0], f[:7] + ("live 0badcafe 581967",) + f[8:])
     assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
 
 
@@ -265,12 +271,8 @@ def test_f6_also_delays_a_failover_past_t5s_bound():
     found = _found(h)
     assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-7"}
     # the same failover, but the heartbeat landed over another instance's object: a violation, no finding
-    doctored = copy.deepcopy(h)
-    doctored._sha = None
-    doctored.cache.clear()
-    t, p, kind, f = doctored.events[over[0]]
-    doctored.events[over[0]] = (t, p, kind, f[:7] + ("live 0badcafe 510696",) + f[8:])
-    unexplained, found = classify(doctored, check_all(doctored))
+    f = over[3]
+    unexplained, found = _judged_doctored(h, over[0], f[:7] + ("live 0badcafe 510696",) + f[8:])
     assert "F-6" not in found and "INV-7" in {v.invariant for v in unexplained}
 
 
@@ -287,13 +289,9 @@ def test_f6_also_when_a_forget_deletes_the_old_heartbeat_with_no_fence_after():
     found = _found(h)
     assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-4"}
     # the same end, but a fence of n0 landed after the landing (a format-3 object again): no finding
-    doctored = copy.deepcopy(h)
-    doctored._sha = None
-    doctored.cache.clear()
-    t, p, kind, f = doctored.events[forgot[0]]
-    doctored.events[forgot[0]] = (t, p, kind, ("nodes/n0", "PUT", "if-match") + f[3:5] + (f[3] + 1000,
-                                  "fenced 68e1a746 0") + f[7:])
-    unexplained, found = classify(doctored, check_all(doctored))
+    f = forgot[3]
+    unexplained, found = _judged_doctored(h, forgot[0], ("nodes/n0", "PUT", "if-match") + f[3:5]
+                                          + (f[3] + 1000, "fenced 68e1a746 0") + f[7:])
     assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
 
 

@@ -390,16 +390,23 @@ def test_up2_a_future_dated_heartbeat_lapses_on_the_new_nodes_own_count():
     assert [v.invariant for v in found] == ["UP-2"] and found[0].events == (ix["hb"], ix["guard"])
 
 
-def _failed_guard_reads(model=None, model_name: str = "correct"):
-    """Old o0 runs from 0 and stops cleanly at 6 s (its heartbeat stays); new n0 starts at 7 s and every GET of
-    nodes/o... it sends fails fast until 20 s: its guard cannot read the old heartbeat for 13 s."""
+def _guard_reads_failing(start_ms: int, until_ms: int, model=None, model_name: str = "correct"):
+    """Old o0 runs from 0 and stops cleanly at 6 s (its heartbeat stays, last written near 6 s); new n0
+    starts at `start_ms` and every GET of nodes/o... it sends fails fast until `until_ms`. Returns the
+    history and n0's process."""
     w = UpgradeWorld(model, model_name)
     w.at(0, "old_start", "o0", "om0")
     w.at(6_000, "tell", "om0", "stop")
-    w.at(7_000, "new_start", "n0", "m0")
-    w.rule(NetRule("fail_fast", node="n0", op="GET", key="nodes/o", after_ms=7_000, until_ms=20_000, times=None))
+    w.at(start_ms, "new_start", "n0", "m0")
+    w.rule(NetRule("fail_fast", node="n0", op="GET", key="nodes/o", after_ms=start_ms, until_ms=until_ms, times=None))
     h = w.run(until_ms=40_000)
-    new = next(p for p, pr in enumerate(h.processes) if pr.machine == "m0")
+    return h, next(p for p, pr in enumerate(h.processes) if pr.machine == "m0")
+
+
+def _failed_guard_reads(model=None, model_name: str = "correct"):
+    """New n0 starts at 7 s, its reads of nodes/o... failing until 20 s: its guard cannot read o0's old
+    heartbeat (fresh until about 30 s) for 13 s."""
+    h, new = _guard_reads_failing(7_000, 20_000, model, model_name)
     beats = [t for _i, t, _p, f in applies(h, "nodes/o0") if f[6] == "node o0"]
     assert beats, h.timeline()
     failed = evs(h, "fault", proc=new, where=lambda f: f[0].startswith("failed fast") and f[1] == "GET nodes/o0")
@@ -424,13 +431,7 @@ def test_a_failed_read_of_a_stale_old_heartbeat_is_not_the_guard_margin():
     """The coverage point counts failed guard reads of a heartbeat still fresh by UP-2's test on the reader's
     clock: n0 starts at 32 s, after o0's last heartbeat (near 6 s) went stale (24 s later), and its reads of
     nodes/o... fail fast for 2 s: failed reads, but of a stale heartbeat."""
-    w = UpgradeWorld()
-    w.at(0, "old_start", "o0", "om0")
-    w.at(6_000, "tell", "om0", "stop")
-    w.at(32_000, "new_start", "n0", "m0")
-    w.rule(NetRule("fail_fast", node="n0", op="GET", key="nodes/o", after_ms=32_000, until_ms=34_000, times=None))
-    h = w.run(until_ms=40_000)
-    new = next(p for p, pr in enumerate(h.processes) if pr.machine == "m0")
+    h, new = _guard_reads_failing(32_000, 34_000)
     assert evs(h, "fault", proc=new, where=lambda f: f[0].startswith("failed fast") and f[1] == "GET nodes/o0")
     assert check_all(h) == []
     assert "guard read lost on a fresh heartbeat" not in reached(h)
