@@ -63,8 +63,10 @@ def _twin_straddles_delete(history: History, v: Violation) -> bool:
 def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
     """The drained process lost an acquire's record write before the drain (the request never
     reached the bucket: lost on the way, or failed fast, refused before sending; seed 6445 of the
-    20,000-seed sweep), and that record did not change from then to the drain's bound: the
-    unresolved acquire (OR-7) is read forever (OR-8) and the drain waits on it (CS-3)."""
+    20,000-seed sweep), or the bucket answered it 409 (a conflict: not applied; seed 854 of a
+    2,000-seed sweep), and that record did not change from then to the drain's bound: the
+    unresolved acquire (OR-7 counts a conflict as not succeeded) is read forever (OR-8) and the
+    drain waits on it (CS-3)."""
     if v.invariant != "INV-11" or not v.events:
         return False
     told = v.events[0]
@@ -77,6 +79,8 @@ def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
         if (q == p and kind == "fault" and t < td and f[0].startswith(("request lost", "failed fast"))
                 and f[1].startswith("PUT owners/")):
             lost.setdefault(f[1][len("PUT "):], t)
+        elif q == p and kind == "conflicted" and t < td and f[1] == "PUT" and f[0].startswith("owners/"):
+            lost.setdefault(f[0], t)
         elif kind == "apply" and f[0] in lost:
             del lost[f[0]]
     return bool(lost)
@@ -212,7 +216,8 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="F-2",
-        title="a drain waits forever on an acquire whose record write was lost: the resolver has no bound",
+        title="a drain waits forever on an acquire whose record write was lost (or refused 409): the resolver has "
+              "no bound",
         invariants=("INV-11",),
         adr="Section 3: 'The background task reads the record until it can decide' (OR-8), with no bound; "
             "section 4: 'A drain ... reports drained only when its set of pending releases is empty' (CS-3).",

@@ -83,6 +83,7 @@ FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this mu
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
 REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
 STORM_LOST, STORM_SLOW = 0.5, 0.9  # in a record storm: the share of record writes lost, of their replies slowed
+DRAIN_WAITS = 12  # a drain with holds waits up to this many sixths of a lease span for the node to hold one
 GUARD_STORM_LOST = 0.8  # in a guard storm: the share of `nodes/` reads lost (two in a round: 0.64 both)
 STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` write ends it (CS-1)
 NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
@@ -160,6 +161,7 @@ class World:
         # delete of nodes/<node> armed to strike right after its next acknowledged lease write
         self._delete_races: dict[str, tuple] = {}
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
+        self._busy: dict[str, int] = {}  # node -> until when its actors stay busy (no hibernation or move reaches it)
         # CS-1: node -> (restart after, give up at): its next event is a straggler, its stop follows
         self._straggle: dict[str, tuple[int, int]] = {}
         self.replies_dropping = False  # a stretch of lost write replies is under way
@@ -305,15 +307,19 @@ class World:
                 # must have reported drained: the drain is judged (INV-11) with the holds it drains
                 until = base + at + self.params.ttl_ms + self.params.grace_ms + self.params.attempt_timeout_ms
                 self.later(base + at - self.tg // 3, self._shield_until, node_id, until)
+                if o.get("drains_wait_for_holds"):
+                    # and its actors stay busy: no hibernation or move ends its holds for it, so the
+                    # drain must release them itself (CS-3), or never reports drained (INV-11)
+                    self.later(base + at - self.tg // 3, self._busy_until, node_id, until)
             if lost or o.get("drains_with_holds"):
                 # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
                 for actor in self.actors:
                     self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
+            if not lost and o.get("drains_with_holds") and o.get("drains_wait_for_holds"):
+                self.later(base + at, self._drain_holding, node_id, after_ms, then, DRAIN_WAITS)
+                continue
             self.later(base + at, self._command_node, node_id, Command("drain"))
-            if then == "resume":
-                self.later(base + at + after_ms, self._command_node, node_id, Command("resume"))
-            else:
-                self.later(base + at + after_ms, self._stop_node, node_id, tg // 3)
+            self._after_drain(node_id, base + at + after_ms, then)
         for k, delete in enumerate(o.get("deletes", ())):
             if not delete:
                 continue
@@ -924,9 +930,12 @@ class World:
         return items[self.below(len(items))]
 
     def _broadcast(self, command) -> None:
-        """Hibernations and moves reach every process but those a race plays out on."""
+        """Hibernations and moves reach every process but those a race plays out on, and those of a
+        node draining with busy actors."""
+        busy = self._busy
         for slot in self.slots:
-            if slot.proc is not None and slot.proc.alive and not (self._calm and self.calm(slot.node_id)):
+            if (slot.proc is not None and slot.proc.alive and not (self._calm and self.calm(slot.node_id))
+                    and not (busy and busy.get(slot.node_id, -1) >= self.now)):
                 self.deliver(slot.proc, command)
 
     def _hibernate(self) -> None:
@@ -999,6 +1008,7 @@ class World:
         self._calm.clear()  # a race's calm ends with the fault phase: the quiet phase's own moves go ahead
         self._delete_races.clear()
         self._shield.clear()
+        self._busy.clear()
         self._lose.clear()
         self.replies_dropping = False
         self.record_storm = False
@@ -1341,6 +1351,36 @@ class World:
     def _ask_new(self, node_id: str, actor: str) -> None:
         self._requests += 1
         self._ask(node_id, actor, self._requests)
+
+    def _after_drain(self, node_id: str, at: int, then: str) -> None:
+        if then == "resume":
+            self.later(at - self.now, self._command_node, node_id, Command("resume"))
+        else:
+            self.later(at - self.now, self._stop_node, node_id, self.tg // 3)
+
+    def _drain_holding(self, node_id: str, after_ms: int, then: str, waits: int) -> None:
+        """A drain judged with the holds it drains (CS-3, INV-11): told once an applied record names
+        the node (a node still in its start check, or whose asks were forwarded, holds nothing to
+        drain); until then, up to `waits` times, it is asked for every actor again a sixth of a
+        lease span later, its shield and its busy actors kept on to the drain's bound. Not once the
+        quiet phase began (it resumes drained nodes: one drained after it would stay drained)."""
+        if self.in_quiet:
+            return
+        if waits > 0 and node_id not in self.holders.values():
+            p = self.params
+            until = self.now + self.tg // 6 + p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
+            self._shield_until(node_id, until)
+            self._busy_until(node_id, until)
+            for actor in self.actors:
+                self._ask_new(node_id, actor)
+            self.later(self.tg // 6, self._drain_holding, node_id, after_ms, then, waits - 1)
+            return
+        self._command_node(node_id, Command("drain"))
+        self._after_drain(node_id, self.now + after_ms, then)
+
+    def _busy_until(self, node_id: str, until: int) -> None:
+        if not self.in_quiet:
+            self._busy[node_id] = max(self._busy.get(node_id, 0), until)
 
     def _shield_until(self, node_id: str, until: int) -> None:
         if not self.in_quiet:

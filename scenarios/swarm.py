@@ -211,6 +211,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     # drains last long enough to be judged (INV-11)
     o["drains"] = []
     o["drains_with_holds"] = True  # the world asks the node for every actor before each drain (core.schedule)
+    # ... and tells it to drain once it holds one, its actors kept busy to the drain's bound (INV-11 judges
+    # a drain that must release holds itself, CS-3)
+    o["drains_wait_for_holds"] = True
     o["forget_gone"] = True  # the quiet phase's operator asks `cluster forget` of the nodes it knows gone
     for _ in range(rng.randint(1, 2) if on_stops else 0):
         node, at = _pick(rng, nodes), rng.randint(0, fault)

@@ -429,6 +429,33 @@ def test_a_guard_storm_catches_a_guard_failing_open_in_the_swarm():
     assert "guard read lost on a fresh heartbeat" in reached(h)
 
 
+def test_a_drain_waits_for_holds_and_catches_a_drain_that_keeps_them():
+    """CS-3 broken (broken_models.drain_keeps_holds: a drain releases nothing and waits for holds to end by
+    themselves). Seed 15 draws a drain of n1 at 1.1 s, while n1 is still in its start check: the world asks
+    it for every actor, and tells it to drain only once an applied record names it (12.4 s), its actors
+    kept busy (no hibernation or move reaches it) to the drain's bound. The broken model never reports
+    drained (INV-11); the correct model, in the same seed, releases them and passes."""
+    import broken_models
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    broken = broken_models.load("drain_keeps_holds")
+    w = SimWorld(15, broken.MODEL, "swarm", model_name="drain_keeps_holds")
+    assert w.options["drains"][0][:2] == ["n1", 1139] and w.options["drains_wait_for_holds"]
+    h = w.run()
+    i = next(k for k, e in enumerate(h.events) if e[2] == "told" and e[3][0] == "drain")
+    assert h.events[i][0] > 10_000
+    named = {}
+    for t, _p, kind, f in h.events[:i]:
+        if kind == "apply" and f[0].startswith("owners/"):
+            named[f[0]] = f[6]
+    assert any(state.startswith("held n1 ") for state in named.values()), named
+    assert [v.invariant for v in check_all(h)] == ["INV-11"]
+    h = SimWorld(15, MODEL, "swarm").run()
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    assert any(e[2] == "drained" for e in h.events)
+
+
 def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     """BD-1, FN-7: the operator fences n1 twice, the second after the first's reply: each fence_sent counts
     one in flight (the first was answered, so it no longer counts); the node's own lease writes never count."""

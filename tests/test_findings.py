@@ -306,6 +306,22 @@ def test_f2_also_when_the_acquire_write_failed_fast():
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
 
 
+def test_f2_also_when_the_acquire_write_was_refused_409():
+    """F-2, the form seed 854 of a 2,000-seed sweep met once drains waited for the node to hold actors
+    (shrunk and kept as a plan): the bucket answered the acquire's record write 409 (a conflict with a
+    peer's release of the same record: not applied), OR-7 counts a conflict as not succeeded, the read
+    back finds the record unchanged, and the unresolved acquire is read for ever (OR-8): the drain that
+    follows never ends (CS-3)."""
+    h = _kept_plan("f2-acquire-write-conflicted")
+    (conflict,) = evs(h, "conflicted", where=lambda f: f[0] == "owners/t0/c/a2")
+    found = _found(h)
+    assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
+    # the same drain, the 409 on a record that changed before the drain's bound (n0 released t1/c/a1 as it
+    # drained): nothing waits on it, no finding
+    unexplained, found = _judged_doctored(h, conflict[0], ("owners/t1/c/a1",) + conflict[3][1:])
+    assert "F-2" not in found and "INV-11" in {v.invariant for v in unexplained}
+
+
 def test_f3_also_when_the_first_write_met_its_fence_and_a_twin_replaced_it():
     """F-3, the form seed 13073 of a 20,000-seed sweep met (shrunk and kept as a plan): the instance's
     first write was refused by a fence naming it (a 412 does not say what it met), a twin wrote live over
