@@ -45,6 +45,8 @@ POINTS: dict[str, str] = {
     "straggler at a clean stop": "an event outlasted a clean stop's bounded wait, the world ending it just after "
                                  "the `released` write was sent (CS-1)",
     "drain judged": "a drain with no fault around it, judged by INV-11",
+    "drain released busy holds": "a judged drain of a node that records named at the drain, each released by "
+    "the node itself before it reported drained (CS-3: nothing else ended them)",
     "drain after a lost acquire": "a node was drained after one of its acquisitions' record writes was lost",
     "owner died in the quiet phase": "a failover was measured (INV-7)",
     "upgrade": "old per-actor-lease binaries and new nodes in one run (section 6)",
@@ -152,6 +154,8 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
         elif kind == "told" and f[0] == "drain":
             if _drain_judged(history, fx, i):
                 got.add("drain judged")
+                if _drain_released(history, i):
+                    got.add("drain released busy holds")
             since = t - fx.params.ttl_ms - fx.params.grace_ms
             if any(e[1] == q and e[2] == "fault" and e[3][0].startswith("request lost")
                    and e[3][1].startswith("PUT owners/") and since <= e[0] < t for e in events[max(0, i - 400):i]):
@@ -256,6 +260,33 @@ def _drain_judged(history: History, fx: Facts, i: int) -> bool:
         if q == p and (kind in ("exit", "crash") or kind == "told" and f[0] in ("resume", "stop")):
             return False
     return not _faulted(history.events, p, history.processes[p].machine, t - fx.params.attempt_timeout_ms, until)
+
+
+def _drain_released(history: History, i: int) -> bool:
+    """At the drain (event i, `told drain`), applied records named the process (world facts), and the
+    process itself wrote each of them `nobody` before it reported drained."""
+    events = history.events
+    t, p = events[i][0], events[i][1]
+    procs = history.processes
+    mine = "held %s %s " % (procs[p].node_id, procs[p].instance)
+    named: dict[str, str] = {}
+    for k in history.of_kind("apply"):
+        if events[k][0] > t:
+            break
+        f = events[k][3]
+        if f[0].startswith("owners/"):
+            named[f[0]] = f[6]
+    held = {key for key, state in named.items() if state.startswith(mine)}
+    if not held:
+        return False
+    for tt, q, kind, f in events[i + 1:]:
+        if q == p and kind == "drained":
+            return not held
+        if kind == "apply" and f[0] in held:
+            if q != p or not f[6].startswith("nobody "):
+                return False  # ended by another writer: not the drain's release
+            held.discard(f[0])
+    return False
 
 
 def _twin_won(history: History, fx: Facts) -> bool:

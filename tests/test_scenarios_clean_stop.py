@@ -200,6 +200,29 @@ def _drain_script(action, times, model=None):
     return w
 
 
+def test_coverage_counts_a_drain_that_released_busy_holds_not_an_empty_one():
+    """Coverage (CS-3's margin), read from world facts: n0 holds a0 and a1 when drained at 20 s, and writes
+    both records `nobody` itself before it reports drained: "drain released busy holds". Drained with no
+    record naming it (nothing asked of it), the drain is judged all the same, but that point is not reached."""
+    from checkers.coverage import reached
+
+    w = ScriptedWorld(nodes=2)
+    w.at(17_000, "request", "n0", A0)
+    w.at(17_000, "request", "n0", A1)
+    w.at(20_000, "command", "n0", "drain")
+    h = w.run(until_ms=40_000)
+    assert check_all(h) == []
+    got = reached(h)
+    assert "drain judged" in got and "drain released busy holds" in got
+    w = ScriptedWorld(nodes=2)
+    w.at(17_000, "request", "n1", A0)
+    w.at(20_000, "command", "n0", "drain")
+    h = w.run(until_ms=40_000)
+    assert check_all(h) == []
+    got = reached(h)
+    assert "drain judged" in got and "drain released busy holds" not in got
+
+
 DRAIN_CASES = [("fail_fast", 2, "released"), ("lose_reply", 1, "release_dropped")]
 
 
