@@ -286,7 +286,8 @@ class World:
         for k, twin in enumerate(o["twins"]):
             if twin:
                 node_id, at, life_ms = twin
-                self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms)
+                self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms,
+                           k in o.get("twin_silences", ()))
         stragglers = o.get("stragglers", ())
         for k, stop in enumerate(o.get("stops", ())):
             if not stop:
@@ -1428,7 +1429,12 @@ class World:
             if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
                 self.crash(slot.proc)
 
-    def _twin_begins(self, node_id, machine, life_ms) -> None:
+    def _twin_begins(self, node_id, machine, life_ms, silence: bool = False) -> None:
+        """A second process under `node_id` on `machine` for `life_ms`. `silence`: the original's own
+        lease writes are lost meanwhile for ttl + grace + a third (an outage of mode "lease"), so that
+        the twin's start check finds the object unchanged and writes live over it (NL-5, NL-6); back,
+        the original's next write fails its condition and its re-read meets the twin's instance (NL-9,
+        NL-10)."""
         if self.in_quiet or self._disturbs_a_race(node_id):
             return  # faults stopped: a twin or replacement drawn for the fault phase comes too late
         slot = Slot(node_id, machine)
@@ -1436,6 +1442,8 @@ class World:
         self.record(WORLD, "twin", (node_id, machine))
         self.start_process(slot)
         self.later(life_ms, self._twin_ends, slot)
+        if silence:
+            self._outage_begins(node_id, self.tg + self.tg // 3, "lease")
 
     def _twin_ends(self, slot) -> None:
         slot.wanted = False

@@ -329,6 +329,9 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     o["p_long_event"] = _pick(rng, (0.0, 0.02, 0.1))
     o["long_event_ms"] = [S(1_000), 10_000]
     o["stragglers"] = [k for k in range(len(o["stops"])) if rng.random() < (0.9 if scenario == "stops" else 0.6)]
+    # NL-9's margin: half the twins win, their original's own lease writes lost through the twin's start
+    # check; back, the original's write fails its condition and its re-read meets the twin's object
+    o["twin_silences"] = [k for k in range(len(o["twins"])) if rng.random() < 0.5]
     # the nodes start spread over two lease periods: their cadences are not in lockstep
     o["starts"] = [rng.randint(0, 2 * p.period_ms) for _ in range(o["nodes"])]
 

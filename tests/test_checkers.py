@@ -456,6 +456,30 @@ def test_a_drain_waits_for_holds_and_catches_a_drain_that_keeps_them():
     assert any(e[2] == "drained" for e in h.events)
 
 
+def test_a_silencing_twin_wins_and_catches_adopting_any_instance():
+    """NL-9 broken (broken_models.adopt_any_instance: a re-read after a failed condition adopts a `live`
+    object of any instance). Seed 1 draws a twin of n1 at 97.1 s that silences n1's own lease writes
+    through its start check (an outage of mode "lease"): the twin writes live over n1's object; back,
+    n1's write fails its condition and its re-read meets the twin's instance. The broken n1 adopts it:
+    two processes hold n1's node lease (LEASE-1). The correct n1, in the same seed, exits (NL-10) and
+    the run passes, reaching "twin won"."""
+    import broken_models
+    from checkers.coverage import reached
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    broken = broken_models.load("adopt_any_instance")
+    w = SimWorld(1, broken.MODEL, "swarm", model_name="adopt_any_instance")
+    assert w.options["twins"][0][0] == "n1" and w.options["twin_silences"] == [0]
+    h = w.run()
+    assert any(e[2] == "fault" and e[3] == ("outage: lease", "m1") for e in h.events)
+    assert "LEASE-1" in {v.invariant for v in check_all(h)}
+    h = SimWorld(1, MODEL, "swarm").run()
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    assert any(e[2] == "exit" and "live under another instance" in e[3][1] for e in h.events)
+    assert "twin won" in reached(h)
+
+
 def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     """BD-1, FN-7: the operator fences n1 twice, the second after the first's reply: each fence_sent counts
     one in flight (the first was answered, so it no longer counts); the node's own lease writes never count."""
