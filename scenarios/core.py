@@ -162,6 +162,7 @@ class World:
         self._delete_races: dict[str, tuple] = {}
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
         self._busy: dict[str, int] = {}  # node -> until when its actors stay busy (no hibernation or move reaches it)
+        self._silence_release: dict[str, bool] = {}  # node -> its next `released` write starts a lease outage (CS-2)
         # CS-1: node -> (restart after, give up at): its next event is a straggler, its stop follows
         self._straggle: dict[str, tuple[int, int]] = {}
         self.replies_dropping = False  # a stretch of lost write replies is under way
@@ -293,6 +294,9 @@ class World:
             if not stop:
                 continue
             node_id, at, restart_after_ms = stop
+            if k in o.get("stop_silences", ()):
+                # CS-2's margin: the stop's first `released` write and its retries are lost for a while
+                self.later(base + at, self._silence_next_release, node_id)
             if k in stragglers:
                 # CS-1: the stop comes right after the node begins an event that outlasts its wait
                 self.later(base + at, self._arm_straggler, node_id, restart_after_ms)
@@ -623,6 +627,8 @@ class World:
                 self.record(proc.index, "released_sent", ())  # its own node lease released (CS-1, CS-2)
                 if proc.stragglers:
                     self._released_sent(proc)
+                if self._silence_release and self._silence_release.pop(proc.node_id, False):
+                    self._cut_off(proc.machine, 3 * self.params.attempt_timeout_ms + 2_000, "lease")
         c = proc.clock
         if c.drift_ppm:  # (without drift, `timeout` true ms are `timeout` ms on the sender's clock)
             timeout = c.true_at(c.local(now) + timeout) - now
@@ -1010,6 +1016,7 @@ class World:
         self._delete_races.clear()
         self._shield.clear()
         self._busy.clear()
+        self._silence_release.clear()
         self._lose.clear()
         self.replies_dropping = False
         self.record_storm = False
@@ -1378,6 +1385,13 @@ class World:
             return
         self._command_node(node_id, Command("drain"))
         self._after_drain(node_id, self.now + after_ms, then)
+
+    def _silence_next_release(self, node_id: str) -> None:
+        """The node's next `released` write (its clean stop's, CS-1) begins an outage of its machine's
+        own lease writes, 3 A + 2 s long: the write and its retries are lost past A + 1 s, the span a
+        clean stop retries them for (CS-2); then it exits, its lease left live for peers to fence."""
+        if not self.in_quiet:
+            self._silence_release[node_id] = True
 
     def _busy_until(self, node_id: str, until: int) -> None:
         if not self.in_quiet:

@@ -332,6 +332,8 @@ def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nod
     # NL-9's margin: half the twins win, their original's own lease writes lost through the twin's start
     # check; back, the original's write fails its condition and its re-read meets the twin's object
     o["twin_silences"] = [k for k in range(len(o["twins"])) if rng.random() < 0.5]
+    # CS-2's margin: some clean stops' `released` writes are lost, their retries too, past A + 1 s
+    o["stop_silences"] = [k for k in range(len(o["stops"])) if rng.random() < 0.3]
     # the nodes start spread over two lease periods: their cadences are not in lockstep
     o["starts"] = [rng.randint(0, 2 * p.period_ms) for _ in range(o["nodes"])]
 

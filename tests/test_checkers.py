@@ -480,6 +480,29 @@ def test_a_silencing_twin_wins_and_catches_adopting_any_instance():
     assert "twin won" in reached(h)
 
 
+def test_a_silenced_release_catches_a_stop_that_retries_forever():
+    """CS-2 broken (broken_models.stop_retries_forever: a clean stop retries its failing `released` write for
+    ever). Seed 31 draws silenced stops of n2: when its process sends its `released` write, its machine's own
+    lease writes are lost for 3 A + 2 s, so the write and its retries fail past A + 1 s. The broken model
+    keeps retrying (CS-2); the correct model, in the same seed, gives up after A + 1 s and exits."""
+    import broken_models
+    from model import MODEL
+    from scenarios.sim import SimWorld
+
+    broken = broken_models.load("stop_retries_forever")
+    w = SimWorld(31, broken.MODEL, "swarm", model_name="stop_retries_forever")
+    assert w.options["stop_silences"] and w.options["stops"][0][0] == "n2"
+    h = w.run()
+    assert "CS-2" in {v.invariant for v in check_all(h)}
+    h = SimWorld(31, MODEL, "swarm").run()
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    (cut,) = [k for k, e in enumerate(h.events) if e[2] == "fault" and e[3] == ("outage: lease", "m2")]
+    t = h.events[cut][0]
+    sent = [e for e in h.events if e[2] == "released_sent" and e[0] == t]
+    assert sent and h.processes[sent[0][1]].machine == "m2"  # the outage begins as the write leaves
+    assert any(e[2] == "exit" and e[1] == sent[0][1] for e in h.events)
+
+
 def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     """BD-1, FN-7: the operator fences n1 twice, the second after the first's reply: each fence_sent counts
     one in flight (the first was answered, so it no longer counts); the node's own lease writes never count."""
