@@ -138,6 +138,11 @@ class Fencing:
             st = self.fence_read(st, node, seen, out)
         return st
 
+    def watched_long_enough(self, st, seen, now_ms) -> bool:
+        """FN-2: `seen` unchanged for a full P + A, counted from our first acknowledged lease write
+        after any lapse of our own (`watch_from_ms`), holds for every fence decision, a retry's too."""
+        return st.watch_from_ms is not None and now_ms - max(seen.since_ms, st.watch_from_ms) >= self.watch_ms(st)
+
     def watch_ms(self, st) -> int:
         """Decision (FN-2): a peer is watched unchanged for a full P + A (a lease write of its in flight
         lands within A of its period) before the fresh read that decides on a fence."""
@@ -171,6 +176,10 @@ class Fencing:
         p = st.params
         if not self.lease_valid(st, now_ms) or self.free_from_ms(st, rec.written_at_ms) >= now_ms:
             return st  # FN-1, FN-3
+        if not self.watched_long_enough(st, watched, now_ms):
+            # FN-2: a read decided on (a fence's retry, FN-3, FN-4) after a lapse of our own that began
+            # since the watch: the watch counts again from our first acknowledged write after it
+            return st
         fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)  # keeps A's written_at (NL-1)
         out.append(Mark("FN-3"))
         st = replace(st, fencing=st.fencing.with_item(node, watched))

@@ -648,3 +648,36 @@ def test_adopt_any_instance_is_caught():
     assert evs(h, "exit", proc=p0) == []
     assert first(h, "lease_valid", proc=p0, since=37_000)[3][0] >= 135_000  # the twin's written_at
     assert mod.CATCHES in invariants(h)
+
+
+# --- FN-2 on a fence's retry ---------------------------------------------------------------------------
+
+
+def test_fn2_a_fence_retried_after_the_fencers_own_lapse_waits_the_watch_again(monkeypatch):
+    """FN-2, FN-3, FN-4, found by the 20,000-seed sweep (seed 10141, shrunk and kept as a plan): n2 decides to
+    fence n0, its fence write is held back past its timeout, and its lease runs out while it retries (its
+    own writes lost and late); back valid, the retry re-reads n0 (FN-3: "if the fence fails, read again")
+    and wrote the fence 4 s later, inside the P + A watch that FN-2 counts from n2's first acknowledged
+    write after its own lapse (FENCE-1, judged on world facts). The model now applies FN-2 to every fence
+    decision, a retry's too: on the same plan no fence leaves within P + A of n2's recovery, and the run is
+    clean. The model without that check (the retry's decision alone) fails FENCE-1 on the same plan."""
+    import json
+    from pathlib import Path
+
+    from counterexamples.shrink import run_plan
+    from model.node import Model
+    from model.params import Params
+
+    plan = json.loads((Path(__file__).parent / "plans" / "fn2-fence-retry-after-own-lapse.json").read_text())
+    h = run_plan(plan)
+    assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
+    fencer = next(p for p, pr in enumerate(h.processes) if pr.node_id == "n2")
+    lapses = [e[0] for e in h.events if e[1] == fencer and e[2] == "lease_ran_out"]
+    assert lapses
+    p = Params(**h.params)
+    back = min(e[0] for e in h.events if e[1] == fencer and e[2] == "lease_valid" and e[0] > lapses[-1])
+    watch = p.period_ms + p.attempt_timeout_ms
+    assert not [e for e in h.events if e[1] == fencer and e[2] == "fence_sent" and back <= e[0] < back + watch - 200]
+    monkeypatch.setattr(Model, "watched_long_enough", lambda self, st, seen, now_ms: True)
+    h = run_plan(plan)
+    assert "FENCE-1" in {v.invariant for v in check_all(h)}
