@@ -4,8 +4,10 @@ A clean stop writes `released` last (CS-1): before it, the node makes its lease 
 and the lost-lease cut ends every event still running, so that a straggler past the stop's
 bounded wait is cut, not left acting. Peers free every record naming a `released` instance at
 once (FN-5), so an act after that write was sent may overlap the next owner's. The write is the
-bucket's applied `released` on the process's own `nodes/<id>` (the world knows when it was sent);
-the acts are what the process did to clients and the bucket (checkers/facts.py).
+first `released` write on the process's own `nodes/<id>` the world saw leave (`released_sent`),
+applied or not: the rule is on the sending, and a write lost on the way (a silenced stop, CS-2)
+does not excuse an act after it; the acts are what the process did to clients and the bucket
+(checkers/facts.py).
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ INVARIANT = "CS-1"
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     procs = history.processes
-    released: dict[int, tuple[int, int]] = {}  # proc -> (send time of its first applied `released`, event)
+    released: dict[int, tuple[int, int]] = {}  # proc -> (when its first `released` write left, event)
     events = history.events
-    for i in history.of_kind("apply"):
-        _t, q, _kind, f = events[i]
-        if q >= 0 and q not in released and f[6].startswith("released ") and f[0] == "nodes/" + procs[q].node_id:
-            released[q] = (sent_ms(events[i]), i)
+    for i in history.of_kind("apply", "released_sent"):
+        t, q, kind, f = events[i]
+        if kind == "released_sent":
+            # the world saw the write leave (applied, lost or refused: the rule is on the sending)
+            if q >= 0 and (q not in released or t < released[q][0]):
+                released[q] = (t, i)
+        elif q >= 0 and f[6].startswith("released ") and f[0] == "nodes/" + procs[q].node_id:
+            if q not in released or sent_ms(events[i]) < released[q][0]:
+                released[q] = (sent_ms(events[i]), i)
     if not released:
         return []
     out = []

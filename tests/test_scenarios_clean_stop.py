@@ -99,8 +99,32 @@ def test_a_stop_that_does_not_cut_leaves_the_straggler_acting_after_released():
     i_ans, t_ans, _, ans = evs(h, "answered", proc=p0)[-1]
     (i_relw, _, _, relw), = node_writes(h, "n0", "released")
     assert ans[2] == 2 and t_ans > relw[8]  # after the write's send (it lands after the answer)
+    (i_sent,) = [i for i, e in enumerate(h.events) if e[1] == p0 and e[2] == "released_sent"]
+    assert h.events[i_sent][0] == relw[8]  # the world saw the write leave when it was sent
     found = [v for v in check_all(h) if v.invariant == "CS-1"]
-    assert len(found) == 1 and found[0].events == (i_relw, i_ans), [v.explain(h) for v in check_all(h)]
+    assert len(found) == 1 and found[0].events == (i_sent, i_ans), [v.explain(h) for v in check_all(h)]
+
+
+def test_a_stop_that_does_not_cut_is_caught_when_its_released_write_is_lost_too():
+    """CS-1 on the sending, not on the bucket: the same script with n0's `released` writes lost on the way
+    (as the swarm's silenced stops lose them, CS-2's margin). Nothing is applied, so peers free nothing
+    early, but the straggler still answers after the write left: the broken model is caught all the same
+    (the check once read only an applied `released`, and missed it); the correct model stays clean."""
+    model, _mod = broken("stop_without_cut")
+    w = _event_straggler_script(model)
+    w.rule(NetRule("lose_request", node="n0", op="PUT", key="nodes/n0", after_ms=23_000, times=None))
+    h = w.run(until_ms=40_000)
+    (p0,) = procs(h, "n0")
+    assert node_writes(h, "n0", "released") == []  # none applied
+    sent = [i for i, e in enumerate(h.events) if e[1] == p0 and e[2] == "released_sent"]
+    i_ans, t_ans, _, _ = evs(h, "answered", proc=p0)[-1]
+    assert sent and t_ans > h.events[sent[0]][0]
+    found = [v for v in check_all(h) if v.invariant == "CS-1"]
+    assert len(found) == 1 and found[0].events == (sent[0], i_ans), [v.explain(h) for v in check_all(h)]
+    w = _event_straggler_script()
+    w.rule(NetRule("lose_request", node="n0", op="PUT", key="nodes/n0", after_ms=23_000, times=None))
+    h = w.run(until_ms=40_000)
+    assert "CS-1" not in {v.invariant for v in check_all(h)}
 
 
 def _straggler_script():
