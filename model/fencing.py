@@ -123,14 +123,13 @@ class Fencing:
         passed, is read once more, fresh, to decide on a fence."""
         if not self.lease_valid(st, now_ms) or st.watch_from_ms is None:
             return st  # FN-1
-        watch = self.watch_ms(st)
         for node, seen in st.view.items():
             if len(st.fencing) >= self.fence_concurrency:  # BD-1
                 out.append(Mark("BD-1"))
                 break
             if node in st.fencing or not seen.live:
                 continue
-            if now_ms - max(seen.since_ms, st.watch_from_ms) < watch:
+            if not self.watched_long_enough(st, seen, now_ms):
                 continue
             if self.free_from_ms(st, seen.written_at_ms) >= now_ms:
                 continue

@@ -140,8 +140,8 @@ mut("fn1_decision_no_validity", FE,
     "if self.free_from_ms(st, rec.written_at_ms) >= now_ms:",
     "FN-1", "fence decision skips own lease validity check")
 mut("fn2_watch_ignores_lapse", FE,
-    "if now_ms - max(seen.since_ms, st.watch_from_ms) < watch:",
-    "if now_ms - seen.since_ms < watch:",
+    "return st.watch_from_ms is not None and now_ms - max(seen.since_ms, st.watch_from_ms) >= self.watch_ms(st)",
+    "return st.watch_from_ms is not None and now_ms - seen.since_ms >= self.watch_ms(st)",
     "FN-2", "watch not counted from own first ack after a lapse")
 mut("fn2_watch_P_only", FE,
     "return st.params.period_ms + st.params.attempt_timeout_ms",
