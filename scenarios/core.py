@@ -310,7 +310,7 @@ class World:
             elif o.get("drains_with_holds"):
                 # no random network fault on the node's requests from just before the drain until it
                 # must have reported drained: the drain is judged (INV-11) with the holds it drains
-                until = base + at + self.params.ttl_ms + self.params.grace_ms + self.params.attempt_timeout_ms
+                until = base + at + self._drain_bound_ms()
                 self.later(base + at - self.tg // 3, self._shield_until, node_id, until)
                 if o.get("drains_wait_for_holds"):
                     # and its actors stay busy: no hibernation or move ends its holds for it, so the
@@ -1360,6 +1360,12 @@ class World:
         self._requests += 1
         self._ask(node_id, actor, self._requests)
 
+    def _drain_bound_ms(self) -> int:
+        """From a drain to the instant it must have reported drained, judged (INV-11): ttl + grace, and
+        an attempt timeout for a request in flight."""
+        p = self.params
+        return p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
+
     def _after_drain(self, node_id: str, at: int, then: str) -> None:
         if then == "resume":
             self.later(at - self.now, self._command_node, node_id, Command("resume"))
@@ -1375,8 +1381,7 @@ class World:
         if self.in_quiet:
             return
         if waits > 0 and node_id not in self.holders.values():
-            p = self.params
-            until = self.now + self.tg // 6 + p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
+            until = self.now + self.tg // 6 + self._drain_bound_ms()
             self._shield_until(node_id, until)
             self._busy_until(node_id, until)
             for actor in self.actors:
