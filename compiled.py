@@ -41,9 +41,10 @@ HOT = (
     "scenarios.bucket", "scenarios.core", "scenarios.processes", "scenarios.sim", "scenarios.swarm",
     "checkers.blip", "checkers.bounds", "checkers.chain", "checkers.clean_stops", "checkers.coverage",
     "checkers.drain_ends", "checkers.drained", "checkers.facts", "checkers.failover", "checkers.fenced_stops",
-    "checkers.fences", "checkers.findings", "checkers.generations", "checkers.history", "checkers.lease",
+    "checkers.fences", "checkers.findings", "checkers.generations", "checkers.lease",
     "checkers.nothing_held", "checkers.nothing_lost", "checkers.one_owner", "checkers.pending_release",
     "checkers.records", "checkers.start_guard",
+    "checkers.verdict", "history.record", "history.schema",
     "explore.search", "explore.world",
 )
 # (not reporting.py: it finds the repository, and reports/, by its own __file__, which a compiled copy

@@ -18,11 +18,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from nodelease.errors import UsageError
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class UsageError(Exception):
-    """Bad usage or input: one line, exit status 2."""
 
 
 # --- one seed, judged --------------------------------------------------------------------
@@ -43,61 +41,40 @@ class SeedResult:
     margins: list = field(default_factory=list)  # deadline races: takeover minus the owner's last valid instant, ms
 
 
-def not_judged(history, env_failure: str | None = None) -> dict:
-    """The invariants a history cannot judge, and why: liveness needs a quiet phase that ran to
-    its end (INV-4, INV-7), and a run cut short by its environment judges safety only."""
-    from checkers import LIVENESS, blip
-
-    if env_failure is not None:
-        return {inv: "the run was cut short by its environment" for inv in LIVENESS + (blip.INVARIANT,)}
-    if not history.of_kind("quiet"):
-        return {inv: "no quiet phase" for inv in LIVENESS}
-    return {}
-
-
-def judge(seed: int, history, skip: dict | None = None, world_failure: tuple[str, str] | None = None,
+def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
           strict: bool = False) -> SeedResult:
-    """Every checker over one history (but those in `skip`), with the counts a report sums.
-    A violation a known protocol finding explains is counted as that finding, not as a failure
-    (with `strict`, as both)."""
-    from checkers import check_all, measure_all
-    from checkers.findings import classify
+    """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
+    report sums. A violation a known protocol finding explains is counted as that finding, not
+    as a failure (with `strict`, as both)."""
+    from checkers.verdict import judge as verdict_of
 
-    skip = skip or {}
     failures = []
     if world_failure is not None:  # an exception in the model or the world, met mid-run
         failures.append(("EXCEPTION", world_failure[0], world_failure[1]))
-    failover: list[int] = []
-    blip_judged = 0
-    reached: list[str] = []
-    margins: list[int] = []
     found: list[tuple[str, str, str, str]] = []
+    skip: dict = {}
+    measured = {"failover_ms": [], "blip_judged": 0, "coverage": [], "takeover_margin_ms": []}
     try:
-        violations = check_all(history, skip=frozenset(skip))
-        unexplained, by_finding = classify(history, violations)
-        for fid, vs in by_finding.items():
-            found += [(fid, v.invariant, v.message, v.explain(history)) for v in vs]
-        if strict:
-            unexplained = violations
-        failures += [(v.invariant, v.message, v.explain(history)) for v in unexplained]
-        measured = measure_all(history)
-        failover = [] if "INV-7" in skip else measured["failover_ms"]
-        blip_judged = 0 if "INV-9" in skip else measured["blip_judged"]
-        reached, margins = measured["coverage"], measured["takeover_margin_ms"]
+        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True)
+        skip = v.not_judged
+        for fid, vs in v.findings.items():
+            found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]
+        failures += [(x.invariant, x.message, x.explain(history)) for x in v.violations]
+        measured = v.measures
     except Exception as e:  # a checker that cannot read this history is a bug: report it
         failures.append(("EXCEPTION", f"{type(e).__name__}: {e}", traceback.format_exc()))
     counts = dict(history.counts)
     counts["events"] = len(history.events)
     counts["acquisitions"] = len(history.of_kind("hold_began"))
-    counts["blip_runs_judged"] = blip_judged
+    counts["blip_runs_judged"] = measured["blip_judged"]
     counts["acts"] = len(history.of_kind("served")) + len(history.of_kind("data_acked"))
     from model.params import Params
     from scenarios.swarm import PARAM_NAMES, on_bounds
 
     p = Params(**history.params)
     config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
-    return SeedResult(seed, history.sha256(), counts, history.rules, failures, failover, dict(skip), found, config,
-                      reached, margins)
+    return SeedResult(seed, history.sha256(), counts, history.rules, failures, measured["failover_ms"], dict(skip),
+                      found, config, measured["coverage"], measured["takeover_margin_ms"])
 
 
 def digest(hashes: list[str]) -> str:

@@ -37,7 +37,6 @@ from reporting import (
     default_report_path,
     git_commit,
     judge,
-    not_judged,
     print_summary,
     replay_command,
     timeline_text,
@@ -53,22 +52,16 @@ EXIT_PASSED, EXIT_VIOLATION, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
 
 
 def model_names() -> list[str]:
-    from broken_models import BROKEN, SURVIVORS
+    from broken_models import names
 
-    return [MAIN_MODEL] + list(BROKEN) + list(SURVIVORS)
+    return names()
 
 
 def load_model(name: str):
     """The model object (with .step) registered under `name`."""
-    if name == MAIN_MODEL:
-        from model import MODEL
+    from broken_models import load_model as load
 
-        return MODEL
-    from broken_models import BROKEN, SURVIVORS, load
-
-    if name not in BROKEN and name not in SURVIVORS:
-        raise UsageError(f"unknown model {name!r} (choices: {', '.join(model_names())})")
-    return load(name).MODEL
+    return load(name)
 
 
 def check_scenario(name: str) -> str:
@@ -139,7 +132,7 @@ def run_one(seed: int, model_name: str, scenario: str, params, keep_history: boo
     history = None
     try:
         history = run_seed(seed, model, scenario, params, model_name)
-        result = judge(seed, history, not_judged(history), strict=strict)
+        result = judge(seed, history, strict=strict)
     except Exception as e:  # a bug in the model or the world: report it as a failure of the seed
         tb = traceback.format_exc()
         result = SeedResult(seed, hashlib.sha256(tb.encode()).hexdigest(), {}, {},
@@ -344,7 +337,7 @@ def _run_s3(console, args, s3) -> int:
     finally:
         prog.close()
     elapsed = time.monotonic() - t0
-    result = judge(seed, history, not_judged(history, world.env_failure), world.failure, strict=args.strict)
+    result = judge(seed, history, world.env_failure, world.failure, strict=args.strict)
     path = args.report or os.path.join(HERE, "reports", f"{args.model}-s3-{run_id}.json")
     o = world.options
     block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
@@ -651,11 +644,13 @@ def run_broken(console, args, params) -> int:
     """Run every broken model over the same seeds, and the correct model as the control."""
     from rich.table import Table
 
-    from broken_models import BROKEN, SURVIVORS, load
+    from broken_models import entries, load
 
     rows = []
     all_caught = True
-    names = [MAIN_MODEL] + list(BROKEN) + list(SURVIVORS)
+    kinds = {e.name: e.kind for e in entries()}
+    names = list(kinds)
+    SURVIVORS = [n for n, k in kinds.items() if k == "survivor"]
     per_model = {}
     for name in names:
         path = default_report_path(name, args.scenario, args.start, args.seeds)
@@ -897,17 +892,17 @@ def main(argv: list[str] | None = None) -> int:
 
             return explore_command(console, args, parse_pins(args.param), load_model)
         if args.list:
-            from broken_models import BROKEN, SURVIVORS, load
+            from broken_models import entries
             from scenarios.swarm import SCENARIOS
 
             print("models:")
-            print(f"  {MAIN_MODEL:<28} the protocol as ADR 0020 specifies it")
-            for name in BROKEN:
-                m = load(name)
-                print(f"  {name:<28} breaks {m.RULE}, must be caught by {m.CATCHES}")
-            for name in SURVIVORS:
-                m = load(name)
-                print(f"  {name:<28} breaks {m.RULE}; survives this world (see its docstring)")
+            for e in entries():
+                if e.kind == "correct":
+                    print(f"  {e.name:<28} {e.summary}")
+                elif e.kind == "broken":
+                    print(f"  {e.name:<28} breaks {e.rule}, must be caught by {e.catches}")
+                else:
+                    print(f"  {e.name:<28} breaks {e.rule}; survives this world (see its docstring)")
             print("scenarios:")
             for name, what in SCENARIOS.items():
                 print(f"  {name:<22} {what}")

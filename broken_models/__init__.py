@@ -1,64 +1,94 @@
-"""Deliberately broken models: each differs from model/ in exactly one rule.
+"""The registry of models: the correct one, and the deliberately broken ones, discovered.
 
-Every module states the rule it breaks (RULE) and the invariant that must
-catch it (CATCHES); `python runner.py --broken` runs them all and a test pins
-that each is caught.
+Each module of this package is one broken model: it differs from model/ in exactly one rule
+(it subclasses `model.node.Model` and overrides one decision), and declares
+
+    RULE = "OR-9"      # the rule it breaks (docs/protocol.md)
+    CATCHES = "INV-6"  # the invariant that must catch it: `broken` counts it caught only by this one
+    MODEL = ...        # the model object (with .step)
+
+and optionally `SURVIVOR = "why"` for a mutant this world does not catch (it is run and shown,
+but its surviving fails nothing). Adding a broken model is adding its module: nothing else
+lists it. `load_model(name)` gives the model object a name stands for ("correct": model/).
+
+Imports only model/: every layer above may use the registry (the worlds do not need it).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from dataclasses import dataclass
 
-# name -> module path; each module exposes MODEL, step, RULE, CATCHES and a docstring
-BROKEN = {
-    "unconditional_fence": "broken_models.unconditional_fence",  # BM-1
-    "reused_generation": "broken_models.reused_generation",  # BM-2
-    "unlocked_resolver": "broken_models.unlocked_resolver",  # BM-3
-    "adopt_any_instance": "broken_models.adopt_any_instance",
-    "drain_with_pending": "broken_models.drain_with_pending",
-    "unchecked_data_ack": "broken_models.unchecked_data_ack",
-    "dropped_pending_release": "broken_models.dropped_pending_release",
-    "instant_start_check": "broken_models.instant_start_check",
-    "seed_from_old_lease_only": "broken_models.seed_from_old_lease_only",
-    # judged on world facts (acts, applied writes, listings, fences)
-    "acts_after_lease": "broken_models.acts_after_lease",
-    "validity_from_reply": "broken_models.validity_from_reply",
-    "no_restore": "broken_models.no_restore",
-    "adopt_own_fence": "broken_models.adopt_own_fence",
-    "acquire_when_drained": "broken_models.acquire_when_drained",
-    "act_while_releasing": "broken_models.act_while_releasing",
-    "fenced_keeps_running": "broken_models.fenced_keeps_running",
-    # the protocol's margins (T-2..T-5, FN-2, FN-7)
-    "no_grace": "broken_models.no_grace",
-    "early_takeover": "broken_models.early_takeover",
-    "watch_not_restarted": "broken_models.watch_not_restarted",
-    "absent_fence_no_written_at": "broken_models.absent_fence_no_written_at",
-    "release_unconditional": "broken_models.release_unconditional",
-    "guard_fails_open": "broken_models.guard_fails_open",
-    "guard_ignores_old_heartbeats": "broken_models.guard_ignores_old_heartbeats",  # a survivor until UP-2's check
-    "stop_without_cut": "broken_models.stop_without_cut",  # CS-1: events take time
-    "unconditional_marker": "broken_models.unconditional_marker",  # UP-3: a one-rule mutant's blind spot
-    "forget_fresh_heartbeat": "broken_models.forget_fresh_heartbeat",  # FN-8: forget drawn in upgrades
-    "keeps_hold_after_failed_upload": "broken_models.keeps_hold_after_failed_upload",  # OR-5: the world's upload_failed
-    "holds_survive_a_lapse": "broken_models.holds_survive_a_lapse",  # NL-11, OR-4: holds end at a lapse
-    "unbounded_fences": "broken_models.unbounded_fences",  # BD-1: the world counts fences in flight
-    "stop_retries_forever": "broken_models.stop_retries_forever",  # CS-2: a clean stop ends
-    "fence_dated_zero": "broken_models.fence_dated_zero",  # NL-1: a fence keeps written_at
-    "acquires_while_invalid": "broken_models.acquires_while_invalid",  # OR-2: judged on the record write's send
-    "drain_keeps_holds": "broken_models.drain_keeps_holds",  # CS-3: drains judged with holds
-    "short_start_check": "broken_models.short_start_check",  # NL-5: the first write's wait, on world facts
-    "absent_frees": "broken_models.absent_frees",  # FN-5: judged on the bucket's states of nodes/A
-    "short_watch": "broken_models.short_watch",  # FN-2: FENCE-1 judges each fence's decision
-    "forget_any_format": "broken_models.forget_any_format",  # FN-8: forget asked of nodes gone for good
-}
+from nodelease.errors import UsageError
 
-# Mutants this world does not catch (or only rarely): each docstring says what covers for
-# it. `--broken` runs them and shows what happened, but their surviving fails nothing.
-SURVIVORS = {
-    "old_lease_own_id": "broken_models.old_lease_own_id",
-}
+CORRECT = "correct"
+# the ADR's own three (PROTOCOL BM-1..BM-3) are listed first, in that order; the rest by name
+_FIRST = ("unconditional_fence", "reused_generation", "unlocked_resolver")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One model of the registry."""
+
+    name: str
+    kind: str  # "correct", "broken" (must be caught by `catches`) or "survivor" (caught by nothing here)
+    rule: str  # the rule it breaks ("-" for the correct model)
+    catches: str  # the invariant that must catch it ("-" for the correct model)
+    summary: str  # the first line of its docstring
+    module: str
+
+    def load(self):
+        """The model object (with .step)."""
+        return importlib.import_module(self.module).MODEL
+
+
+def _names() -> list[str]:
+    found = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    return [n for n in _FIRST if n in found] + [n for n in found if n not in _FIRST]
+
+
+def _entry(name: str) -> Entry:
+    if name == CORRECT:
+        import model
+
+        return Entry(CORRECT, "correct", "-", "-", "the protocol as ADR 0020 specifies it", "model")
+    mod = importlib.import_module(f"{__name__}.{name}")
+    for attr in ("RULE", "CATCHES", "MODEL"):
+        if not hasattr(mod, attr):
+            raise TypeError(f"broken_models/{name}.py declares no {attr} (every broken model names the rule it "
+                            f"breaks, the invariant that catches it, and its MODEL)")
+    summary = (mod.__doc__ or "").strip().split("\n", 1)[0]
+    kind = "survivor" if getattr(mod, "SURVIVOR", None) else "broken"
+    return Entry(name, kind, mod.RULE, mod.CATCHES, summary, mod.__name__)
+
+
+def names() -> list[str]:
+    """Every model's name: the correct one first, then the broken ones, the survivors last."""
+    entries = [_entry(n) for n in _names()]
+    return ([CORRECT] + [e.name for e in entries if e.kind == "broken"]
+            + [e.name for e in entries if e.kind == "survivor"])
+
+
+def entries() -> list[Entry]:
+    """Every model's entry, in `names()` order."""
+    return [entry(n) for n in names()]
+
+
+def entry(name: str) -> Entry:
+    """The entry of the model `name` (UsageError, one line, if there is none)."""
+    if name != CORRECT and name not in _names():
+        raise UsageError(f"unknown model {name!r} (choices: {', '.join(names())})")
+    return _entry(name)
+
+
+def load_model(name: str):
+    """The model object (with .step) registered under `name`."""
+    return entry(name).load()
 
 
 def load(name: str):
-    """The broken model's module."""
-    return importlib.import_module(BROKEN.get(name) or SURVIVORS[name])
+    """A broken model's module (its RULE, CATCHES, MODEL and docstring)."""
+    if name == CORRECT or name not in _names():
+        raise UsageError(f"unknown broken model {name!r}")
+    return importlib.import_module(f"{__name__}.{name}")

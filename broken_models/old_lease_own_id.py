@@ -15,6 +15,7 @@ from model.node import Model
 
 RULE = "UP-3"
 CATCHES = "INV-1"
+SURVIVOR = "the start guard keeps a new node under a reused id from starting while the old lease lives"
 
 
 class OldLeaseOwnId(Model):

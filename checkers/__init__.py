@@ -19,7 +19,7 @@ from . import (
     start_guard,
 )
 from .facts import Facts, facts
-from .history import History, Violation
+from history import History, Violation
 
 # invariant id -> check(history) -> list[Violation]
 CHECKERS = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from model.params import Params
 
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-9"
 

@@ -11,7 +11,7 @@ when most of a large cluster goes at once (the `mass` fault; coverage point "bou
 
 from __future__ import annotations
 
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "BD-1"
 FENCES_AT_ONCE = 8  # BD-1

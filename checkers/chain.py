@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from .history import History, Violation
+from history import History, Violation
 from .records import old_heartbeat
 
 INVARIANT = "INV-3"

@@ -13,7 +13,7 @@ does not excuse an act after it; the acts are what the process did to clients an
 from __future__ import annotations
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "CS-1"
 

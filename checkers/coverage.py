@@ -16,7 +16,7 @@ from __future__ import annotations
 from model.params import Params
 
 from .facts import Facts, facts, sent_ms
-from .history import History
+from history import History
 
 POINTS: dict[str, str] = {
     "clocks 2 max_skew apart": "two node processes ran on clocks 2 * max_skew apart (T-2's whole budget)",
@@ -110,14 +110,14 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
         t, q, kind, f = events[i]
         if kind == "fault":
             what = f[0]
-            if what.startswith("straggler ends"):
+            if what == "straggler":
                 got.add("straggler at a clean stop")
-            elif what.startswith("held back"):
+            elif what in ("late", "held_back"):
                 got.add("write applied after its timeout")
-            elif what.startswith("reply lost") and f[1].startswith("GET "):
+            elif what == "reply_lost" and f[1].startswith("GET "):
                 got.add("read reply lost")
-            elif what.startswith("reply slowed to") or what.startswith("reply slowed by"):
-                ms = int(what.split(" ")[3])
+            elif what == "slow_reply":
+                ms = f[2]
                 a = p.attempt_timeout_ms
                 if a - a // 10 <= ms < a:
                     got.add("reply just under its timeout")
@@ -157,7 +157,7 @@ def reached(history: History, fx: Facts | None = None) -> list[str]:
                 if _drain_released(history, i):
                     got.add("drain released busy holds")
             since = t - fx.params.ttl_ms - fx.params.grace_ms
-            if any(e[1] == q and e[2] == "fault" and e[3][0].startswith("request lost")
+            if any(e[1] == q and e[2] == "fault" and e[3][0] == "request_lost"
                    and e[3][1].startswith("PUT owners/") and since <= e[0] < t for e in events[max(0, i - 400):i]):
                 got.add("drain after a lost acquire")
     got.update(_old_heartbeats(history, p))
@@ -187,9 +187,9 @@ def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
     events = history.events
     for i in history.of_kind("fault"):
         t, _q, _kind, f = events[i]
-        if not f[0].startswith("deadline race"):
+        if f[0] != "deadline_race":
             continue
-        machine = f[1].split(";")[0]
+        machine = f[1]
         owner = next((k for k, pr in enumerate(procs) if pr.machine == machine and fx.lease_valid_at(k, t - 1)),
                      None)
         if owner is None:
@@ -219,7 +219,7 @@ def _old_heartbeats(history: History, p: Params) -> list[str]:
     for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done", "fault"):
         t, q, kind, f = events[i]
         if kind == "fault":
-            if (q in new and f[0].startswith(("request lost", "failed fast", "reply lost"))
+            if (q in new and f[0] in ("request_lost", "fail_fast", "reply_lost")
                     and f[1].startswith("GET nodes/")):
                 written_at = old.get(f[1][4:])
                 if written_at is not None and procs[q].clock.local(t) - written_at < span:
@@ -303,7 +303,7 @@ def _twin_won(history: History, fx: Facts) -> bool:
 
 def _gone_fenced(history: History, fx: Facts) -> bool:
     events = history.events
-    gone = {events[i][3][1] for i in history.of_kind("fault") if events[i][3][0] == "machine gone for good"}
+    gone = {events[i][3][1] for i in history.of_kind("fault") if events[i][3][0] == "gone_for_good"}
     if not gone:
         return False
     nodes = {"n" + m[1:] for m in gone}

@@ -15,7 +15,7 @@ the ADR (checkers/findings.py), counted, not hidden.
 from __future__ import annotations
 
 from .facts import Facts, facts
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-11"
 

@@ -8,7 +8,7 @@ resuming is the world's own instruction (`told resume`) and ending its exit or c
 
 from __future__ import annotations
 
-from .history import History, Violation
+from history import History, Violation
 from .records import apply_to, names
 
 INVARIANT = "INV-5"

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from model.params import Params
 
-from .history import History
+from history import History
 
 OWNERS = "owners/"
 NODES = "nodes/"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from model.params import Params
 
 from .facts import Facts, facts
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-7"
 

@@ -14,7 +14,7 @@ state it met); acts are the process's (checkers/facts.py).
 from __future__ import annotations
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-10"
 

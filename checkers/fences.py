@@ -21,7 +21,7 @@ serves; this check names the decision itself, whatever followed.
 from __future__ import annotations
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "FENCE-1"
 DRIFT_SLACK_MS = 50

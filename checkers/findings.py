@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .facts import facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 from .records import final_state, old_heartbeat
 
 
@@ -76,7 +76,7 @@ def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
     for t, q, kind, f in history.events:
         if t > end:
             break
-        if (q == p and kind == "fault" and t < td and f[0].startswith(("request lost", "failed fast"))
+        if (q == p and kind == "fault" and t < td and f[0] in ("request_lost", "fail_fast")
                 and f[1].startswith("PUT owners/")):
             lost.setdefault(f[1][len("PUT "):], t)
         elif q == p and kind == "conflicted" and t < td and f[1] == "PUT" and f[0].startswith("owners/"):

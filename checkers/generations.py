@@ -10,7 +10,7 @@ model's `hold_began`: the generation is the one the bucket stored.
 from __future__ import annotations
 
 from .facts import DATA, Facts, act_actor, facts
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-2"
 

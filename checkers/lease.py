@@ -28,7 +28,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "LEASE-1"
 

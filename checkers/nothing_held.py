@@ -16,7 +16,7 @@ from __future__ import annotations
 from model.params import Params
 
 from .facts import Facts, facts
-from .history import History, Violation
+from history import History, Violation
 from .records import final_state, names
 
 INVARIANT = "INV-4"

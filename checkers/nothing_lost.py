@@ -22,7 +22,7 @@ what a restore would see, and a later acknowledgement would promise data built o
 from __future__ import annotations
 
 from .facts import DATA, Facts, act_actor, facts, segment_generation
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-8"
 

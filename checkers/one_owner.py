@@ -22,7 +22,7 @@ the taker's clock. An absent object, an old-format one, or `live` naming i frees
 from __future__ import annotations
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-1"
 

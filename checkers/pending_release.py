@@ -14,7 +14,7 @@ the actor at that generation again (`hold_began` with no `hold_ended` since) is 
 from __future__ import annotations
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "INV-6"
 

@@ -7,7 +7,7 @@ outside the protocol are `fault_delete` and `fault_put` events.
 
 from __future__ import annotations
 
-from .history import History
+from history import History
 
 
 def apply_to(state: dict[str, str], kind: str, f: tuple) -> bool:

@@ -22,7 +22,7 @@ running from every new node's start guard; one that deletes a format-3 object is
 from __future__ import annotations
 
 from .facts import Facts, facts, sent_ms
-from .history import History, Violation
+from history import History, Violation
 
 INVARIANT = "UP-2"
 

@@ -33,7 +33,7 @@ RIGHT_PAD = 260  # room for the labels of the last writes
 
 
 def write_html(path: str, history, violation, plan: dict | None = None) -> None:
-    from reporting import UsageError
+    from nodelease.errors import UsageError
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:
@@ -112,7 +112,7 @@ def _title(title: str) -> str:
 
 def render(history, violation, plan: dict | None = None) -> str:
     from checkers.facts import facts
-    from checkers.history import Clock
+    from history import Clock
 
     from .story import _renewal, phrase, tell
 
@@ -250,9 +250,9 @@ def render(history, violation, plan: dict | None = None) -> str:
             r = label_row(t, f"{cond} {status} {key}")
             if r is not None:
                 svg.text(t, bucket_y + 14 + r * 13, f"{cond} {status} {key}", "wlabel refused", tip)
-        elif kind == "fault" and f[0].startswith(("request lost", "held back")):
+        elif kind == "fault" and f[0] in ("request_lost", "late", "held_back"):
             late_ms[i] = t
-            lost = f[0].startswith("request lost")
+            lost = f[0] == "request_lost"
             svg.line(t, y, t, y + 8, "w lost" if lost else "w late", history.describe(i))
             svg.text(t, y + 8, "✕ lost" if lost else "late", "wlabel lost", history.describe(i) + "\n" + f[1])
     for i, (t, p, kind, f) in enumerate(ev):

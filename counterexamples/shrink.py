@@ -20,7 +20,7 @@ import copy
 import json
 import time
 
-from reporting import UsageError
+from nodelease.errors import UsageError
 from scenarios.plan import is_fault
 
 FAULT_LISTS = ("outages", "crashes", "twins", "stops", "drains", "deletes", "operator_fences", "deadline_races",
@@ -37,7 +37,7 @@ PLAN_KEYS = ("format", "model", "scenario", "seed", "params", "options", "choice
 
 def record_seed(seed: int, model_name: str, scenario: str, params) -> tuple[dict, object]:
     """Run `seed` recording every decision: (its plan, its history)."""
-    from runner import load_model
+    from broken_models import load_model
     from scenarios.plan import FORMAT, Choices
     from scenarios.sim import SimWorld
 
@@ -53,7 +53,7 @@ def record_seed(seed: int, model_name: str, scenario: str, params) -> tuple[dict
 def run_plan(plan: dict):
     """The history of a plan's run in the simulated world (nothing drawn: every decision is read)."""
     from model.params import Params
-    from runner import load_model
+    from broken_models import load_model
     from scenarios.plan import Choices
     from scenarios.sim import SimWorld
 
@@ -65,12 +65,9 @@ def run_plan(plan: dict):
 
 def violations(history, strict: bool = False) -> list:
     """The violations that fail a history (with `strict`, those known findings explain too)."""
-    from checkers import check_all
-    from checkers.findings import classify
-    from reporting import not_judged
+    from checkers.verdict import judge
 
-    found = check_all(history, skip=frozenset(not_judged(history)))
-    return found if strict else classify(history, found)[0]
+    return judge(history, strict=strict).violations
 
 
 def size(plan: dict, history) -> dict:

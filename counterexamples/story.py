@@ -22,6 +22,14 @@ def _s(ms: int) -> str:
     return f"{ms / 1000:8.3f} s"
 
 
+def fault_phrase(d: dict) -> str:
+    """A `fault` event's fields for people: its kind, what it hit, its length, its word."""
+    what = d["what"].replace("_", " ")
+    ms = f", {d['ms']} ms" if d.get("ms") is not None else ""
+    detail = f": {d['detail']}" if d.get("detail") else ""
+    return f"fault {what} ({d['target']}{ms}){detail}"
+
+
 def phrase(history, i: int) -> str:
     """One event as a sentence (a fallback: its kind and fields)."""
     from model.observations import KINDS
@@ -38,7 +46,7 @@ def phrase(history, i: int) -> str:
         met = f': it met "{d["met"]}"' if d["met"] else ": the object is absent"
         return f'{d["op"]} {d["key"]} ({d["cond"]}) refused with {status}{met}'
     if kind == "fault":
-        return f"fault: {d['what']} ({d['detail']})"
+        return fault_phrase(d)
     if kind == "fault_delete":
         return f"fault: {d['key']} deleted by mistake (outside the protocol)"
     if kind == "start":

@@ -6,7 +6,7 @@ import json
 import os
 import time
 
-from reporting import UsageError
+from nodelease.errors import UsageError
 
 from .search import INJECTIONS, MARGINS, Bounds, Explorer
 

@@ -470,7 +470,7 @@ def _worker_init(reports) -> None:
 def _explore_one(task) -> Outcome:
     """One clock combination, in a worker process: its outcome, with the counterexample written."""
     model_name, params, bounds, offsets, strict, deadline, index, every_s = task
-    from runner import load_model
+    from broken_models import load_model
 
     b = Bounds(**{**bounds, "offsets": [offsets]})
     if deadline is not None:

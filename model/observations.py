@@ -75,9 +75,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "operator": ("command", "node"),
     "fault_delete": ("key",),  # an object deleted outside the protocol (an operator's mistake)
     "fault_put": ("key", "header", "written_at_ms"),  # bytes written outside the protocol (an old binary)
-    # a fault the world gave a request or a machine ("request lost", "held back 900 ms, past its
-    # timeout", "outage: refuse", ...) and what it hit ("PUT owners/t0/c/a1", a machine)
-    "fault": ("what", "detail"),
+    # a fault the world gave a request or a machine: what kind (scenarios/faults.py: "request_lost", "late",
+    # "outage", ...), what it hit ("PUT owners/t0/c/a1", a machine, "*"), a length or delay in ms (None: none),
+    # and a word for people ("refused: cut off", the reply's status, an outage's mode)
+    "fault": ("what", "target", "ms", "detail"),
 }
 
 # Fields on the observing process's own clock (ms); every event's time, and every other time

@@ -31,7 +31,7 @@ from .catalog import MUTANTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # what a campaign needs: copied once per lane, the mutated file restored after each mutant
-COPY = ("model", "scenarios", "checkers", "broken_models", "counterexamples", "explore", "runner.py",
+COPY = ("model", "history", "nodelease", "scenarios", "checkers", "broken_models", "counterexamples", "explore", "runner.py",
         "reporting.py", "compiled.py", "pyproject.toml")
 
 

@@ -32,7 +32,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from checkers.history import Clock, History, Process
+from history import Clock, History, Process
+from history.schema import FIELDS, Event, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
     DELETE,
@@ -75,10 +76,9 @@ NO_ANSWER = Reply(TIMED_OUT)
 # a `released` node lease: the state line, the second of the body, within its first bytes
 RELEASED_LINE = "\n" + RELEASED + " "
 RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
-# a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
-SCRIPTED_FAULTS = {"lose_request": "request lost (scripted)", "fail_fast": "failed fast (scripted)",
-                   "delay_apply": "held back {ms} ms (scripted)", "lose_reply": "reply lost (scripted)",
-                   "delay_reply": "reply slowed by {ms} ms (scripted)"}
+# a scripted network rule's action (scenarios.script) -> the fault kind it is, named as drawn ones are
+SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "delay_apply": "held_back",
+                   "lose_reply": "reply_lost", "delay_reply": "slow_reply"}
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
 FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
 REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
@@ -272,13 +272,13 @@ class World:
         for at in filter(lambda x: x is not None, o.get("deadline_races", ())):
             self.later(base + at, self._arm_race)
         for at, length_ms in filter(None, o.get("reply_drops", ())):
-            self.later(base + at, self._replies_drop, True)
+            self.later(base + at, self._replies_drop, True, length_ms)
             self.later(base + at + length_ms, self._replies_drop, False)
         for at, length_ms in filter(None, o.get("record_storms", ())):
-            self.later(base + at, self._record_storm, True)
+            self.later(base + at, self._record_storm, True, length_ms)
             self.later(base + at + length_ms, self._record_storm, False)
         for at, length_ms in filter(None, [up and up.get("guard_storm")]):
-            self.later(base + at, self._guard_storm, True)
+            self.later(base + at, self._guard_storm, True, length_ms)
             self.later(base + at + length_ms, self._guard_storm, False)
         for node_id, at in filter(None, o.get("crash_for_good", ())):
             self.later(base + at, self._crash_for_good, node_id)
@@ -411,7 +411,7 @@ class World:
                 "client_requests": self._requests}
 
     def record(self, proc: int, kind: str, fields: tuple = ()) -> None:
-        self.history.events.append((self.now, proc, kind, fields))
+        self.history.events.append(event(self.now, proc, kind, fields))
 
     # --- section 6: the old binaries before the switch -------------------------------------
 
@@ -570,7 +570,11 @@ class World:
                 self.set_timer(proc, eff)
             elif t is Observe:
                 kind, fields = eff
-                self.history.events.append((self.now, proc.index, kind, fields))  # `record`, inlined
+                # `record`, inlined: the fields named by the kind (history/schema.py; a model that observes
+                # a kind with fields other than the schema's fails here, loudly)
+                cls = FIELDS[kind]
+                self.history.events.append(_new_tuple(Event, (self.now, proc.index, kind, _new_tuple(cls, fields)
+                                                              if len(fields) == len(cls._fields) else cls(*fields))))
                 if kind == "served":
                     self._event_begins(proc, fields)
                 elif kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
@@ -645,7 +649,8 @@ class World:
         if fate is not None:
             action, ms = fate
             if action in SCRIPTED_FAULTS:
-                self.note_fault(proc, SCRIPTED_FAULTS[action].format(ms=ms), req)
+                self.note_fault(proc, SCRIPTED_FAULTS[action], req, ms if action.startswith("delay") else None,
+                                "scripted")
             if action == "lose_request":
                 return
             if action == "fail_fast":
@@ -656,12 +661,12 @@ class World:
                 return
         if self._lose and req.op == PUT and self._lose.get(proc.node_id) and req.key.startswith(self._lose[proc.node_id]):
             del self._lose[proc.node_id]
-            self.note_fault(proc, "request lost", req)
+            self.note_fault(proc, "request_lost", req, None, "the write lost just before a drain")
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
             return
         if cut == "refuse":
-            self.note_fault(proc, "failed fast (refused: cut off)", req)
+            self.note_fault(proc, "fail_fast", req, None, "refused: cut off")
             ms = self.choose("refused", proc.machine, self.randint, 1, FAIL_FAST_MS_MAX)
             if lazy:
                 self._await(proc, rid, timeout, ms)
@@ -676,16 +681,16 @@ class World:
                     proc.deadlines[rid] = now + timeout
             self.later(ms, self.to_bucket, proc, rid, req, fate, now)
         elif what == "fail_fast":
-            self.note_fault(proc, "failed fast", req)
+            self.note_fault(proc, "fail_fast", req)
             if lazy:
                 self._await(proc, rid, timeout, ms)
             self.later(ms, self._reply, proc, rid, FAILED)
         elif what == "lost":
-            self.note_fault(proc, "request lost", req)  # lost on the way: never applied, never answered
+            self.note_fault(proc, "request_lost", req)  # lost on the way: never applied, never answered
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
         else:  # late: applied `ms` after its sender gave up
-            self.note_fault(proc, f"held back {timeout + ms} ms, past its timeout", req)
+            self.note_fault(proc, "late", req, timeout + ms, "applied past its timeout")
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
             self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
@@ -792,7 +797,8 @@ class World:
         """The bucket answered `req`: the fault plan draws what happens to the reply."""
         if fate is not None:
             if fate[0] in SCRIPTED_FAULTS:
-                self.note_fault(proc, SCRIPTED_FAULTS[fate[0]].format(ms=fate[1]), req)
+                self.note_fault(proc, SCRIPTED_FAULTS[fate[0]], req, fate[1] if fate[0].startswith("delay") else None,
+                                "scripted")
             if fate[0] == "lose_reply":
                 return
             if fate[0] == "delay_reply":
@@ -800,14 +806,14 @@ class World:
                 return
         what, ms = self._reply_fate(proc, req) if self._drawn else self._fate("reply", self._reply_fate, proc, req)
         if what == "lost":
-            self.note_fault(proc, f"reply lost ({reply.status})", req)
+            self.note_fault(proc, "reply_lost", req, None, reply.status)
             if proc.deadlines:
                 self._deadline_due(proc, rid, None)
             return
         if proc.deadlines:
             self._deadline_due(proc, rid, self.now + ms)
         if what == "slow":
-            self.note_fault(proc, f"reply slowed to {ms} ms", req)
+            self.note_fault(proc, "slow_reply", req, ms)
         self.later(ms, self._reply, proc, rid, reply, req)
 
     def _reply_fate(self, proc: Proc, req) -> tuple[str, int]:
@@ -876,8 +882,9 @@ class World:
         if key is not None and status != OK and key.startswith(DATA_PREFIX):
             self.record(proc.index, "upload_failed", (key, status))
 
-    def note_fault(self, proc: Proc, what: str, req) -> None:
-        self.record(proc.index, "fault", (what, f"{req.op} {req.key}"))
+    def note_fault(self, proc: Proc, kind: str, req, ms: int | None = None, detail: str = "") -> None:
+        """A fault of `kind` (scenarios/faults.py names them) hit the request `req` of `proc`."""
+        self.record(proc.index, "fault", (kind, f"{req.op} {req.key}", ms, detail))
 
     # --- the workload ----------------------------------------------------------------------
 
@@ -1133,8 +1140,9 @@ class World:
         taker = "n" + fast[1:]
         # the instant the taker's clock reads the owner's written_at + ttl + grace
         t_free = self.clocks[fast].true_at(proc.clock.local(sent_ms) + self.tg)
-        self.record(WORLD, "fault", ("deadline race: cut off after an acknowledged lease write",
-                                     f"{proc.machine}; {taker} may free its actors from {t_free} ms"))
+        self.record(WORLD, "fault", ("deadline_race", proc.machine, None,
+                                     f"cut off after an acknowledged lease write; {taker} may free its actors "
+                                     f"from {t_free} ms"))
         # the owner's last valid instant, by its own clock
         deadline = proc.clock.true_at(proc.clock.local(sent_ms) + p.lease_span_ms)
         # nothing else disturbs the two until the race is over
@@ -1184,23 +1192,23 @@ class World:
         slot = self.slots[self.node_ids.index(node_id)]
         slot.down_for_good = True
         slot.wanted = False
-        self.record(WORLD, "fault", ("machine gone for good", slot.machine))
+        self.record(WORLD, "fault", ("gone_for_good", slot.machine, None, "the machine never comes back"))
         if slot.proc is not None and slot.proc.alive:
             self.crash(slot.proc)
 
-    def _record_storm(self, on: bool) -> None:
+    def _record_storm(self, on: bool, length_ms: int | None = None) -> None:
         if on and not self.in_quiet:
-            self.record(WORLD, "fault", ("record storm", "record writes lost and slow"))
+            self.record(WORLD, "fault", ("record_storm", OWNERS_PREFIX, length_ms, "record writes lost and slow"))
         self.record_storm = on and not self.in_quiet
 
-    def _guard_storm(self, on: bool) -> None:
+    def _guard_storm(self, on: bool, length_ms: int | None = None) -> None:
         if on and not self.in_quiet:
-            self.record(WORLD, "fault", ("guard storm", "nodes/ reads lost"))
+            self.record(WORLD, "fault", ("guard_storm", NODES_PREFIX, length_ms, "nodes/ reads lost"))
         self.guard_storm = on and not self.in_quiet
 
-    def _replies_drop(self, on: bool) -> None:
+    def _replies_drop(self, on: bool, length_ms: int | None = None) -> None:
         if on and not self.in_quiet:
-            self.record(WORLD, "fault", ("replies dropping", "write replies lost"))
+            self.record(WORLD, "fault", ("reply_drops", "writes", length_ms, "write replies lost"))
         self.replies_dropping = on and not self.in_quiet
 
     def _lose_next(self, node_id, prefix) -> None:
@@ -1266,7 +1274,8 @@ class World:
     def _released_sent(self, proc: Proc) -> None:
         """The process sent its `released` write: its stragglers end right after."""
         for actor, req in proc.stragglers:
-            self.record(proc.index, "fault", ("straggler ends just after `released` was sent", f"{actor} request {req}"))
+            self.record(proc.index, "fault", ("straggler", f"{actor} request {req}", None,
+                                              "the event ends just after `released` was sent"))
             proc.events[(actor, req)] = self.now + 1
             self.later(1, self._event_end, proc, actor, req)
         proc.stragglers.clear()
@@ -1435,7 +1444,7 @@ class World:
     def _cut_off(self, who, length_ms, mode) -> None:
         self.cut[who] = mode
         self.record(WORLD, "outage", (who, self.now + length_ms))
-        self.record(WORLD, "fault", (f"outage: {mode}", who))
+        self.record(WORLD, "fault", ("outage", who, length_ms, mode))
         self.later(length_ms, self._outage_ends, who)
 
     def _outage_ends(self, who) -> None:

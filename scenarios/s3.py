@@ -42,7 +42,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from urllib.parse import urlsplit, urlunsplit
 
-from checkers.history import History
+from history import History
 from model.actor_data import DATA_PREFIX
 from model.io import (
     CONFLICT,

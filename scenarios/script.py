@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from checkers.history import History
+from history import History
 from model.io import PUT, Command, Request
 from model.old_lease import OLD_MODEL
 from model.params import Params

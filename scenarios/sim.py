@@ -20,7 +20,7 @@ from heapq import heappop, heappush
 import simpy
 from simpy.events import NORMAL, URGENT
 
-from checkers.history import History
+from history import History
 from model.actor_data import DATA_PREFIX
 from model.io import CONFLICT, DELETE, GET, NOT_FOUND, OK, PRECONDITION_FAILED, PUT
 from model.params import Params

@@ -13,8 +13,7 @@ Fields follow model.observations.KINDS, so a field added at the end of a kind br
 
 from __future__ import annotations
 
-from checkers import History
-from checkers.history import Process
+from history import History, Process, event
 from model.observations import KINDS
 from model.params import Params
 
@@ -127,7 +126,7 @@ def finish(h: History, ix: dict | None = None) -> History:
                 serial += 1
                 new = serial
                 objects[key] = (new, state)
-            events[k] = (t, p, kind, (key, op, cond, prev, named, new, state, prev_state, sent))
+            events[k] = event(t, p, kind, (key, op, cond, prev, named, new, state, prev_state, sent))
         elif kind == "apply":
             if f[5]:
                 objects[f[0]] = (f[5], f[6])

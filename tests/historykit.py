@@ -67,7 +67,6 @@ def true_ms(local_ms):
 
 def broken(name):
     """A broken model (or a documented survivor) the way the runner loads one, with its module."""
-    import runner
-    from broken_models import load
+    from broken_models import load, load_model
 
-    return runner.load_model(name), load(name)
+    return load_model(name), load(name)

@@ -20,7 +20,8 @@ import sys
 
 import pytest
 
-from checkers import CHECKERS, History, check_all, measure_all
+from checkers import CHECKERS, check_all, measure_all
+from history import History
 from factkit import WORLD, ev, fence, finish, heartbeats, listed, live, record, release, segment
 from factkit import history as _history
 from factkit import put as _put
@@ -279,7 +280,7 @@ def _data_run(mode: str) -> tuple[History, dict]:
     if mode == "complete":
         segment(h, 3_950, 0, A0, SEG1, sent=3_900)
     elif mode == "missing":
-        ev(h, 5_900, 0, "fault", what="held back 3000 ms, past its timeout", detail=f"PUT wal/{A0}/{SEG1}")
+        ev(h, 5_900, 0, "fault", what="late", target=f"PUT wal/{A0}/{SEG1}", ms=3000)
         segment(h, 6_900, 0, A0, SEG1, sent=3_900)
     if mode in ("complete", "missing"):
         ix["acked1"] = ev(h, 4_000, 0, "data_acked", actor=A0, generation=1, segment=SEG1)
@@ -406,13 +407,16 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     """`python runner.py --broken --seeds 30` runs the correct model and every broken model of
     broken_models.BROKEN over the same seeds and lists each in its table and its report. Run from a copy of
     the code, so its per-model reports land in the copy's reports/, not the repository's. (About 25 s.)"""
-    from broken_models import BROKEN, SURVIVORS
+    from broken_models import entries
+
+    BROKEN = [e.name for e in entries() if e.kind == "broken"]
+    SURVIVORS = [e.name for e in entries() if e.kind == "survivor"]
 
     work = tmp_path / "repo"
     work.mkdir()
     for module in ("runner.py", "reporting.py", "compiled.py"):
         shutil.copy(os.path.join(REPO, module), work)
-    for pkg in ("model", "checkers", "scenarios", "broken_models"):
+    for pkg in ("model", "history", "nodelease", "checkers", "scenarios", "broken_models"):
         shutil.copytree(os.path.join(REPO, pkg), work / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     report = str(tmp_path / "broken.json")
     env = dict(os.environ, COLUMNS="200")

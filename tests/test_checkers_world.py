@@ -48,7 +48,7 @@ def _stale_owner(act_at: int):
     ix = {}
     heartbeats(h, 0, 0, 8_000)  # sent at 0, 3 and 6 s
     for t in (9_000, 12_000, 15_000, 18_000, 21_000):
-        ev(h, t, 0, "fault", what="request lost", detail="PUT nodes/n0")
+        ev(h, t, 0, "fault", what="request_lost", target="PUT nodes/n0")
     heartbeats(h, 1, 0, 40_000)
     record(h, 1_000, 0, A0, 1)
     listed(h, 1_100, 0, A0, [], sent=1_050)
@@ -142,7 +142,7 @@ def _handover(listing: list[str] | None, ack_before_applied: bool = False):
     segment(h, 1_050, 0, A0, SEG0, sent=1_000)
     ev(h, 1_100, 0, "data_acked", actor=A0, generation=1, segment=SEG0)
     if ack_before_applied:
-        ev(h, 5_900, 0, "fault", what="held back 3000 ms, past its timeout", detail=f"PUT wal/{A0}/{SEG1}")
+        ev(h, 5_900, 0, "fault", what="late", target=f"PUT wal/{A0}/{SEG1}", ms=3000)
     segment(h, 6_900 if ack_before_applied else 3_950, 0, A0, SEG1, sent=3_900)
     ix["acked1"] = ev(h, 4_000, 0, "data_acked", actor=A0, generation=1, segment=SEG1)
     release(h, 4_500, 0, A0, 1)
@@ -203,7 +203,7 @@ def _fenced(adopt: bool = False, exits_at: int | None = None, restarted: bool = 
     heartbeats(h, 1, 0, 40_000)
     ix["fence"] = fence(h, 21_100, 1, "n0", "a", 6_000)
     if held_back:
-        ev(h, 21_100, 0, "fault", what="held back 2100 ms, past its timeout", detail="PUT nodes/n0")
+        ev(h, 21_100, 0, "fault", what="late", target="PUT nodes/n0", ms=2100)
         ix["late"] = ev(h, 23_200, 0, "refused", key="nodes/n0", op="PUT", cond="if-match", met="fenced a 6000",
                         sent_ms=21_100)
         ix["met"] = ev(h, 24_130, 0, "refused", key="nodes/n0", op="PUT", cond="if-match", met="fenced a 6000",
@@ -413,7 +413,7 @@ def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drain
     heartbeats(h, 1, 0, 40_000)
     record(h, 1_000, 0, A0, 1)
     if lost_acquire:
-        ev(h, 2_000, 0, "fault", what="request lost", detail="PUT owners/" + A1)
+        ev(h, 2_000, 0, "fault", what="request_lost", target="PUT owners/" + A1)
         ev(h, 4_000, 0, "acquire_unresolved", actor=A1, generation=1)
     ix["told"] = ev(h, 5_000, 0, "told", command="drain")
     if running_until is not None:

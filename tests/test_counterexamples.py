@@ -102,8 +102,8 @@ def test_a_planned_run_draws_nothing():
     calm = dict(plan, choices={})
     h = run_plan(calm)
     # (a scheduled outage's refusals are the plan's options, not drawn: "failed fast (refused: cut off)")
-    assert not any(kind == "fault" and f[0].startswith(("request lost", "reply lost", "failed fast", "held back"))
-                   and "cut off" not in f[0] for _t, _p, kind, f in h.events)
+    assert not any(kind == "fault" and f[0] in ("request_lost", "reply_lost", "fail_fast", "late", "held_back")
+                   and "cut off" not in (f[3] or "") for _t, _p, kind, f in h.events)
     assert MODEL is not None and len(h.events) > 0
 
 

@@ -202,7 +202,7 @@ def test_the_digest_leaves_out_history_but_not_the_bucket():
         w.advance()
     assert "nodes/n0" in w.bucket.objects
     twin = w.clone()
-    twin.history.events.append((w.t, -1, "quiet", ()))
+    twin.history.add(w.t, -1, "quiet", ())
     assert twin.digest() == w.digest()
     twin.bucket.remove("nodes/n0")
     assert twin.digest() != w.digest()
@@ -223,7 +223,7 @@ def test_a_growing_history_is_indexed_as_a_fresh_one_and_its_copy_apart():
     """The index by kind a path's history carries (issue 15: judged incrementally where possible)
     equals a fresh index of the same events at every step, and a branch's growth leaves its
     parent's index alone."""
-    from checkers.history import History
+    from history import History
 
     explorer, _ = explore("correct", requests=1, faults=0, delays=[1], offsets=[[0, 0]], horizon_s=1)
     w = explorer.initial((0, 0))

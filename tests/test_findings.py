@@ -19,6 +19,7 @@ from checkers.findings import FINDINGS, classify
 from counterexamples.shrink import run_plan
 from scenarios.script import NetRule, ScriptedWorld
 from historykit import A0, evs, procs
+from history import event
 
 
 def _kept_plan(name: str):
@@ -35,7 +36,7 @@ def _judged_doctored(h, index: int, fields: tuple):
     doctored._sha = None
     doctored.cache.clear()
     t, p, kind, _f = doctored.events[index]
-    doctored.events[index] = (t, p, kind, fields)
+    doctored.events[index] = event(t, p, kind, fields)
     return classify(doctored, check_all(doctored))
 
 
@@ -300,7 +301,7 @@ def test_f2_also_when_the_acquire_write_failed_fast():
     record write failed fast (refused before it was sent: it never reached the bucket), its read-back
     failed too, and the drain that followed never ended."""
     h = _kept_plan("f2-acquire-write-failed-fast")
-    assert any(e[2] == "fault" and e[3][0].startswith("failed fast") and e[3][1].startswith("PUT owners/")
+    assert any(e[2] == "fault" and e[3][0] == "fail_fast" and e[3][1].startswith("PUT owners/")
                for e in h.events)
     found = _found(h)
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"

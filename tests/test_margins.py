@@ -24,7 +24,7 @@ import broken_models
 import reporting
 from checkers import check_all
 from checkers.coverage import MIN_SEEDS, POINTS, reached, takeover_margins
-from checkers.history import Clock
+from history import Clock
 from factkit import ev, finish, history, live, put
 from historykit import applies, evs, one, procs
 from model import MODEL
@@ -180,7 +180,7 @@ def test_deadline_races_run_and_the_correct_model_keeps_a_margin(deadline_histor
     for h in deadline_histories:
         p = Params(**h.params)
         assert "T-2" in on_bounds(p), h.params
-        races = [f for _t, _q, kind, f in h.events if kind == "fault" and f[0].startswith("deadline race")]
+        races = [f for _t, _q, kind, f in h.events if kind == "fault" and f[0] == "deadline_race"]
         raced += bool(races)
         margins = takeover_margins(h)
         measured += bool(margins)
@@ -212,7 +212,7 @@ def test_a_lapse_race_loses_only_the_owners_lease_writes(deadline_histories):
     for h in deadline_histories:
         if not h.options.get("lapse_acquires"):
             continue
-        lease_cuts = {(t, f[1]) for t, _q, kind, f in h.events if kind == "fault" and f[0] == "outage: lease"}
+        lease_cuts = {(t, f[1]) for t, _q, kind, f in h.events if kind == "fault" and f[0] == "outage" and f[3] == "lease"}
         for t, _q, kind, f in h.events:
             if kind != "outage" or (t, f[0]) not in lease_cuts:
                 continue
@@ -409,7 +409,7 @@ def _failed_guard_reads(model=None, model_name: str = "correct"):
     h, new = _guard_reads_failing(7_000, 20_000, model, model_name)
     beats = [t for _i, t, _p, f in applies(h, "nodes/o0") if f[6] == "node o0"]
     assert beats, h.timeline()
-    failed = evs(h, "fault", proc=new, where=lambda f: f[0].startswith("failed fast") and f[1] == "GET nodes/o0")
+    failed = evs(h, "fault", proc=new, where=lambda f: f[0] == "fail_fast" and f[1] == "GET nodes/o0")
     assert failed, h.timeline()  # the guard's reads did fail
     return h, new, beats[-1]
 
@@ -432,7 +432,7 @@ def test_a_failed_read_of_a_stale_old_heartbeat_is_not_the_guard_margin():
     clock: n0 starts at 32 s, after o0's last heartbeat (near 6 s) went stale (24 s later), and its reads of
     nodes/o... fail fast for 2 s: failed reads, but of a stale heartbeat."""
     h, new = _guard_reads_failing(32_000, 34_000)
-    assert evs(h, "fault", proc=new, where=lambda f: f[0].startswith("failed fast") and f[1] == "GET nodes/o0")
+    assert evs(h, "fault", proc=new, where=lambda f: f[0] == "fail_fast" and f[1] == "GET nodes/o0")
     assert check_all(h) == []
     assert "guard read lost on a fresh heartbeat" not in reached(h)
 
@@ -682,7 +682,7 @@ def test_quiet_phase_never_retires_the_last_node_standing_nor_restarts_a_gone_ma
         nodes = 2 + seed % 2
         h = _quiet_world(seed, nodes, gone=True).run()
         (t_quiet,) = [t for t, _q, kind, _f in h.events if kind == "quiet"]
-        gone = [f[1] for _t, _q, kind, f in h.events if kind == "fault" and f[0] == "machine gone for good"]
+        gone = [f[1] for _t, _q, kind, f in h.events if kind == "fault" and f[0] == "gone_for_good"]
         assert sorted(gone) == [f"m{i}" for i in range(1, nodes)], gone
         for i in range(1, nodes):
             assert evs(h, "start", node=f"n{i}", since=19_000) == [], h.timeline()

@@ -51,6 +51,7 @@ from model.records import (
 )
 from scenarios.script import NetRule, ScriptedWorld, UpgradeWorld  # noqa: F401
 from historykit import A0, applies, assert_clean, broken, evs, invariants, one, owner_state, true_ms  # noqa: F401
+from history import event
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -655,7 +656,7 @@ def test_data_acknowledged_under_the_old_version_is_restored_by_the_new_owner():
     # owner's restore: INV-8 catches it
     # (its first listing of the actor seeds the generation, UP-3; the last is the restore)
     i, t, p, f = evs(h, "listed", proc=new, where=lambda f: f[0] == f"wal/{A0}/")[-1]
-    h.events[i] = (t, p, "listed", (f[0], f[1][1:], f[2]))
+    h.events[i] = event(t, p, "listed", (f[0], f[1][1:], f[2]))
     h.cache.clear()
     violations = nothing_lost.check(h)
     assert [v.invariant for v in violations] == ["INV-8"] and f[1][0] in violations[0].message

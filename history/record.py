@@ -1,10 +1,13 @@
 """What a run leaves behind: the history every checker judges.
 
 A history is the seed's drawn options, a table of processes (each with the
-clock it ran on) and a list of events `(t_ms, proc, kind, fields)` in true
-time order. `proc` indexes `processes`; `kind` is one of
-model.observations.KINDS. The encoding used for hashing is stable: JSON of
-primitives with sorted keys, no `repr`, no `hash()`.
+clock it ran on) and a list of events `Event(t_ms, proc, kind, fields)` in true
+time order (history/schema.py: the fields are named by kind). `proc` indexes
+`processes`; `kind` is one of model.observations.KINDS. The encoding used for
+hashing is stable: JSON of primitives with sorted keys, no `repr`, no `hash()`.
+
+Worlds write histories and checkers read them; this package imports neither
+(the layers: model, then history, then scenarios, then checkers).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import json
 from dataclasses import dataclass, field
 
 from model.observations import KINDS, LOCAL_CLOCK_FIELDS
+
+from .schema import Event, event
 
 
 class Clock:
@@ -67,7 +72,7 @@ class History:
     params: dict
     options: dict
     processes: list[Process] = field(default_factory=list)
-    events: list[tuple] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     rules: dict[str, int] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     end_ms: int = 0
@@ -75,7 +80,7 @@ class History:
     cache: dict = field(default_factory=dict)  # what checkers compute once and share
 
     def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
-        self.events.append((t_ms, proc, kind, fields))
+        self.events.append(event(t_ms, proc, kind, fields))
 
     # --- encoding ------------------------------------------------------------
 

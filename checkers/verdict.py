@@ -1,0 +1,57 @@
+"""The one verdict: a history in, the violations that fail it and the known findings out.
+
+Campaigns, replay, shrink and the explorer all judge a history here, so that "does this run
+fail?" has one answer everywhere. A violation a known finding about the ADR explains
+(checkers/findings.py) is counted as that finding, not as a failure; with `strict` it fails
+the run too. Invariants a history cannot judge (liveness without a quiet phase that ran to its
+end, anything but safety in a run its environment cut short) are left out, with why.
+
+Exceptions are not caught here: a checker that cannot read a history is a bug of the tool,
+which the caller reports as such (never as a violation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from history import History, Violation
+
+from . import LIVENESS, blip, check_all, measure_all
+from .findings import classify
+
+
+@dataclass
+class Verdict:
+    violations: list[Violation]  # what fails the run (with `strict`, the findings' violations too)
+    findings: dict[str, list[Violation]] = field(default_factory=dict)  # finding id -> violations it explains
+    not_judged: dict[str, str] = field(default_factory=dict)  # invariant -> why it was not judged
+    measures: dict = field(default_factory=dict)  # figures a report sums (measure_all), if asked for
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.violations)
+
+
+def not_judged(history: History, env_failure: str | None = None) -> dict[str, str]:
+    """The invariants a history cannot judge, and why: liveness needs a quiet phase that ran to
+    its end (INV-4, INV-7), and a run cut short by its environment judges safety only."""
+    if env_failure is not None:
+        return {inv: "the run was cut short by its environment" for inv in LIVENESS + (blip.INVARIANT,)}
+    if not history.of_kind("quiet"):
+        return {inv: "no quiet phase" for inv in LIVENESS}
+    return {}
+
+
+def judge(history: History, strict: bool = False, env_failure: str | None = None,
+          measure: bool = False) -> Verdict:
+    """Every checker over `history` (but those it cannot judge), findings classified."""
+    skip = not_judged(history, env_failure)
+    found = check_all(history, skip=frozenset(skip))
+    unexplained, by_finding = classify(history, found)
+    measures = measure_all(history) if measure else {}
+    if measures:
+        if "INV-7" in skip:
+            measures["failover_ms"] = []
+        if "INV-9" in skip:
+            measures["blip_judged"] = 0
+    return Verdict(found if strict else unexplained, by_finding, skip, measures)
