@@ -21,14 +21,11 @@ import json
 import time
 
 from nodelease.errors import UsageError
+from scenarios import faults
 from scenarios.plan import is_fault
 
-FAULT_LISTS = ("outages", "crashes", "twins", "stops", "drains", "deletes", "operator_fences", "deadline_races",
-               "reply_drops", "record_storms", "crash_for_good", "mass")
-FAULT_FLAGS = {"blip": [], "quiet_crash": False, "quiet_stop": False, "upgrade": None}
-# where a scheduled fault names a node (the index of the node id in its entry)
-NODE_FIELD = {"outages": 0, "crashes": 0, "twins": 0, "stops": 0, "drains": 0, "deletes": 0, "operator_fences": 0,
-              "crash_for_good": 0, "mass": 0}
+# what the shrinker may remove, shorten, and which entries name a node: the fault kinds say
+# (scenarios/faults/: each kind's `scheduled`, `flags`, `durations`, `node_field`, `atoms`)
 PLAN_KEYS = ("format", "model", "scenario", "seed", "params", "options", "choices", "workload")
 
 
@@ -74,8 +71,7 @@ def size(plan: dict, history) -> dict:
     """What a reader has to take in: nodes, actors, faults, client requests, events, seconds."""
     o = plan["options"]
     drawn = sum(1 for k, v in plan["choices"].items() if is_fault(k, v))
-    scheduled = sum(1 for name in FAULT_LISTS for x in o.get(name) or () if x is not None and x != [])
-    scheduled += sum(1 for name in FAULT_FLAGS if o.get(name))
+    scheduled = sum(len(kind.atoms(o)) for kind in faults.KINDS.values())
     return {"nodes": len(_node_ids(o)), "actors": len(_actor_ids(o)),
             "processes": len(history.processes) - 1,  # the operator is not a node process
             "faults": drawn + scheduled, "client_requests": sum(1 for s in plan["workload"] if s[1] == "ask"),
@@ -232,8 +228,7 @@ class Shrinker:
 
     def drop_scheduled(self) -> None:
         o = self.best["options"]
-        atoms = [(name, i) for name in FAULT_LISTS for i, x in enumerate(o.get(name) or ()) if x is not None]
-        atoms += [(name, None) for name in FAULT_FLAGS if o.get(name)]
+        atoms = [(kind.id, atom) for kind in faults.KINDS.values() for atom in kind.atoms(o)]
         self.ddmin(atoms, _without_scheduled, "scheduled faults")
 
     def drop_nodes(self) -> None:
@@ -292,7 +287,7 @@ class Shrinker:
             cand = copy.deepcopy(self.best)
             cand["options"]["starts"] = [0] * len(cand["options"]["starts"])
             self.attempt(cand, "every node starts at once")
-        for name, at in (("outages", 2), ("twins", 2)):
+        for name, at in faults.durations().items():
             for i, x in enumerate(self.best["options"].get(name) or ()):
                 if x is not None and x[at] > 1:
                     cand = copy.deepcopy(self.best)
@@ -355,11 +350,8 @@ def _drop_after(plan: dict) -> dict:
 def _without_scheduled(plan: dict, atoms: list) -> dict:
     cand = copy.deepcopy(plan)
     o = cand["options"]
-    for name, i in atoms:
-        if i is None:
-            o[name] = FAULT_FLAGS[name]
-        else:
-            o[name][i] = None
+    for kind_id, atom in atoms:
+        faults.KINDS[kind_id].remove(o, atom)
     return cand
 
 
@@ -371,11 +363,8 @@ def _without_node(plan: dict, node: str) -> dict:
     o["node_ids"] = ids[:k] + ids[k + 1:]
     if o.get("starts"):
         o["starts"] = o["starts"][:k] + o["starts"][k + 1:]
-    for name, field in NODE_FIELD.items():
-        o[name] = [None if x is not None and x[field] == node else x for x in o.get(name) or ()]
-    o["outages"] = [None if x is not None and x[0] == "m" + node[1:] else x for x in o["outages"]]
-    if o.get("slow_fast") and "m" + node[1:] in o["slow_fast"]:
-        o["deadline_races"] = []
+    for kind in faults.KINDS.values():
+        kind.drop_node(o, node)
     cand["workload"] = [s for s in cand["workload"] if node not in s[2:]]
     return cand
 

@@ -1,14 +1,12 @@
 """The world core: everything the two worlds do the same way.
 
 A world executes the model. The core delivers inputs to `step` and carries
-out its effects; runs the processes (start, exit, supervisor restarts,
-crashes, twins, the operator, the old binaries of an upgrade); drives the
-workload (client requests and their retries, forwarding, hibernation, moves,
-the final rounds); cuts machines off the bucket (outages); draws the fate of
-every request from the run's one seeded RNG (lost, failed fast, held back and
-applied late, its reply lost or slow); ends the faults in a quiet phase; and
-keeps the bookkeeping of applied writes that INV-3 needs. It records all of
-it in the history.
+out its effects (the interpreter, here), runs the processes (processes.py),
+drives the workload (workload.py), asks the fault kinds (scenarios/faults/) to
+schedule their faults and to give each request its fate, ends the faults in a
+quiet phase (quiet.py), and keeps the bookkeeping of applied writes that INV-3
+needs. It records all of it in the history. Every random decision comes from
+the run's one seeded RNG, or from a plan (scenarios/plan.py).
 
 Two interpreters subclass it, as Stateright's checker and its real runtime
 interpret one actor vocabulary: the SimPy world (sim.py: true time is SimPy's
@@ -22,6 +20,10 @@ differs:
 - `remove_object(key)`, an operator's mistaken delete, and
   `read_bucket(then)`, the old garbage collection's look at the bucket.
 
+What faults share lives here too: a machine cut off the bucket (`cut_off`,
+the outages' and the races' mechanism), a node shielded from random network
+faults or kept calm while a race plays out on it, a write armed to be lost.
+
 Must not know: any protocol rule (model/ decides; the world keeps its own
 notes of what it did, such as which processes it told to drain), SimPy or
 boto3.
@@ -32,13 +34,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from history import Clock, History, Process
+from history import Clock, History
 from history.schema import FIELDS, Event, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
     DELETE,
     FAILED_FAST,
-    GET,
     IF_MATCH,
     IF_NONE_MATCH,
     LIST,
@@ -48,26 +49,26 @@ from model.io import (
     PUT,
     TIMED_OUT,
     CancelTimer,
-    Command,
     Exit,
     Forward,
     Mark,
     Observe,
-    ProcessStarted,
     Reply,
     ReplyArrived,
     Send,
     SetTimer,
     TimerFired,
 )
-from model.old_lease import OLD_MODEL, gc_collectable
-from model.operator import OPERATOR
 from model.params import Params
-from model.records import NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, node_key, state_line
+from model.records import NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, state_line
 
+from .faults import KINDS, NO_FAULTS, RATES, steps
+from .faults.fail_fast import FAIL_FAST_MS_MAX
 from .plan import NoRandom
-from .processes import Proc, Slot
+from .processes import Proc, Processes, Slot
+from .quiet import QuietPhase
 from .swarm import draw, draw_params
+from .workload import Workload
 
 WORLD = -1  # the proc index of events the world itself records
 
@@ -76,17 +77,10 @@ NO_ANSWER = Reply(TIMED_OUT)
 # a `released` node lease: the state line, the second of the body, within its first bytes
 RELEASED_LINE = "\n" + RELEASED + " "
 RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
-# a scripted network rule's action (scenarios.script) -> the fault kind it is, named as drawn ones are
+# a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
 SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "delay_apply": "held_back",
                    "lose_reply": "reply_lost", "delay_reply": "slow_reply"}
-FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
-FAIL_FAST_MS_MAX = 20  # a refused connection is answered within this
-REPLIES_DROPPING = 0.9  # the share of write replies lost during a stretch of dropping
-STORM_LOST, STORM_SLOW = 0.5, 0.9  # in a record storm: the share of record writes lost, of their replies slowed
-DRAIN_WAITS = 12  # a drain with holds waits up to this many sixths of a lease span for the node to hold one
-GUARD_STORM_LOST = 0.8  # in a guard storm: the share of `nodes/` reads lost (two in a round: 0.64 both)
-STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` write ends it (CS-1)
-NO_FAULTS = {"p_fail_fast": 0.0, "p_request_lost": 0.0, "p_late": 0.0, "p_reply_lost": 0.0, "p_slow_reply": 0.0}
+STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 
 
 _new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
@@ -96,7 +90,7 @@ def _no_draw(_n):
     raise RuntimeError("a random draw (randint) in a planned run: every decision must come from the plan")
 
 
-class World:
+class World(Processes, Workload, QuietPhase):
     """The core of a world; a subclass supplies time, the bucket and the transport."""
 
     # schedule a request's timeout only once its reply will not come first (it answers nothing
@@ -126,10 +120,11 @@ class World:
         self.options.setdefault("config", config)
         o = self.options
         self._delay_ms_max = o["delay_ms_max"]
+        self._upload_ms_max = o.get("upload_ms_max", 0)
         self.tg = self.params.ttl_ms + self.params.grace_ms  # T-5's takeover span: the world's schedule scales with it
         self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
         # the fault rates in force: the drawn ones, zero once the quiet phase begins
-        self.fault = {k: o[k] for k in ("p_fail_fast", "p_request_lost", "p_late", "p_reply_lost", "p_slow_reply")}
+        self.fault = {k: o.get(k, 0.0) for k in RATES}
         # losses and delays hit only requests of this [op, key prefix] (None: every request; op None: any op)
         self.fault_target = o.get("fault_target")
         self.in_quiet = False
@@ -154,20 +149,26 @@ class World:
         self.requests_until = 1 << 62
         self.operator: Proc | None = None
         self.holders: dict[str, str] = {}  # actor -> the node its record names, as the bucket applied it
-        self._races: dict[str, int] = {}  # node -> deadline races armed: cut it off after its next acknowledged write
+        # what faults share (see `cut_off`, `shielded`, `calm`, `lose_next`)
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
-        self._lose: dict[str, str] = {}  # node -> key prefix: its next write there is lost on the way
-        # node -> (follow-ups, a replacement at once, a replacement at all, give up at): a mistaken
-        # delete of nodes/<node> armed to strike right after its next acknowledged lease write
-        self._delete_races: dict[str, tuple] = {}
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
         self._busy: dict[str, int] = {}  # node -> until when its actors stay busy (no hibernation or move reaches it)
-        self._silence_release: dict[str, bool] = {}  # node -> its next `released` write starts a lease outage (CS-2)
-        # CS-1: node -> (restart after, give up at): its next event is a straggler, its stop follows
-        self._straggle: dict[str, tuple[int, int]] = {}
-        self.replies_dropping = False  # a stretch of lost write replies is under way
-        self.record_storm = False  # a stretch of lost and slow record writes is under way
-        self.guard_storm = False  # a stretch of lost `nodes/` reads as new nodes start (UP-2's guard)
+        self._lose: dict[str, str] = {}  # node -> key prefix: its next write there is lost on the way
+        self.quiet_at_ms: int | None = None  # when the quiet phase begins (`schedule` sets it)
+        self.liveness_ms = o.get("liveness_ms", self.tg)  # the quiet phase's span: its schedule scales with it
+        # the fault kinds: each one's state on this world, and the hooks of those this seed uses
+        for kind in KINDS.values():
+            for attr, factory in kind.state.items():
+                setattr(self, attr, factory())
+        active = [kind for kind in KINDS.values() if kind.active(o)]
+        self.send_early = [k.send_early for k in active if k.send_early is not None]
+        self.send_late = [k.send_late for k in active if k.send_late is not None]
+        self.reply_early = [k.reply_early for k in active if k.reply_early is not None]
+        self.reply_late = [k.reply_late for k in active if k.reply_late is not None]
+        self.acked_hooks = [k.on_lease_acked for k in active if hasattr(k, "on_lease_acked")]
+        self.released_hooks = [k.on_released_sent for k in active if hasattr(k, "on_released_sent")]
+        self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
+        self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
 
@@ -230,174 +231,66 @@ class World:
             r = getrandbits(k)
         return r
 
+    def _chance(self, p: float) -> bool:
+        return self.rng.random() < p
+
     # --- the run's schedule -------------------------------------------------------------
 
     def schedule(self) -> int:
-        """Schedule everything the drawn options say; returns the run's end (true time)."""
+        """Schedule everything the drawn options say, in STEPS order: the world's own steps and each
+        fault kind's; returns the run's end (true time)."""
         o = self.options
-        tg = self.tg
-        up = o.get("upgrade")
-        base = up["new_at"] if up else 0  # the new nodes start here; their faults count from here
-        if up:
-            self.schedule_upgrade(up)
-        starts = o.get("starts") or [0] * len(self.node_ids)
-        for slot, start in zip(self.slots[: len(self.node_ids)], starts):
-            # nodes start spread over a period, so that their lease cadences are not in lockstep
-            if base + start:
-                self.later(base + start, self._start_slot, slot)
-            else:
-                self.start_process(slot)
-        op = Slot("operator", "op")
-        op.wanted = False
-        # the operator's commands (FN-7, FN-8); a broken model may bring a broken operator
-        self.operator = self.start_process(op, getattr(self.model, "operator", OPERATOR).step, instance="op")
-        # a fault a plan removed is None in its list (the others keep their indices)
-        for node_id, at in filter(None, o["operator_fences"]):
-            self.later(base + at, self._operator, Command("cluster_fence", (node_id,)))
-        ch = self.choices
-        if ch is not None and not ch.recording:
-            self.schedule_workload(ch.workload)
-        else:
-            if o["request_gap_ms"]:
-                self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
-            if o["hibernate_gap_ms"]:
-                self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
-            if o["move_gap_ms"]:
-                self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
-        self.schedule_script()
-        for who, at, length_ms, mode in filter(None, o["outages"]):
-            self.later(base + at, self._outage_begins, who, length_ms, mode)
-        for node_id, at in filter(None, o["crashes"]):
-            self.later(base + at, self._crash_node, node_id)
-        for at in filter(lambda x: x is not None, o.get("deadline_races", ())):
-            self.later(base + at, self._arm_race)
-        for at, length_ms in filter(None, o.get("reply_drops", ())):
-            self.later(base + at, self._replies_drop, True, length_ms)
-            self.later(base + at + length_ms, self._replies_drop, False)
-        for at, length_ms in filter(None, o.get("record_storms", ())):
-            self.later(base + at, self._record_storm, True, length_ms)
-            self.later(base + at + length_ms, self._record_storm, False)
-        for at, length_ms in filter(None, [up and up.get("guard_storm")]):
-            self.later(base + at, self._guard_storm, True, length_ms)
-            self.later(base + at + length_ms, self._guard_storm, False)
-        for node_id, at in filter(None, o.get("crash_for_good", ())):
-            self.later(base + at, self._crash_for_good, node_id)
-        for node_id, at in filter(None, o.get("mass", ())):
-            self.later(base + at, self._mass_hold, node_id)
-        for k, twin in enumerate(o["twins"]):
-            if twin:
-                node_id, at, life_ms = twin
-                self.later(base + at, self._twin_begins, node_id, f"t{k}", life_ms,
-                           k in o.get("twin_silences", ()))
-        stragglers = o.get("stragglers", ())
-        for k, stop in enumerate(o.get("stops", ())):
-            if not stop:
-                continue
-            node_id, at, restart_after_ms = stop
-            if k in o.get("stop_silences", ()):
-                # CS-2's margin: the stop's first `released` write and its retries are lost for a while
-                self.later(base + at, self._silence_next_release, node_id)
-            if k in stragglers:
-                # CS-1: the stop comes right after the node begins an event that outlasts its wait
-                self.later(base + at, self._arm_straggler, node_id, restart_after_ms)
-            else:
-                self.later(base + at, self._stop_node, node_id, restart_after_ms)
-        for node_id, at, after_ms, then, *lose in filter(None, o.get("drains", ())):
-            lost = bool(lose and lose[0])
-            if lost:
-                # an acquisition's record write is lost just before the drain (F-2's precondition)
-                self.later(base + at - self.tg // 3, self._lose_next, node_id, OWNERS_PREFIX)
-            elif o.get("drains_with_holds"):
-                # no random network fault on the node's requests from just before the drain until it
-                # must have reported drained: the drain is judged (INV-11) with the holds it drains
-                until = base + at + self._drain_bound_ms()
-                self.later(base + at - self.tg // 3, self._shield_until, node_id, until)
-                if o.get("drains_wait_for_holds"):
-                    # and its actors stay busy: no hibernation or move ends its holds for it, so the
-                    # drain must release them itself (CS-3), or never reports drained (INV-11)
-                    self.later(base + at - self.tg // 3, self._busy_until, node_id, until)
-            if lost or o.get("drains_with_holds"):
-                # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
-                for actor in self.actors:
-                    self.later(base + at - self.tg // 3 + 1, self._ask_new, node_id, actor)
-            if not lost and o.get("drains_with_holds") and o.get("drains_wait_for_holds"):
-                self.later(base + at, self._drain_holding, node_id, after_ms, then, DRAIN_WAITS)
-                continue
-            self.later(base + at, self._command_node, node_id, Command("drain"))
-            self._after_drain(node_id, base + at + after_ms, then)
-        for k, delete in enumerate(o.get("deletes", ())):
-            if not delete:
-                continue
-            node_id, at, replacement, *then = delete
-            follow = bool(then and then[0])
-            soon = replacement and self.choose("soon", f"delete{k}", self._chance, 0.5)
-            if follow or soon:
-                # a delete race: right after the node's next acknowledged lease write, while it
-                # owns actors, so that it still runs and acts for up to a period (FN-6, FN-7, NL-5)
-                self.later(base + at, self._arm_delete, node_id, follow, soon, replacement)
-            else:
-                self.later(base + at, self._delete, "nodes/" + node_id)
-                if replacement:
-                    # the operator, thinking the machine gone, starts a replacement under that id
-                    self.later(base + at + self.choose("later", "replacement " + node_id, self.randint, 0, tg // 3),
-                               self._twin_begins, node_id, "r0", 4 * tg)
-        if o.get("blip"):
-            at, length_ms, mode = o["blip"]
-            self.later(base + at, self._outage_begins, "*", length_ms, mode)
+        # the new nodes start here (an upgrade's switch, or 0); their faults count from here
+        base = max(kind.base_ms(o) for kind in KINDS.values())
         end = base + o["fault_ms"]
         quiet = o.get("quiet_ms", 0)
         # the run ends on a quiet moment: no new request in its last 4/15 of ttl + grace
         # the quiet phase's schedule scales with its liveness span (ttl + grace, or a floor)
-        live = o.get("liveness_ms", tg)
+        live = self.liveness_ms
         self.requests_until = end + quiet - 4 * live // 15 if quiet else end
-        if quiet:
-            self.later(end, self._quiet_begins)
-            if o["quiet_crash"]:
-                self.later(end + live // 3, self._quiet_crash)
-            self.later(end + quiet - 4 * live // 5, self._final_round)
-            self.later(end + quiet - 2 * live // 5, self._final_round)
-            end += quiet
-        return end
+        self.quiet_at_ms = end if quiet else None
+        for step in STEPS:
+            if step == "@starts":
+                starts = o.get("starts") or [0] * len(self.node_ids)
+                for slot, start in zip(self.slots[: len(self.node_ids)], starts):
+                    # nodes start spread over a period, so that their lease cadences are not in lockstep
+                    if base + start:
+                        self.later(base + start, self._start_slot, slot)
+                    else:
+                        self.start_process(slot)
+            elif step == "@operator":
+                self.start_operator()
+            elif step == "@workload":
+                ch = self.choices
+                if ch is not None and not ch.recording:
+                    self.schedule_workload(ch.workload)
+                else:
+                    if o["request_gap_ms"]:
+                        self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
+                    if o["hibernate_gap_ms"]:
+                        self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+                    if o["move_gap_ms"]:
+                        self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
+            elif step == "@script":
+                self.schedule_script()
+            elif step == "@quiet":
+                if quiet:
+                    self.later(end, self._quiet_begins)
+            elif step == "@final_rounds":
+                if quiet:
+                    self.later(end + quiet - 4 * live // 5, self._final_round)
+                    self.later(end + quiet - 2 * live // 5, self._final_round)
+            else:
+                KINDS[step].schedule(self, base)
+        return end + quiet
 
-    def schedule_workload(self, steps: list) -> None:
-        """A plan's workload: [t, "ask", node, actor], [t, "hibernate", actor], [t, "move", actor, target].
-        Each kind runs as a chain, as the drawn workload does (each step schedules the next), so that
-        steps at one instant keep their order among the other events."""
-        for what in ("ask", "hibernate", "move"):
-            chain = [step for step in steps if step[1] == what]
-            if chain:
-                self.later(chain[0][0], self._planned_step, chain, 0)
-
-    def _planned_step(self, chain: list, i: int) -> None:
-        _t, what, *args = chain[i]
-        if not self.workload_step(what, args):
-            return
-        if i + 1 < len(chain):
-            self.later(chain[i + 1][0] - self.now, self._planned_step, chain, i + 1)
-
-    def workload_step(self, what: str, args) -> bool:
-        """One step of a planned workload (a plan's, or the explorer's); False: skipped, for
-        hibernations and moves stop with the faults, as drawn ones do."""
-        if what == "ask":
-            self._requests += 1
-            self._ask(args[0], args[1], self._requests)
-        elif self.in_quiet:
-            return False
-        elif what == "hibernate":
-            self._broadcast(Command("hibernate", (args[0],)))
-        elif what == "move":
-            self._move_to(args[0], args[1])
-        return True
-
-    def _chance(self, p: float) -> bool:
-        return self.rng.random() < p
+    def fault_step(self, kind_id: str, method: str, *args) -> None:
+        """A fault kind's own step, scheduled with `later` (a world's own method, as the explorer
+        needs every callback to be)."""
+        getattr(KINDS[kind_id], method)(self, *args)
 
     def schedule_script(self) -> None:
         """Scripted worlds (scenarios.script) schedule their steps here."""
-
-    def _start_slot(self, slot) -> None:
-        if slot.proc is None or not slot.proc.alive:
-            self.start_process(slot)
 
     def finish(self, end: int) -> History:
         h = self.history
@@ -412,144 +305,6 @@ class World:
 
     def record(self, proc: int, kind: str, fields: tuple = ()) -> None:
         self.history.events.append(event(self.now, proc, kind, fields))
-
-    # --- section 6: the old binaries before the switch -------------------------------------
-
-    def schedule_upgrade(self, up: dict) -> None:
-        """Old nodes (model/old_lease.py) serve first and stop at old_ms; new ones start at new_at."""
-        tg = self.tg
-        n = len(self.node_ids)
-        self.old_slots = []
-        for i in range(n):
-            slot = Slot(self.node_ids[i] if up["same_ids"] else f"o{i}", f"om{i}")
-            slot.wanted = False  # no supervisor restarts an old binary here
-            self.slots.append(slot)
-            self.old_slots.append(slot)
-            self.start_process(slot, OLD_MODEL.step)
-            if slot.node_id not in self.request_ids:
-                self.request_ids.append(slot.node_id)
-            stop_at = up["old_ms"] + (up["straggle_ms"] if up["straggler"] == i else 0)
-            if up["straggler"] == i and up["stall"]:
-                self.later(up["old_ms"] - tg // 3, self._old_command, slot, Command("stall_heartbeats"))
-            if up["old_stop"][i] == "clean":
-                self.later(stop_at, self._old_command, slot, Command("stop"))
-            else:
-                self.later(stop_at, self._old_crash, slot)
-        if up["future_ms"]:
-            slot = Slot("retired", "omf")
-            slot.wanted = False
-            self.slots.append(slot)
-            self.old_slots.append(slot)
-            self.start_process(slot, OLD_MODEL.step)
-            self.later(min(2 * tg // 3, up["old_ms"]), self._old_crash, slot)
-        if up["old_restart"]:
-            i, after = up["old_restart"]
-            self.later(up["new_at"] + after, self._old_restart, self.old_slots[i])
-        self.later(up["new_at"], self._old_gc, up["p_gc"])
-        for node_id, after, then_fence in filter(None, up.get("forgets", ())):
-            # FN-8, then F-6's remedy: a fence of the forgotten id (FN-7) a lease period later
-            self.later(up["new_at"] + after, self._operator, Command("cluster_forget", (node_id,)))
-            if then_fence:
-                self.later(up["new_at"] + after + tg // 3, self._operator, Command("cluster_fence", (node_id,)))
-
-    def _old_command(self, slot, command) -> None:
-        if slot.proc is not None and slot.proc.alive:
-            self.deliver(slot.proc, command)
-
-    def _old_crash(self, slot) -> None:
-        if slot.proc is not None and slot.proc.alive:
-            self.crash(slot.proc)
-
-    def _old_restart(self, slot) -> None:
-        """An old binary started again after the switch (it must find its id taken, or be refused):
-        once a new node runs, so that it meets the new nodes' markers (UP-3, UP-4)."""
-        if not any(kind == "guard_passed" for _, _, kind, _ in self.history.events):
-            if not self.in_quiet:
-                self.later(self.tg // 3, self._old_restart, slot)
-            return
-        if slot.proc is None or not slot.proc.alive:
-            self.start_process(slot, OLD_MODEL.step)
-            self.later(4 * self.tg // 3, self._old_command, slot, Command("stop"))
-
-    def _old_gc(self, p_gc) -> None:
-        """The old garbage collection runs once at the switch (model.old_lease.gc_collectable
-        says what it may delete); it deletes each collectable lease at the drawn rate."""
-        if p_gc:
-            self.read_bucket(lambda leases, data_keys: self._old_gc_deletes(p_gc, leases, data_keys))
-
-    def _old_gc_deletes(self, p_gc, leases, data_keys) -> None:
-        for key in gc_collectable(leases, data_keys):
-            if self.choose("gc", key, self._chance, p_gc):
-                self._delete(key)
-
-    # --- processes -------------------------------------------------------------------------
-
-    def start_process(self, slot: Slot, step=None, instance: str | None = None) -> Proc:
-        if instance is None:
-            instance = self.choose("instance", slot.machine, self._instance)
-        proc = Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
-                    step or self.model.step)
-        self.procs.append(proc)
-        slot.proc = proc
-        c = proc.clock
-        self.history.processes.append(Process(slot.node_id, instance, slot.machine, c.offset_ms, c.drift_ppm))
-        self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
-        self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
-        return proc
-
-    def _instance(self) -> str:
-        return f"{self.rng.getrandbits(32):08x}"
-
-    def end_process(self, proc: Proc, status: int | None = None) -> None:
-        """The process is gone (exit `status`, or a crash when None)."""
-        proc.alive = False
-        proc.timers.clear()
-        proc.pending.clear()
-        proc.watched.clear()
-        proc.deadlines.clear()
-        slot = proc.slot
-        if not slot.wanted or slot.proc is not proc:
-            return
-        if status == 0:
-            # a clean stop: started again only if the scenario says so (a deploy)
-            if slot.restart_after_stop is not None:
-                self.later(slot.restart_after_stop, self._restart, slot)
-                slot.restart_after_stop = None
-            return
-        # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
-        o = self.options
-        lo = o.get("restart_ms_min", 100)
-        ms = self.choose("restart", slot.machine, self.randint, lo, o["restart_ms_max"])
-        self.later(lo if ms is None else ms, self._restart, slot)
-
-    def _restart(self, slot) -> None:
-        if slot.wanted and (slot.proc is None or not slot.proc.alive):
-            self.start_process(slot)
-
-    def crash(self, proc: Proc) -> None:
-        """Kill without any write: requests in flight may still land."""
-        self.record(proc.index, "crash")
-        self.end_process(proc)
-
-    def live_proc(self, node_id: str) -> Proc | None:
-        """The live process serving `node_id` (the supervised one first, then a twin)."""
-        for slot in self.slots:
-            if slot.node_id == node_id and slot.proc is not None and slot.proc.alive:
-                return slot.proc
-        return None
-
-    def tell(self, proc: Proc, command: Command) -> None:
-        """An instruction from outside the protocol to a node process. The world notes the
-        drains it asked for (it never reads the model's state)."""
-        if command.name == "drain":
-            proc.draining = True
-        elif command.name == "resume":
-            proc.draining = False
-        self.record(proc.index, "told", (command.name,))
-        if command.name == "drain" and proc.events:
-            # its actors' events still running end by then: the drain's releases wait for them
-            self.record(proc.index, "running", (max(proc.events.values()),))
-        self.deliver(proc, command)
 
     # --- the model's side ------------------------------------------------------------------
 
@@ -631,8 +386,8 @@ class World:
                 self.record(proc.index, "released_sent", ())  # its own node lease released (CS-1, CS-2)
                 if proc.stragglers:
                     self._released_sent(proc)
-                if self._silence_release and self._silence_release.pop(proc.node_id, False):
-                    self._cut_off(proc.machine, 3 * self.params.attempt_timeout_ms + 2_000, "lease")
+                for hook in self.released_hooks:
+                    hook(self, proc)
         c = proc.clock
         if c.drift_ppm:  # (without drift, `timeout` true ms are `timeout` ms on the sender's clock)
             timeout = c.true_at(c.local(now) + timeout) - now
@@ -719,32 +474,24 @@ class World:
 
     def _send_fate(self, proc: Proc, req) -> tuple[str, int]:
         """A request's fate, drawn: (ok, delay), (fail_fast, ms to the answer), (lost, 0), or
-        (late, ms past its timeout)."""
+        (late, ms past its timeout). The fault kinds this seed uses are asked in turn (faults.ORDER):
+        those before its delay is drawn, then those after."""
         f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
-        rng = self.rng
-        if f["p_fail_fast"] and rng.random() < f["p_fail_fast"]:
-            return "fail_fast", self.randint(1, FAIL_FAST_MS_MAX)
-        hit = self.fault_target is None or self._targeted(req)
-        if hit and f["p_request_lost"] and rng.random() < f["p_request_lost"]:
-            return "lost", 0
-        if self.record_storm and self._stormed(f, req) and rng.random() < STORM_LOST:
-            return "lost", 0
-        if (self.guard_storm and f is self.fault and req.op == GET and req.key.startswith(NODES_PREFIX)
-                and rng.random() < GUARD_STORM_LOST):
-            return "lost", 0  # UP-2: a guard read that fails proves nothing about that heartbeat
-        o = self.options
+        for hook in self.send_early:
+            fate = hook(self, proc, req, f)
+            if fate is not None:
+                return fate
         delay = self.delay()
-        if o["upload_ms_max"] and req.body is not None and len(req.body) >= 1024:
-            delay += self.randint(0, o["upload_ms_max"])  # a segment upload takes its time
-        if hit and f["p_late"] and req.op in (PUT, DELETE) and rng.random() < f["p_late"]:
-            return "late", self.randint(1, o["late_ms_max"])
+        if self._upload_ms_max and req.body is not None and len(req.body) >= 1024:
+            delay += self.randint(0, self._upload_ms_max)  # a segment upload takes its time (bandwidth)
+        for hook in self.send_late:
+            fate = hook(self, proc, req, f, delay)
+            if fate is not None:
+                return fate
         return "ok", delay
 
-    def _stormed(self, f: dict, req) -> bool:
-        """In a record storm (OR-7..OR-9: BM-3's race), a record write that no race shields."""
-        return f is self.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
-
-    def _targeted(self, req) -> bool:
+    def targeted(self, req) -> bool:
+        """The request is of the [op, key prefix] the seed's losses and delays aim at (fault_target)."""
         op, prefix = self.fault_target
         return (op is None or req.op == op) and req.key.startswith(prefix)
 
@@ -817,30 +564,17 @@ class World:
         self.later(ms, self._reply, proc, rid, reply, req)
 
     def _reply_fate(self, proc: Proc, req) -> tuple[str, int]:
-        """A reply's fate, drawn: (ok, delay), (lost, 0) or (slow, delay)."""
+        """A reply's fate, drawn: (ok, delay), (lost, 0) or (slow, delay), the kinds asked in turn."""
         f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
-        rng = self.rng
-        hit = self.fault_target is None or self._targeted(req)
-        o = self.options
-        lost = f["p_reply_lost"]
-        if self.replies_dropping and req.op != GET and f is self.fault:
-            lost = REPLIES_DROPPING  # a stretch in which writes land and their replies are lost
-        if (hit and lost and (req.op != GET or o.get("read_replies_lost"))
-                and rng.random() < lost):
-            return "lost", 0
+        for hook in self.reply_early:
+            fate = hook(self, proc, req, f)
+            if fate is not None:
+                return fate
         delay = self.delay()
-        if self.record_storm and self._stormed(f, req) and rng.random() < STORM_SLOW:
-            # the write landed, its reply comes up to a timeout late, while the client's retry at once
-            # starts the same node's next acquisition (OR-7, OR-9)
-            return "slow", self.randint(delay, delay + self.params.attempt_timeout_ms)
-        if hit and f["p_slow_reply"] and rng.random() < f["p_slow_reply"]:
-            a = self.params.attempt_timeout_ms
-            tail = o.get("slow_tail", "within")
-            if tail == "past" and rng.random() < 0.5:
-                return "slow", self.randint(a, 3 * a)  # well past the attempt timeout: the timeout answers
-            if tail == "edge" and rng.random() < 0.5:
-                return "slow", self.randint(a - a // 10, a - 1)  # just under the attempt timeout
-            return "slow", self.randint(delay, delay + a)
+        for hook in self.reply_late:
+            fate = hook(self, proc, req, f, delay)
+            if fate is not None:
+                return fate
         return "ok", delay
 
     def _reply(self, proc, rid, reply, req=None) -> None:
@@ -861,12 +595,10 @@ class World:
             cut = len(req.key)
             self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
         self.deliver(proc, _new_tuple(ReplyArrived, (rid, reply)))  # ReplyArrived(rid, reply), without its __new__
-        if (self._races and reply.status == OK and req is not None and req.op == PUT
-                and req.key == "nodes/" + proc.node_id and self._races.get(proc.node_id)):
-            self._race_cut(proc, sent)
-        if (self._delete_races and reply.status == OK and req is not None and req.op == PUT
-                and req.key == "nodes/" + proc.node_id and proc.node_id in self._delete_races):
-            self._delete_race(proc)
+        if (self.acked_hooks and reply.status == OK and req is not None and req.op == PUT
+                and req.key == NODES_PREFIX + proc.node_id):
+            for hook in self.acked_hooks:  # an acknowledged lease write: the moment some races strike
+                hook(self, proc, sent)
 
     def _timed_out(self, proc, rid) -> None:
         if proc.pending.pop(rid, None) is None:
@@ -886,552 +618,7 @@ class World:
         """A fault of `kind` (scenarios/faults.py names them) hit the request `req` of `proc`."""
         self.record(proc.index, "fault", (kind, f"{req.op} {req.key}", ms, detail))
 
-    # --- the workload ----------------------------------------------------------------------
-
-    def _forwarded(self, node_id, command) -> None:
-        proc = self.live_proc(node_id)
-        if proc is not None:
-            self.deliver(proc, command)
-
-    def _client_request(self) -> None:
-        rng = self.rng
-        self._requests += 1
-        if self.options["hot_share"] and rng.random() < self.options["hot_share"]:
-            actor = self.actors[0]
-        else:
-            actor = self.actors[self.below(len(self.actors))]
-        node_id = self.request_ids[self.below(len(self.request_ids))]
-        if self.choices is not None:
-            self.choices.note(self.now, "ask", node_id, actor)
-        self._ask(node_id, actor, self._requests)
-        self.later(self.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
-
-    def _ask(self, node_id: str, actor: str, req: int) -> None:
-        """A client request for `actor` reaches `node_id` (lost if no process serves that id)."""
-        if self.now >= self.requests_until:
-            return
-        proc = self.live_proc(node_id)
-        if proc is not None:
-            self.record(proc.index, "client", (actor, node_id, req))
-            self.deliver(proc, Command("request", (actor, req, 0)))
-
-    def _client_retry(self, proc, fields) -> None:
-        """The client saw its request fail; it may try the same node again soon. A final-round
-        request is always tried again, at a node that runs, up to three times."""
-        actor, req = fields[0], fields[1]
-        if req in self._final_reqs:
-            tries = self._retries.get(req, 0)
-            live = [n for n in self.node_ids if self.live_proc(n) is not None]
-            if tries < 3 and live:
-                self._retries[req] = tries + 1
-                node_id = self.choose("final_node", actor, self._one_of, live)
-                self.later(FINAL_RETRY_MS, self._ask, node_id if node_id in live else live[0], actor, req)
-            return
-        if not self.options["p_client_retry"]:
-            return
-        tries = self._retries.get(req, 0)
-        if tries < 2:
-            ms = self.choose("retry", f"{proc.node_id} {actor}", self._retry_after)
-            if ms is not None:
-                self._retries[req] = tries + 1
-                self.later(ms, self._ask, proc.node_id, actor, req)
-
-    def _retry_after(self) -> int | None:
-        """Whether the client retries, after how long (None: it does not)."""
-        return self.randint(50, 1_000) if self.rng.random() < self.options["p_client_retry"] else None
-
-    def _one_of(self, items: list):
-        return items[self.below(len(items))]
-
-    def _broadcast(self, command) -> None:
-        """Hibernations and moves reach every process but those a race plays out on, and those of a
-        node draining with busy actors."""
-        busy = self._busy
-        for slot in self.slots:
-            if (slot.proc is not None and slot.proc.alive and not (self._calm and self.calm(slot.node_id))
-                    and not (busy and busy.get(slot.node_id, -1) >= self.now)):
-                self.deliver(slot.proc, command)
-
-    def _hibernate(self) -> None:
-        """An actor goes idle: whoever holds it hibernates it."""
-        if self.in_quiet:
-            return
-        rng = self.rng
-        actor = self.actors[self.below(len(self.actors))]
-        if self.choices is not None:
-            self.choices.note(self.now, "hibernate", actor)
-        self._broadcast(Command("hibernate", (actor,)))
-        self.later(self.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
-
-    def _move(self) -> None:
-        """An actor is moved to another node: whoever holds it hands it over."""
-        if self.in_quiet:
-            return
-        rng = self.rng
-        actor = self.actors[self.below(len(self.actors))]
-        # a move hands the actor over: to a node other than the one its record names
-        others = [n for n in self.node_ids if n != self.holders.get(actor)] or self.node_ids
-        target = others[self.below(len(others))]
-        if self.choices is not None:
-            self.choices.note(self.now, "move", actor, target)
-        self._move_to(actor, target)
-        self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
-
-    def _move_to(self, actor: str, target: str) -> None:
-        self._requests += 1
-        self.record(WORLD, "moved", (actor, target))
-        self._broadcast(Command("move", (actor, target, self._requests)))
-
-    def _command_node(self, node_id, command) -> None:
-        if command.name == "drain" and self._disturbs_a_race(node_id):
-            return
-        proc = self.live_proc(node_id)
-        if proc is not None and proc.slot.machine.startswith("m"):
-            self.tell(proc, command)
-
-    def _stop_node(self, node_id, restart_after_ms, retire: bool = False) -> None:
-        """A clean stop (CS-1) of the node's supervised process, started again `restart_after_ms`
-        after it exits (None: it stays down). In the quiet phase only the retirement it draws
-        stops a node (`retire`): a stop drawn for the fault phase that comes late is skipped."""
-        if self.in_quiet and not retire:
-            return
-        slot = self.slots[self.node_ids.index(node_id)]
-        if slot.proc is not None and slot.proc.alive and not self._disturbs_a_race(node_id):
-            slot.restart_after_stop = restart_after_ms
-            self.tell(slot.proc, Command("stop"))
-
-    def _operator(self, command) -> None:
-        if self._disturbs_a_race(command.args[0]):
-            return
-        self.record(self.operator.index, "operator", (command.name, command.args[0]))
-        self.deliver(self.operator, command)
-
-    def _delete(self, key) -> None:
-        """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
-        if key.startswith("nodes/") and self._disturbs_a_race(key[len("nodes/"):]):
-            return
-        self.record(WORLD, "fault_delete", (key,))
-        self.remove_object(key)
-
-    # --- the quiet phase ----------------------------------------------------------------------
-
-    def _quiet_begins(self) -> None:
-        """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
-        self.in_quiet = True
-        self._races.clear()
-        self._calm.clear()  # a race's calm ends with the fault phase: the quiet phase's own moves go ahead
-        self._delete_races.clear()
-        self._shield.clear()
-        self._busy.clear()
-        self._silence_release.clear()
-        self._lose.clear()
-        self.replies_dropping = False
-        self.record_storm = False
-        self.guard_storm = False
-        self.record(WORLD, "quiet")
-        for k in self.fault:
-            self.fault[k] = 0.0
-        self.cut.clear()
-        for slot in self.slots:
-            if slot in self.old_slots:
-                # the upgrade is finished: an old binary still running is stopped
-                if slot.proc is not None and slot.proc.alive:
-                    self.deliver(slot.proc, Command("stop"))
-            elif not slot.machine.startswith("m"):
-                slot.wanted = False  # twins and replacements go
-                if slot.proc is not None and slot.proc.alive:
-                    self.crash(slot.proc)
-        # an operator who knows a node gone for good asks `cluster forget` of it once its last write
-        # is stale by UP-2's test: its object is in format 3 (fenced, released or live), and FN-8
-        # deletes only a retired old-format heartbeat: forget must refuse
-        p = self.params
-        forget_after = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms + self.tg // 3
-        for slot in self.slots[: len(self.node_ids)]:
-            slot.restart_after_stop = self.tg // 15  # one still stopping now comes back once it exits
-            if slot.down_for_good:
-                if self.options.get("forget_gone"):
-                    self.later(forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
-                # its machine is gone: peers fence it (FN-3) to free its records; and where its
-                # nodes/<id> was deleted by mistake too, only the operator's fence of the absent
-                # object frees them (FN-7), which the operator runs for a machine it knows gone
-                if any(f and f[0] == slot.node_id for f in self.options.get("deletes", ())):
-                    self.later(self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
-                continue
-            if slot.proc is None or not slot.proc.alive:
-                self.start_process(slot)
-            elif slot.proc.draining:
-                self.tell(slot.proc, Command("resume"))
-        if self.options.get("quiet_stop"):
-            # a node retired for good: stopped cleanly, then revoked by the operator (FN-7),
-            # which frees its records even where its stop wrote nothing or nodes/<id> was deleted
-            # one that runs now (a dead one would be restarted meanwhile, and its revocation would
-            # fence a new process, not the one retired); never the last node standing: somebody
-            # must take its actors over
-            running = [s for s in self.slots[: len(self.node_ids)]
-                       if not s.down_for_good and s.proc is not None and s.proc.alive]
-            if len(running) >= 2:
-                ids = [s.node_id for s in running]
-                node_id = self.choose("quiet_stop", "", self._one_of, ids)
-                slot = running[ids.index(node_id) if node_id in ids else 0]
-                slot.wanted = False  # retired: no supervisor brings it back
-                self._stop_node(slot.node_id, None, retire=True)
-                self.later(4 * self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
-                if self.options.get("forget_gone"):
-                    self.later(4 * self.tg // 3 + forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
-
-    def _quiet_crash(self) -> None:
-        node_id = self.choose("quiet_crash", "", self._one_of, self.node_ids) or self.node_ids[0]
-        proc = self.live_proc(node_id)
-        if proc is not None:
-            self.crash(proc)
-
-    def _final_round(self) -> None:
-        """Every actor is requested once more, at a node that runs, before the end (INV-4)."""
-        live = [n for n in self.node_ids if self.live_proc(n) is not None]
-        if not self._final_actors:
-            # most actors are asked for once more; the rest show whether a record stays held
-            # by a live process that no longer serves it (INV-4)
-            chosen = self.choose("final_actors", "", self._most_actors)
-            self._final_actors = [a for a in self.actors if chosen is None or a in chosen]
-        self.record(WORLD, "final_round", (self._final_actors if live else [],))
-        for actor in self._final_actors:
-            if live:
-                self._requests += 1
-                self._final_reqs.add(self._requests)
-                node_id = self.choose("final_node", actor, self._one_of, live)
-                self._ask(node_id if node_id in live else live[0], actor, self._requests)
-
-    def _most_actors(self) -> list[str]:
-        return [a for a in self.actors if self.rng.random() < 0.8]
-
-    # --- faults ------------------------------------------------------------------------------
-
-    def _arm_race(self) -> None:
-        """A deadline race (T-2, T-5): the node on the slowest clock is cut off right after its next
-        acknowledged lease write while it owns actors; the node on the fastest clock is asked for
-        them from the instant its clock says the owner's written_at + ttl + grace has passed, and
-        the owner too, on both sides of its own deadline. At T-2's equality the takeover may land
-        exactly at the owner's last valid instant: any missing margin shows."""
-        slow_fast = self.options.get("slow_fast")
-        if slow_fast and not self.in_quiet:
-            node = "n" + slow_fast[0][1:]
-            taker = "n" + slow_fast[1][1:]
-            if self._disturbs_a_race(node) or self._disturbs_a_race(taker):
-                return  # a race is under way on one of them already
-            if self.live_proc(node) is None or self.live_proc(taker) is None:
-                return  # one of them is down: no race to run
-            self._races[node] = self._races.get(node, 0) + 1
-            # nothing else disturbs the two from now until the race is over (set again at the cut)
-            self._calm[node] = self._calm[taker] = self.now + 2 * self.tg
-            # the owner-to-be is asked for every actor, so that it owns some when it is cut off
-            for actor in self.actors:
-                self._ask_new(node, actor)
-
-    def _race_cut(self, proc: Proc, sent_ms: int) -> None:
-        if self.in_quiet:
-            return
-        node = proc.node_id
-        actors = sorted(a for a, n in self.holders.items() if n == node)
-        if not actors or proc.slot is not self.slots[self.node_ids.index(node)]:
-            return  # it owns nothing yet (or this is a twin): wait for a later write
-        self._races[node] -= 1
-        p = self.params
-        fast = self.options["slow_fast"][1]
-        taker = "n" + fast[1:]
-        # the instant the taker's clock reads the owner's written_at + ttl + grace
-        t_free = self.clocks[fast].true_at(proc.clock.local(sent_ms) + self.tg)
-        self.record(WORLD, "fault", ("deadline_race", proc.machine, None,
-                                     f"cut off after an acknowledged lease write; {taker} may free its actors "
-                                     f"from {t_free} ms"))
-        # the owner's last valid instant, by its own clock
-        deadline = proc.clock.true_at(proc.clock.local(sent_ms) + p.lease_span_ms)
-        # nothing else disturbs the two until the race is over
-        calm_until = max(t_free, deadline) + 2 * p.period_ms + 2 * p.attempt_timeout_ms
-        self._calm[node] = self._calm[taker] = calm_until
-        lapse = self.options.get("lapse_acquires")
-        # cut off from the bucket; or (lapse_acquires) only its lease writes are lost: it reaches
-        # the records and the data to the end, and past it (OR-2, OR-4, NL-11 at the deadline)
-        self._cut_off(proc.machine, 2 * self.tg + p.period_ms + p.attempt_timeout_ms,
-                      "lease" if lapse else "blackhole")
-        # the owner is asked up to its deadline and a little past it; the taker from half a
-        # takeover span before it may free them (a model that frees early shows) to well after;
-        # every eighth of a lease period, for three of the owner's actors at most. With
-        # lapse_acquires, the owner hibernates them every sixteenth of a period in its last half
-        # period, and is asked for them again from an instant drawn in the last few round trips
-        # before its deadline (the workload asks too): each is acquired anew
-        # (OR-3) as its lease runs out, between the acquisition's reads and its record write
-        # (OR-2: the write only while the lease is valid), then served up to the deadline; actors
-        # nobody holds are asked of it likewise
-        step = max(1, p.period_ms // 8)
-        dense = max(1, p.period_ms // 32)
-        trip = 4 * self.options["delay_ms_max"]  # a read there and back, twice (routing, acquisition)
-        for actor in actors[:3]:
-            if lapse:
-                for at in range(deadline - p.period_ms // 2, deadline, max(1, p.period_ms // 16)):
-                    self.later(at - self.now, self._command_node_any, node, Command("hibernate", (actor,)))
-                first = deadline - self.choose("later", f"lapse {node} {actor}", self.randint, 0, trip)
-            else:
-                for at in range(deadline - 2 * p.period_ms, deadline - p.period_ms // 2, step):
-                    self.later(at - self.now, self._ask_new, node, actor)
-                first = deadline - p.period_ms // 2
-            # densest where a takeover too early would overlap: the owner's last half period
-            for at in range(first, deadline + p.period_ms // 4, dense):
-                self.later(at - self.now, self._ask_new, node, actor)
-            for at in range(t_free - self.tg // 2, t_free + 2 * p.period_ms, step):
-                self.later(at - self.now, self._ask_new, taker, actor)
-        if lapse:
-            for actor in [x for x in self.actors if x not in self.holders][:3]:
-                for at in range(deadline - self.choose("later", f"lapse {node} {actor}", self.randint, 0, trip),
-                                deadline + p.period_ms // 4, dense):
-                    self.later(at - self.now, self._ask_new, node, actor)
-
-    def _crash_for_good(self, node_id) -> None:
-        """A machine dies and never comes back: no supervisor restart, not even in the quiet phase."""
-        if self._disturbs_a_race(node_id):
-            return
-        slot = self.slots[self.node_ids.index(node_id)]
-        slot.down_for_good = True
-        slot.wanted = False
-        self.record(WORLD, "fault", ("gone_for_good", slot.machine, None, "the machine never comes back"))
-        if slot.proc is not None and slot.proc.alive:
-            self.crash(slot.proc)
-
-    def _record_storm(self, on: bool, length_ms: int | None = None) -> None:
-        if on and not self.in_quiet:
-            self.record(WORLD, "fault", ("record_storm", OWNERS_PREFIX, length_ms, "record writes lost and slow"))
-        self.record_storm = on and not self.in_quiet
-
-    def _guard_storm(self, on: bool, length_ms: int | None = None) -> None:
-        if on and not self.in_quiet:
-            self.record(WORLD, "fault", ("guard_storm", NODES_PREFIX, length_ms, "nodes/ reads lost"))
-        self.guard_storm = on and not self.in_quiet
-
-    def _replies_drop(self, on: bool, length_ms: int | None = None) -> None:
-        if on and not self.in_quiet:
-            self.record(WORLD, "fault", ("reply_drops", "writes", length_ms, "write replies lost"))
-        self.replies_dropping = on and not self.in_quiet
-
-    def _lose_next(self, node_id, prefix) -> None:
-        self._lose[node_id] = prefix
-
-    def _mass_hold(self, node_id) -> None:
-        """Many actors on one node, then all released while the bucket refuses that node, then does
-        not answer it, for less than its lease's span in all: the releases pile up as pending
-        entries whose retries meet refusal after refusal (BD-3), then wait in flight (BD-2)."""
-        if self._disturbs_a_race(node_id):
-            return
-        for actor in self.actors:
-            self._ask_new(node_id, actor)
-        p = self.params
-        at = 2 * self.tg
-        third = p.lease_span_ms // 3  # the two cut-offs together stay within the lease's span
-        self.later(at, self._outage_begins, node_id, third, "refuse")
-        self.later(at + third + 1, self._outage_begins, node_id, third, "blackhole")
-        for actor in self.actors:
-            self.later(at + 10, self._command_node_any, node_id, Command("hibernate", (actor,)))
-
-    def _command_node_any(self, node_id, command) -> None:
-        proc = self.live_proc(node_id)
-        if proc is not None:
-            self.deliver(proc, command)
-
-    # --- events take time (CS-1) ---------------------------------------------------------------
-
-    def _event_begins(self, proc: Proc, fields) -> None:
-        """A served request's event runs a while; the world ends it (the model cuts it if its
-        lease is lost first). A straggler, served just before a clean stop, runs until the
-        process sends its `released` write (or a bound), the worst instant to end."""
-        actor, _gen, req = fields
-        ms = self.event_ms(proc, actor)
-        if ms is None:
-            proc.stragglers.append((actor, req))
-            ms = STRAGGLER_MS_MAX
-        proc.events[(actor, req)] = self.now + ms
-        self.later(ms, self._event_end, proc, actor, req)
-
-    def event_ms(self, proc: Proc, actor: str) -> int | None:
-        """How long the event of a request `proc` just served runs (None: a straggler)."""
-        if self._straggle and proc.node_id in self._straggle and proc.slot.machine.startswith("m"):
-            restart_after_ms, _ = self._straggle.pop(proc.node_id)
-            self.later(self.choose("later", "straggler " + proc.node_id, self.randint, 1, self.tg // 30),
-                       self._stop_node, proc.node_id, restart_after_ms)
-            return None
-        if not self.options.get("event_ms_max"):
-            return 0
-        ch = self.choices
-        return self._event_draw() if ch is None else ch.pick("event", proc.machine, self._event_draw)
-
-    def _event_draw(self) -> int:
-        o = self.options
-        if o["p_long_event"] and self.rng.random() < o["p_long_event"]:
-            return self.randint(*o["long_event_ms"])
-        return self.randint(0, o["event_ms_max"])
-
-    def _event_end(self, proc: Proc, actor: str, req: int) -> None:
-        if proc.events.pop((actor, req), None) is not None and proc.alive:
-            self.deliver(proc, Command("event_end", (actor, req)))
-
-    def _released_sent(self, proc: Proc) -> None:
-        """The process sent its `released` write: its stragglers end right after."""
-        for actor, req in proc.stragglers:
-            self.record(proc.index, "fault", ("straggler", f"{actor} request {req}", None,
-                                              "the event ends just after `released` was sent"))
-            proc.events[(actor, req)] = self.now + 1
-            self.later(1, self._event_end, proc, actor, req)
-        proc.stragglers.clear()
-
-    def _arm_straggler(self, node_id: str, restart_after_ms: int, give_up: int | None = None) -> None:
-        """A clean stop with a straggler (CS-1): the node's next event outlasts the stop's bounded
-        wait, and the stop follows it at once; clients ask the node until it serves one (or, past
-        2 (ttl + grace), the stop comes anyway)."""
-        if give_up is None:
-            self._straggle[node_id] = (restart_after_ms, self.now + 2 * self.tg)
-        elif node_id not in self._straggle:
-            return  # it served: the stop is on its way
-        elif self.now >= give_up or self.in_quiet:
-            del self._straggle[node_id]
-            self._stop_node(node_id, restart_after_ms)
-            return
-        give_up = self._straggle[node_id][1]
-        self._ask_holder(node_id)
-        self.later(self.tg // 10, self._arm_straggler, node_id, restart_after_ms, give_up)
-
-    def _ask_holder(self, node_id: str) -> None:
-        """Requests for the actors whose records name `node_id` (as the bucket applied them), or
-        for the hot actor if none does."""
-        for actor in [a for a in self.actors if self.holders.get(a) == node_id][:2] or self.actors[:1]:
-            self._ask_new(node_id, actor)
-
-    def _arm_delete(self, node_id: str, follow: bool, soon: bool, replacement: bool) -> None:
-        if self.in_quiet:
-            return
-        if self._disturbs_a_race(node_id):  # a deadline race plays out there: after it
-            self.later(self.tg // 3, self._arm_delete, node_id, follow, soon, replacement)
-            return
-        self._delete_races[node_id] = (follow, soon, replacement, self.now + 2 * self.tg)
-        for actor in self.actors:  # so that it owns some when the delete strikes
-            self._ask_new(node_id, actor)
-        self.later(2 * self.tg, self._delete_race_due, node_id)
-
-    def _delete_race_due(self, node_id: str) -> None:
-        """No acknowledged write while it owned something: the delete strikes anyway."""
-        race = self._delete_races.get(node_id)
-        if race is not None and self._disturbs_a_race(node_id):
-            self.later(self.tg // 3, self._delete_race_due, node_id)
-        elif race is not None and self.now >= race[3]:
-            proc = self.live_proc(node_id)
-            if proc is not None:
-                self._delete_race(proc, anyway=True)
-            else:
-                del self._delete_races[node_id]
-
-    def _delete_race(self, proc: Proc, anyway: bool = False) -> None:
-        """The delete strikes right after an acknowledged lease write of `proc` (its whole period
-        ahead of it); the operator fences the absent object (FN-7) soon after, takeover attempts
-        begin at once at the other nodes and at the deleted one (it still runs, and acts, until its
-        next lease write finds the object gone), or a replacement starts at once under its id."""
-        node = proc.node_id
-        if self.in_quiet or self._disturbs_a_race(node) or not anyway and (
-                proc.slot is not self.slots[self.node_ids.index(node)]
-                or not any(n == node for n in self.holders.values())):
-            return  # a twin, it owns nothing yet, or a deadline race plays out there: a later write
-        follow, soon, replacement, _ = self._delete_races.pop(node)
-        self._delete("nodes/" + node)
-        P = self.params.period_ms
-        # the race plays out undisturbed by random network faults: its own moves, then the
-        # deleted node's next lease write, within a period and an attempt
-        for n in [node, "operator"] + self.node_ids:
-            self._shield[n] = self.now + P + self.params.attempt_timeout_ms
-        if follow:
-            if not soon:  # (a replacement at once meets the absent object, not the operator's fence)
-                self.later(self.choose("later", "fence " + node, self.randint, 1, P // 8),
-                           self._operator, Command("cluster_fence", (node,)))
-            mine = [a for a in self.actors if self.holders.get(a) == node][:3]
-            for k in range(16):
-                self.later(k * P // 16 + self.choose("later", "ask " + node, self.randint, 1, P // 16),
-                           self._ask_around, node, mine)
-        if replacement:
-            # the operator, thinking the machine gone, starts a replacement under that id
-            lo, hi = (1, P // 8) if soon else (0, self.tg // 3)
-            self.later(self.choose("later", "replacement " + node, self.randint, lo, hi), self._twin_begins, node,
-                       "r0", 4 * self.tg)
-
-    def _ask_around(self, node_id: str, actors: list[str]) -> None:
-        """Requests for `actors` (its own when the race began), at `node_id` and at another node."""
-        others = [n for n in self.node_ids if n != node_id]
-        for actor in actors:
-            self._ask_new(node_id, actor)
-            if others:
-                other = self.choose("around", node_id, self._one_of, others)
-                self._ask_new(other if other in others else others[0], actor)
-
-    def _ask_new(self, node_id: str, actor: str) -> None:
-        self._requests += 1
-        self._ask(node_id, actor, self._requests)
-
-    def _drain_bound_ms(self) -> int:
-        """From a drain to the instant it must have reported drained, judged (INV-11): ttl + grace, and
-        an attempt timeout for a request in flight."""
-        p = self.params
-        return p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
-
-    def _after_drain(self, node_id: str, at: int, then: str) -> None:
-        if then == "resume":
-            self.later(at - self.now, self._command_node, node_id, Command("resume"))
-        else:
-            self.later(at - self.now, self._stop_node, node_id, self.tg // 3)
-
-    def _drain_holding(self, node_id: str, after_ms: int, then: str, waits: int) -> None:
-        """A drain judged with the holds it drains (CS-3, INV-11): told once an applied record names
-        the node (a node still in its start check, or whose asks were forwarded, holds nothing to
-        drain); until then, up to `waits` times, it is asked for every actor again a sixth of a
-        lease span later, its shield and its busy actors kept on to the drain's bound. Not once the
-        quiet phase began (it resumes drained nodes: one drained after it would stay drained)."""
-        if self.in_quiet:
-            return
-        if waits > 0 and node_id not in self.holders.values():
-            until = self.now + self.tg // 6 + self._drain_bound_ms()
-            self._shield_until(node_id, until)
-            self._busy_until(node_id, until)
-            for actor in self.actors:
-                self._ask_new(node_id, actor)
-            self.later(self.tg // 6, self._drain_holding, node_id, after_ms, then, waits - 1)
-            return
-        self._command_node(node_id, Command("drain"))
-        self._after_drain(node_id, self.now + after_ms, then)
-
-    def _silence_next_release(self, node_id: str) -> None:
-        """The node's next `released` write (its clean stop's, CS-1) begins an outage of its machine's
-        own lease writes, 3 A + 2 s long: the write and its retries are lost past A + 1 s, the span a
-        clean stop retries them for (CS-2); then it exits, its lease left live for peers to fence."""
-        if not self.in_quiet:
-            self._silence_release[node_id] = True
-
-    def _busy_until(self, node_id: str, until: int) -> None:
-        if not self.in_quiet:
-            self._busy[node_id] = max(self._busy.get(node_id, 0), until)
-
-    def _shield_until(self, node_id: str, until: int) -> None:
-        if not self.in_quiet:
-            self._shield[node_id] = max(self._shield.get(node_id, 0), until)
-
-    def shielded(self, node_id: str) -> bool:
-        """No random network fault touches this node's requests now: a race plays out on it."""
-        if self._calm and self.calm(node_id):
-            return True
-        until = self._shield.get(node_id)
-        return until is not None and self.now < until
-
-    def calm(self, node_id: str) -> bool:
-        """No fault but the race's own touches this node now (a deadline race plays out on it)."""
-        until = self._calm.get(node_id)
-        return until is not None and self.now < until
-
-    def _disturbs_a_race(self, node_id: str | None) -> bool:
-        """A drawn fault aimed at `node_id` (None: at every node) waits for no race: it is skipped."""
-        if not self._calm:
-            return False
-        return any(self.calm(n) for n in self._calm) if node_id is None else self.calm(node_id)
+    # --- what faults share: cut-offs, shields, calm, armed losses --------------------------
 
     def _outage_begins(self, who, length_ms, mode) -> None:
         """Cut the bucket off from node `who`'s machine, or from everyone ("*")."""
@@ -1450,30 +637,32 @@ class World:
     def _outage_ends(self, who) -> None:
         self.cut.pop(who, None)
 
-    def _crash_node(self, node_id) -> None:
-        if self._disturbs_a_race(node_id):
-            return
-        for slot in self.slots:
-            if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
-                self.crash(slot.proc)
+    def lose_next(self, node_id: str, prefix: str) -> None:
+        """The node's next write under `prefix` is lost on the way (a drain's lost acquire, F-2)."""
+        self._lose[node_id] = prefix
 
-    def _twin_begins(self, node_id, machine, life_ms, silence: bool = False) -> None:
-        """A second process under `node_id` on `machine` for `life_ms`. `silence`: the original's own
-        lease writes are lost meanwhile for ttl + grace + a third (an outage of mode "lease"), so that
-        the twin's start check finds the object unchanged and writes live over it (NL-5, NL-6); back,
-        the original's next write fails its condition and its re-read meets the twin's instance (NL-9,
-        NL-10)."""
-        if self.in_quiet or self._disturbs_a_race(node_id):
-            return  # faults stopped: a twin or replacement drawn for the fault phase comes too late
-        slot = Slot(node_id, machine)
-        self.slots.append(slot)
-        self.record(WORLD, "twin", (node_id, machine))
-        self.start_process(slot)
-        self.later(life_ms, self._twin_ends, slot)
-        if silence:
-            self._outage_begins(node_id, self.tg + self.tg // 3, "lease")
+    def shield_until(self, node_id: str, until: int) -> None:
+        if not self.in_quiet:
+            self._shield[node_id] = max(self._shield.get(node_id, 0), until)
 
-    def _twin_ends(self, slot) -> None:
-        slot.wanted = False
-        if slot.proc and slot.proc.alive:
-            self.crash(slot.proc)
+    def busy_until(self, node_id: str, until: int) -> None:
+        if not self.in_quiet:
+            self._busy[node_id] = max(self._busy.get(node_id, 0), until)
+
+    def shielded(self, node_id: str) -> bool:
+        """No random network fault touches this node's requests now: a race plays out on it."""
+        if self._calm and self.calm(node_id):
+            return True
+        until = self._shield.get(node_id)
+        return until is not None and self.now < until
+
+    def calm(self, node_id: str) -> bool:
+        """No fault but the race's own touches this node now (a deadline race plays out on it)."""
+        until = self._calm.get(node_id)
+        return until is not None and self.now < until
+
+    def _disturbs_a_race(self, node_id: str | None) -> bool:
+        """A drawn fault aimed at `node_id` (None: at every node) waits for no race: it is skipped."""
+        if not self._calm:
+            return False
+        return any(self.calm(n) for n in self._calm) if node_id is None else self.calm(node_id)

@@ -1,10 +1,20 @@
-"""The worlds' bookkeeping of processes: which process runs which node id on which machine.
+"""Processes: which process runs which node id on which machine, and their lives.
 
-Used by the world core (core.py). No protocol here: a process's state is the model's,
-opaque to the world; what the world knows of a process it noted itself.
+`Proc` and `Slot` are the worlds' bookkeeping; `Processes` is the part of the world core
+(core.py) that starts processes, ends them (an exit, a crash), restarts them as a supervisor
+would (systemd Restart=on-failure: same id, new instance), runs twins and replacements under an
+id, and carries the operator's and the world's instructions to them (drain, resume, stop,
+`cluster fence`, `cluster forget`, a mistaken delete). No protocol here: a process's state is
+the model's, opaque to the world; what the world knows of a process it noted itself.
 """
 
 from __future__ import annotations
+
+from history import Process
+from model.io import Command, ProcessStarted
+from model.operator import OPERATOR
+
+WORLD = -1  # the proc index of events the world itself records
 
 
 class Proc:
@@ -49,3 +59,148 @@ class Slot:
         self.proc: Proc | None = None
         self.restart_after_stop: int | None = None  # a clean stop is followed by a start this much later
         self.down_for_good = False  # crashed, and its machine never comes back (not even in the quiet phase)
+
+
+class Processes:
+    """The world core's processes (a part of World, core.py)."""
+
+    def start_process(self, slot: Slot, step=None, instance: str | None = None) -> Proc:
+        if instance is None:
+            instance = self.choose("instance", slot.machine, self._instance)
+        proc = Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
+                    step or self.model.step)
+        self.procs.append(proc)
+        slot.proc = proc
+        c = proc.clock
+        self.history.processes.append(Process(slot.node_id, instance, slot.machine, c.offset_ms, c.drift_ppm))
+        self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
+        self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
+        return proc
+
+    def _instance(self) -> str:
+        return f"{self.rng.getrandbits(32):08x}"
+
+    def end_process(self, proc: Proc, status: int | None = None) -> None:
+        """The process is gone (exit `status`, or a crash when None)."""
+        proc.alive = False
+        proc.timers.clear()
+        proc.pending.clear()
+        proc.watched.clear()
+        proc.deadlines.clear()
+        slot = proc.slot
+        if not slot.wanted or slot.proc is not proc:
+            return
+        if status == 0:
+            # a clean stop: started again only if the scenario says so (a deploy)
+            if slot.restart_after_stop is not None:
+                self.later(slot.restart_after_stop, self._restart, slot)
+                slot.restart_after_stop = None
+            return
+        # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
+        o = self.options
+        lo = o.get("restart_ms_min", 100)
+        ms = self.choose("restart", slot.machine, self.randint, lo, o["restart_ms_max"])
+        self.later(lo if ms is None else ms, self._restart, slot)
+
+    def _restart(self, slot) -> None:
+        if slot.wanted and (slot.proc is None or not slot.proc.alive):
+            self.start_process(slot)
+
+    def start_operator(self) -> None:
+        """The operator's process: its commands (FN-7, FN-8); a broken model may bring a broken operator."""
+        op = Slot("operator", "op")
+        op.wanted = False
+        self.operator = self.start_process(op, getattr(self.model, "operator", OPERATOR).step, instance="op")
+
+    def _start_slot(self, slot) -> None:
+        if slot.proc is None or not slot.proc.alive:
+            self.start_process(slot)
+
+    def crash(self, proc: Proc) -> None:
+        """Kill without any write: requests in flight may still land."""
+        self.record(proc.index, "crash")
+        self.end_process(proc)
+
+    def live_proc(self, node_id: str) -> Proc | None:
+        """The live process serving `node_id` (the supervised one first, then a twin)."""
+        for slot in self.slots:
+            if slot.node_id == node_id and slot.proc is not None and slot.proc.alive:
+                return slot.proc
+        return None
+
+    def tell(self, proc: Proc, command: Command) -> None:
+        """An instruction from outside the protocol to a node process. The world notes the
+        drains it asked for (it never reads the model's state)."""
+        if command.name == "drain":
+            proc.draining = True
+        elif command.name == "resume":
+            proc.draining = False
+        self.record(proc.index, "told", (command.name,))
+        if command.name == "drain" and proc.events:
+            # its actors' events still running end by then: the drain's releases wait for them
+            self.record(proc.index, "running", (max(proc.events.values()),))
+        self.deliver(proc, command)
+
+    def _command_node(self, node_id, command) -> None:
+        if command.name == "drain" and self._disturbs_a_race(node_id):
+            return
+        proc = self.live_proc(node_id)
+        if proc is not None and proc.slot.machine.startswith("m"):
+            self.tell(proc, command)
+
+    def _command_node_any(self, node_id, command) -> None:
+        proc = self.live_proc(node_id)
+        if proc is not None:
+            self.deliver(proc, command)
+
+    def _stop_node(self, node_id, restart_after_ms, retire: bool = False) -> None:
+        """A clean stop (CS-1) of the node's supervised process, started again `restart_after_ms`
+        after it exits (None: it stays down). In the quiet phase only the retirement it draws
+        stops a node (`retire`): a stop drawn for the fault phase that comes late is skipped."""
+        if self.in_quiet and not retire:
+            return
+        slot = self.slots[self.node_ids.index(node_id)]
+        if slot.proc is not None and slot.proc.alive and not self._disturbs_a_race(node_id):
+            slot.restart_after_stop = restart_after_ms
+            self.tell(slot.proc, Command("stop"))
+
+    def _operator(self, command) -> None:
+        if self._disturbs_a_race(command.args[0]):
+            return
+        self.record(self.operator.index, "operator", (command.name, command.args[0]))
+        self.deliver(self.operator, command)
+
+    def _delete(self, key) -> None:
+        """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
+        if key.startswith("nodes/") and self._disturbs_a_race(key[len("nodes/"):]):
+            return
+        self.record(WORLD, "fault_delete", (key,))
+        self.remove_object(key)
+
+    def _crash_node(self, node_id) -> None:
+        if self._disturbs_a_race(node_id):
+            return
+        for slot in self.slots:
+            if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
+                self.crash(slot.proc)
+
+    def _twin_begins(self, node_id, machine, life_ms, silence: bool = False) -> None:
+        """A second process under `node_id` on `machine` for `life_ms`. `silence`: the original's own
+        lease writes are lost meanwhile for ttl + grace + a third (an outage of mode "lease"), so that
+        the twin's start check finds the object unchanged and writes live over it (NL-5, NL-6); back,
+        the original's next write fails its condition and its re-read meets the twin's instance (NL-9,
+        NL-10)."""
+        if self.in_quiet or self._disturbs_a_race(node_id):
+            return  # faults stopped: a twin or replacement drawn for the fault phase comes too late
+        slot = Slot(node_id, machine)
+        self.slots.append(slot)
+        self.record(WORLD, "twin", (node_id, machine))
+        self.start_process(slot)
+        self.later(life_ms, self._twin_ends, slot)
+        if silence:
+            self._outage_begins(node_id, self.tg + self.tg // 3, "lease")
+
+    def _twin_ends(self, slot) -> None:
+        slot.wanted = False
+        if slot.proc and slot.proc.alive:
+            self.crash(slot.proc)

@@ -23,6 +23,7 @@ from model.io import PUT, Command, Request
 from model.old_lease import OLD_MODEL
 from model.params import Params
 
+from . import faults
 from .core import WORLD
 from .processes import Slot
 from .sim import SimWorld
@@ -57,18 +58,18 @@ class NetRule:
 
 def calm_options(nodes: int, params: Params, clocks: dict | None = None, versioning: str = "opaque",
                  absent_if_match: int = 404) -> dict:
-    """A world with nothing drawn: every fault off, no random workload."""
+    """A world with nothing drawn: every fault kind off (scenarios/faults/), no random workload."""
     machines = [f"m{i}" for i in range(nodes)] + ["op"] + [f"t{k}" for k in range(4)]
     clk = {m: [100_000, 0] for m in machines}
     if clocks:
         clk.update({m: list(v) for m, v in clocks.items()})
     return {
+        **faults.defaults(),
         "nodes": nodes, "fault_ms": 0, "versioning": versioning, "absent_if_match": absent_if_match,
-        "p_conflict": 0.0, "p_alias": 0.0, "delay_ms_max": 5, "upload_ms_max": 0, "p_fail_fast": 0.0, "p_reply_lost": 0.0,
-        "p_late": 0.0, "late_ms_max": 1, "p_request_lost": 0.0, "p_slow_reply": 0.0, "degraded": False,
+        "p_alias": 0.0, "delay_ms_max": 5, "upload_ms_max": 0, "late_ms_max": 1,
         "restart_ms_max": 100, "clock_mode": "fixed", "slow_fast": None, "actors": 0,
         "request_gap_ms": 0, "hibernate_gap_ms": 0, "move_gap_ms": 0, "p_client_retry": 0.0, "hot_share": 0.0,
-        "operator_fences": [], "outages": [], "crashes": [], "twins": [], "clocks": clk,
+        "clocks": clk,
     }
 
 

@@ -1,0 +1,218 @@
+"""The registry of fault kinds: every way the world can hurt the protocol, one object each.
+
+A fault kind is one module of this package holding one `FaultKind` (its `KIND`). It says, in one
+place, everything the rest of the world needs to know about it:
+
+- `options`: the options it reads from a seed's drawn options, each with its **off** value, so
+  that a seed (or a plan) that leaves an option out has that fault off, and `calm` is every kind
+  off (`turn_off`);
+- how a seed draws it: its `draw_<stage>(ctx)` methods, called in swarm.DRAW_ORDER (the stages of
+  the kinds that predate the registry interleave, so that every seed draws as it always did);
+  a kind not named there draws in one stage, `draw_main`, after them;
+- how the world schedules it (`schedule(world, base)`), in ORDER below, and what fate it gives a
+  request on its way to the bucket or back (`send_early`, `send_late`, `reply_early`, `reply_late`:
+  hooks the world calls in ORDER, installed only in seeds where the kind is `active`);
+- the per-run state it keeps on the world (`state`: attribute -> factory) and what the quiet
+  phase turns off (`quiet(world)`);
+- what the shrinker may remove (`scheduled` lists, whose entries it sets to None; `flags`, set to
+  their off value), shorten (`durations`: the index of a length in each entry) and which entries
+  name a node (`node_field`, for dropping a node);
+- `rules`: the protocol rules its situations exercise, and `title`, one line for people.
+
+A `fault` event in the history names what struck (`what`: "request_lost", "late", "outage",
+"deadline_race", ...; FAULT_EVENTS lists them), what it hit, and how long. Faults belong to the world:
+model/ never sees them. Must not know: any protocol rule beyond what a real network, bucket,
+machine or operator can do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+# The order in which kinds are scheduled and asked for a request's fate (and in which kinds that
+# draw in one stage draw, after swarm.DRAW_ORDER). The world's own steps stand where the world
+# schedules them: "@starts" (the nodes start), "@operator" (the operator's process),
+# "@workload", "@script" (a scripted world's steps), "@quiet" (the quiet phase begins),
+# "@final_rounds" (its requests for every actor). A kind not listed here goes after the last
+# kind, before "@quiet".
+ORDER = (
+    "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script",
+    "conflict", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
+    "fail_fast", "request_lost", "reply_lost", "record_storms", "guard_storms", "late", "slow_reply",
+    "crash_for_good", "mass", "twins", "stops", "drains", "deletes", "blip",
+    "@quiet", "quiet_crash", "@final_rounds", "quiet_stop",
+)
+
+
+# What a `fault` event's `what` may say (the worlds record these; coverage points and the known
+# findings read them): what struck, in the words a timeline uses.
+FAULT_EVENTS: dict[str, str] = {
+    "fail_fast": "a request failed fast: refused, never applied",
+    "request_lost": "a request was lost on the way: never applied, never answered",
+    "late": "a write was held back past its sender's timeout, then applied (ms: how long held back)",
+    "held_back": "a scripted rule held a request back before the bucket (ms: how long)",
+    "reply_lost": "a reply was lost after the bucket applied the request (detail: the reply's status)",
+    "slow_reply": "a reply came late (ms: its delay)",
+    "outage": "a machine, or every one (*), was cut off the bucket (ms: for how long; detail: the mode)",
+    "deadline_race": "an owner was cut off right after an acknowledged lease write (a deadline race)",
+    "gone_for_good": "a machine died and never came back",
+    "record_storm": "a stretch of lost and slow record writes began (ms: its length)",
+    "guard_storm": "a stretch of lost nodes/ reads began, as new nodes start (ms: its length)",
+    "reply_drops": "a stretch of lost write replies began (ms: its length)",
+    "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
+}
+
+
+class FaultKind:
+    """One kind of fault. Subclasses fill in what applies; the defaults do nothing."""
+
+    id: str = ""
+    title: str = ""
+    rules: tuple[str, ...] = ()
+    options: dict = {}  # option -> its off value (`turn_off` sets these)
+    switches: tuple[str, ...] | None = None  # the options that switch it on (None: every option)
+    settings: dict = {}  # option -> its default, for options that shape the fault but do not switch it on
+    rates: tuple[str, ...] = ()  # options that are per-request probabilities (zero when shielded, and in quiet)
+    scheduled: tuple[str, ...] = ()  # options holding lists of scheduled entries
+    flags: dict = {}  # option -> its off value, for a fault the shrinker may turn off whole
+    node_field: dict = {}  # option -> the index of the node id in each of its entries
+    durations: dict = {}  # option -> the index of a length (ms) in each of its entries
+    state: dict = {}  # world attribute -> a factory of its value at the start of a run
+    keeps_in_quiet = False  # a behaviour of a real bucket the quiet phase cannot turn off
+
+    # --- the draw ----------------------------------------------------------------------------
+
+    def draw_main(self, ctx) -> None:
+        """The draw of a kind that draws in one stage (kinds drawn by another, like a guard storm with
+        its upgrade, draw nothing here)."""
+
+    def turn_off(self, o: dict) -> None:
+        """Every option of this kind at its off value."""
+        for k, v in self.options.items():
+            o[k] = _fresh(v)
+
+    def active(self, o: dict) -> bool:
+        """Whether a seed with options `o` uses this kind at all (its hooks run only then): an option
+        other than its off value (a list whose entries a plan removed, all None, is off)."""
+        names = self.options if self.switches is None else self.switches
+        return any(_on(o.get(k, self.options[k]), self.options[k]) for k in names)
+
+    # --- the world ---------------------------------------------------------------------------
+
+    def base_ms(self, o: dict) -> int:
+        """The instant the new nodes start, if this kind moves it (an upgrade's switch): every other
+        fault's times count from the latest any kind says."""
+        return 0
+
+    def schedule(self, world, base: int) -> None:
+        """Schedule what the options say (`base`: the instant the new nodes start)."""
+
+    def quiet(self, world) -> None:
+        """The quiet phase begins: this kind's faults stop."""
+
+    # request fates: None, or a fate (what, ms) as World._send_fate / _reply_fate return them
+    send_early = None  # (world, proc, req, f) -> fate | None, before the request's delay is drawn
+    send_late = None  # (world, proc, req, f, delay) -> fate | None, after it
+    reply_early = None  # (world, proc, req, f) -> fate | None
+    reply_late = None  # (world, proc, req, f, delay) -> fate | None
+
+    # --- the shrinker ------------------------------------------------------------------------
+
+    def atoms(self, o: dict) -> list:
+        """What of this kind a plan with options `o` holds that the shrinker may remove, one at a time:
+        (option, index) for a scheduled entry, (option, None) for a flag that is on."""
+        out: list = [(name, i) for name in self.scheduled for i, x in enumerate(o.get(name) or ()) if x is not None]
+        out += [(name, None) for name in self.flags if o.get(name)]
+        return out
+
+    def remove(self, o: dict, atom) -> None:
+        """`o` without one of this kind's atoms (an entry set to None: the others keep their indices)."""
+        name, i = atom
+        if i is None:
+            o[name] = _fresh(self.flags[name])
+        else:
+            o[name][i] = None
+
+    def drop_node(self, o: dict, node: str) -> None:
+        """A plan without `node`: this kind's entries naming it go (set to None)."""
+        for name, field in self.node_field.items():
+            o[name] = [None if x is not None and x[field] == node else x for x in o.get(name) or ()]
+
+    def __repr__(self) -> str:
+        return f"<fault kind {self.id}>"
+
+
+def _on(value, off) -> bool:
+    if isinstance(value, list) and value and all(x is None for x in value):
+        return False
+    return value != off
+
+
+def _fresh(v):
+    return list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
+
+
+def _discover() -> dict[str, FaultKind]:
+    found: dict[str, FaultKind] = {}
+    for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if m.name.startswith("_"):
+            continue
+        kind = getattr(importlib.import_module(f"{__name__}.{m.name}"), "KIND", None)
+        if not isinstance(kind, FaultKind):
+            raise TypeError(f"scenarios/faults/{m.name}.py defines no KIND (a FaultKind)")
+        if not kind.id or kind.id in found:
+            raise TypeError(f"scenarios/faults/{m.name}.py: its kind's id {kind.id!r} is empty or taken")
+        found[kind.id] = kind
+    listed = [k for k in ORDER if not k.startswith("@")]
+    unknown = [k for k in listed if k not in found]
+    if unknown:
+        raise TypeError(f"scenarios.faults.ORDER names kinds no module defines: {', '.join(unknown)}")
+    ordered = {k: found[k] for k in listed}
+    ordered.update((k, v) for k, v in found.items() if k not in ordered)
+    return ordered
+
+
+KINDS: dict[str, FaultKind] = _discover()  # id -> kind, in ORDER
+
+
+def steps() -> list[str]:
+    """ORDER with every kind in it: the unlisted kinds before "@quiet"."""
+    extra = [k for k in KINDS if k not in ORDER]
+    q = ORDER.index("@quiet")
+    return list(ORDER[:q]) + extra + list(ORDER[q:])
+
+
+def defaults() -> dict:
+    """Every kind's options at their off values (and settings at their defaults): a world with no fault."""
+    out: dict = {}
+    for kind in KINDS.values():
+        for k, v in {**kind.settings, **kind.options}.items():
+            out[k] = _fresh(v)
+    return out
+
+
+RATES: tuple[str, ...] = tuple(r for kind in KINDS.values() for r in kind.rates)
+NO_FAULTS: dict[str, float] = {r: 0.0 for r in RATES}  # the rates in force for a shielded request
+
+
+def scheduled_lists() -> dict[str, FaultKind]:
+    """option -> its kind, for every option holding scheduled entries (the shrinker's atoms)."""
+    return {name: kind for kind in KINDS.values() for name in kind.scheduled}
+
+
+def flag_options() -> dict:
+    """option -> its off value, for every fault the shrinker may turn off whole."""
+    return {name: off for kind in KINDS.values() for name, off in kind.flags.items()}
+
+
+def durations() -> dict[str, int]:
+    """option -> the index of a length in its entries (the shrinker halves them)."""
+    return {name: i for kind in KINDS.values() for name, i in kind.durations.items()}
+
+
+def off_options(o: dict) -> dict:
+    """The options `o` with every fault kind off (what `calm` draws)."""
+    for kind in KINDS.values():
+        kind.turn_off(o)
+    return o

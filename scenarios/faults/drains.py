@@ -1,0 +1,103 @@
+"""Drains (CS-3, OR-11): a node told to drain, then resumed or stopped.
+
+Drains are judged with the holds they drain: the world asks the node for every actor just before
+each drain, keeps random network faults off its requests until the drain must have ended
+(`drains_with_holds`), and tells it to drain only once an applied record names it, its actors
+kept busy (no hibernation or move ends its holds) to the drain's bound (`drains_wait_for_holds`):
+the drain must release them itself (CS-3), or it never reports drained (INV-11). Half the drains
+come right after one of the node's acquisitions lost its record write (F-2's precondition).
+"""
+
+from __future__ import annotations
+
+from model.io import Command
+from model.records import OWNERS_PREFIX
+
+from . import FaultKind
+
+DRAIN_WAITS = 12  # a drain with holds waits up to this many sixths of a lease span for the node to hold one
+
+
+class Drains(FaultKind):
+    id = "drains"
+    title = "a node is drained, then resumed or stopped; half right after one of its record writes was lost"
+    rules = ("CS-3", "OR-8", "OR-11", "INV-5", "INV-11")
+    # [[node, at, then after, resume|stop, an acquisition's write lost just before it (F-2)]]
+    options = {"drains": []}
+    settings = {"drains_with_holds": False, "drains_wait_for_holds": False}
+    scheduled = ("drains",)
+    node_field = {"drains": 0}
+
+    def draw_main(self, ctx) -> None:
+        rng, S, tg, o = ctx.rng, ctx.S, ctx.tg, ctx.o
+        fault = o["fault_ms"]
+        o["drains"] = []
+        o["drains_with_holds"] = True
+        o["drains_wait_for_holds"] = True
+        nodes = ctx.nodes()
+        for _ in range(rng.randint(1, 2) if ctx.on["stops"] else 0):  # switched on with the stops
+            node, at = ctx.choice(nodes), rng.randint(0, fault)
+            after = ctx.choice((rng.randint(S(2_000), S(20_000)), rng.randint(2 * tg, 4 * tg)))
+            o["drains"].append([node, at, min(after, fault - at + 1), ctx.choice(("resume", "stop")), rng.random() < 0.5])
+
+    def schedule(self, w, base: int) -> None:
+        o = w.options
+        before = w.tg // 3  # the node is asked for its actors, or loses a write, this long before the drain
+        for node_id, at, after_ms, then, *lose in filter(None, o.get("drains", ())):
+            lost = bool(lose and lose[0])
+            if lost:
+                # an acquisition's record write is lost just before the drain (F-2's precondition)
+                w.later(base + at - before, w.lose_next, node_id, OWNERS_PREFIX)
+            elif o.get("drains_with_holds"):
+                # no random network fault on the node's requests from just before the drain until it
+                # must have reported drained: the drain is judged (INV-11) with the holds it drains
+                until = base + at + self.bound_ms(w)
+                w.later(base + at - before, w.shield_until, node_id, until)
+                if o.get("drains_wait_for_holds"):
+                    # and its actors stay busy: no hibernation or move ends its holds for it, so the
+                    # drain must release them itself (CS-3), or never reports drained (INV-11)
+                    w.later(base + at - before, w.busy_until, node_id, until)
+            if lost or o.get("drains_with_holds"):
+                # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
+                for actor in w.actors:
+                    w.later(base + at - before + 1, w._ask_new, node_id, actor)
+            if not lost and o.get("drains_with_holds") and o.get("drains_wait_for_holds"):
+                w.later(base + at, w.fault_step, self.id, "drain_holding", node_id, after_ms, then, DRAIN_WAITS)
+                continue
+            w.later(base + at, w._command_node, node_id, Command("drain"))
+            self.after_drain(w, node_id, base + at + after_ms, then)
+
+    @staticmethod
+    def bound_ms(w) -> int:
+        """From a drain to the instant it must have reported drained, judged (INV-11): ttl + grace, and
+        an attempt timeout for a request in flight."""
+        p = w.params
+        return p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
+
+    def after_drain(self, w, node_id: str, at: int, then: str) -> None:
+        if then == "resume":
+            w.later(at - w.now, w._command_node, node_id, Command("resume"))
+        else:
+            w.later(at - w.now, w._stop_node, node_id, w.tg // 3)
+
+    def drain_holding(self, w, node_id: str, after_ms: int, then: str, waits: int) -> None:
+        """A drain judged with the holds it drains (CS-3, INV-11): told once an applied record names
+        the node (a node still in its start check, or whose asks were forwarded, holds nothing to
+        drain); until then, up to `waits` times, it is asked for every actor again a sixth of a
+        lease span later, its shield and its busy actors kept on to the drain's bound. Not once the
+        quiet phase began (it resumes drained nodes: one drained after it would stay drained)."""
+        if w.in_quiet:
+            return
+        if waits > 0 and node_id not in w.holders.values():
+            until = w.now + w.tg // 6 + self.bound_ms(w)
+            w.shield_until(node_id, until)
+            w.busy_until(node_id, until)
+            for actor in w.actors:
+                w._ask_new(node_id, actor)
+            w.later(w.tg // 6, w.fault_step, self.id, "drain_holding", node_id, after_ms, then, waits - 1)
+            return
+        w._command_node(node_id, Command("drain"))
+        self.after_drain(w, node_id, w.now + after_ms, then)
+
+
+KIND = Drains()

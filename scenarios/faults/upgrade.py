@@ -1,0 +1,168 @@
+"""An upgrade from per-actor leases (section 6): old binaries (model/old_lease.py) serve first and stop
+at old_ms; new nodes start at new_at, after a gap the procedure says must be long enough.
+
+What can go wrong around the switch, each drawn: an old node still running after the switch (a
+straggler), its heartbeat stalled while its renewals go on (a stalled listing); an old binary
+started again after the switch (it must meet the new nodes' markers, UP-3, UP-4); a retired node
+whose clock was far ahead, so its last heartbeats are dated in the future (UP-2); the old garbage
+collection deleting released leases of idle actors at the switch; `cluster forget` (FN-8) after it,
+then a fence (F-6's remedy); and a guard storm (guard_storms.py).
+"""
+
+from __future__ import annotations
+
+from model.io import Command
+from model.old_lease import OLD_MODEL, gc_collectable
+
+from ..processes import Slot
+from . import FaultKind
+
+
+class Upgrade(FaultKind):
+    id = "upgrade"
+    title = "old per-actor-lease binaries serve first, then stop; new nodes start after a gap (section 6)"
+    rules = ("UP-1", "UP-2", "UP-3", "UP-4", "FN-8", "INV-2")
+    options = {"upgrade": None}
+    flags = {"upgrade": None}
+
+    def draw_main(self, ctx) -> None:
+        o = ctx.o
+        forced = ctx.force(self.id) == "focused"
+        drawn = forced or (ctx.preset.mix and ctx.rng.random() < 0.15)
+        o["upgrade"] = draw_upgrade(ctx, o["nodes"], forced) if drawn else None
+        if o["upgrade"]:
+            o["blip_alone"] = False  # old binaries around a blip are faults of their own (INV-9's proviso)
+
+    def draw_clock(self, ctx) -> None:
+        up = ctx.o["upgrade"]
+        if up and up["future_ms"]:
+            # a retired node (machine omf) whose clock was far ahead: its last heartbeats are
+            # dated in the future (UP-2); it serves nothing and is gone before the switch
+            ctx.o["clocks"]["omf"] = [ctx.o["clocks"]["m0"][0] + up["future_ms"], 0]
+
+    def base_ms(self, o: dict) -> int:
+        """The instant the new nodes start: every other fault's times count from it."""
+        up = o.get("upgrade")
+        return up["new_at"] if up else 0
+
+    def schedule(self, w, base: int) -> None:
+        """Old nodes (model/old_lease.py) serve first and stop at old_ms; new ones start at new_at."""
+        up = w.options.get("upgrade")
+        if not up:
+            return
+        tg = w.tg
+        n = len(w.node_ids)
+        w.old_slots = []
+        for i in range(n):
+            slot = Slot(w.node_ids[i] if up["same_ids"] else f"o{i}", f"om{i}")
+            slot.wanted = False  # no supervisor restarts an old binary here
+            w.slots.append(slot)
+            w.old_slots.append(slot)
+            w.start_process(slot, OLD_MODEL.step)
+            if slot.node_id not in w.request_ids:
+                w.request_ids.append(slot.node_id)
+            stop_at = up["old_ms"] + (up["straggle_ms"] if up["straggler"] == i else 0)
+            if up["straggler"] == i and up["stall"]:
+                w.later(up["old_ms"] - tg // 3, w.fault_step, self.id, "old_command", slot, Command("stall_heartbeats"))
+            if up["old_stop"][i] == "clean":
+                w.later(stop_at, w.fault_step, self.id, "old_command", slot, Command("stop"))
+            else:
+                w.later(stop_at, w.fault_step, self.id, "old_crash", slot)
+        if up["future_ms"]:
+            slot = Slot("retired", "omf")
+            slot.wanted = False
+            w.slots.append(slot)
+            w.old_slots.append(slot)
+            w.start_process(slot, OLD_MODEL.step)
+            w.later(min(2 * tg // 3, up["old_ms"]), w.fault_step, self.id, "old_crash", slot)
+        if up["old_restart"]:
+            i, after = up["old_restart"]
+            w.later(up["new_at"] + after, w.fault_step, self.id, "old_restart", w.old_slots[i])
+        w.later(up["new_at"], w.fault_step, self.id, "old_gc", up["p_gc"])
+        for node_id, after, then_fence in filter(None, up.get("forgets", ())):
+            # FN-8, then F-6's remedy: a fence of the forgotten id (FN-7) a lease period later
+            w.later(up["new_at"] + after, w._operator, Command("cluster_forget", (node_id,)))
+            if then_fence:
+                w.later(up["new_at"] + after + tg // 3, w._operator, Command("cluster_fence", (node_id,)))
+
+    def old_command(self, w, slot, command) -> None:
+        if slot.proc is not None and slot.proc.alive:
+            w.deliver(slot.proc, command)
+
+    def old_crash(self, w, slot) -> None:
+        if slot.proc is not None and slot.proc.alive:
+            w.crash(slot.proc)
+
+    def old_restart(self, w, slot) -> None:
+        """An old binary started again after the switch (it must find its id taken, or be refused):
+        once a new node runs, so that it meets the new nodes' markers (UP-3, UP-4)."""
+        if not any(kind == "guard_passed" for _, _, kind, _ in w.history.events):
+            if not w.in_quiet:
+                w.later(w.tg // 3, w.fault_step, self.id, "old_restart", slot)
+            return
+        if slot.proc is None or not slot.proc.alive:
+            w.start_process(slot, OLD_MODEL.step)
+            w.later(4 * w.tg // 3, w.fault_step, self.id, "old_command", slot, Command("stop"))
+
+    def old_gc(self, w, p_gc) -> None:
+        """The old garbage collection runs once at the switch (model.old_lease.gc_collectable
+        says what it may delete); it deletes each collectable lease at the drawn rate."""
+        if p_gc:
+            w.read_bucket(lambda leases, data_keys: self.gc_deletes(w, p_gc, leases, data_keys))
+
+    def gc_deletes(self, w, p_gc, leases, data_keys) -> None:
+        for key in gc_collectable(leases, data_keys):
+            if w.choose("gc", key, w._chance, p_gc):
+                w._delete(key)
+
+
+def draw_upgrade(ctx, nodes: int, focused: bool = False) -> dict:
+    """Old nodes run actors first; they stop (cleanly or not); new nodes start after a gap.
+    `focused` (the upgrade scenario): old binaries beside new ones (a straggler, a restart) are
+    likelier, so old binaries meet new markers (UP-3, UP-4) in most seeds."""
+    rng, S, pick = ctx.rng, ctx.S, ctx.choice
+    old_ms = rng.randint(S(25_000), S(50_000))
+    gap = pick((0, S(2_000), S(10_000), S(20_000)))  # the procedure says: once no old node is live
+    up = {
+        "old_ms": old_ms,
+        "new_at": old_ms + gap,
+        "same_ids": rng.random() < 0.5,  # node ids reused across the switch
+        "old_stop": [pick(("clean", "crash")) for _ in range(nodes)],
+        # an old node still running after the switch, stopping later; its heartbeat may stall
+        # while its renewals go on (a stalled listing)
+        "straggler": rng.randrange(nodes) if rng.random() < (0.6 if focused else 0.3) else None,
+        "straggle_ms": rng.randint(S(10_000), S(60_000)),
+        "stall": rng.random() < 0.5,
+        # an old binary started again after the switch, for a while
+        "old_restart": ([rng.randrange(nodes), rng.randint(S(5_000), S(30_000))]
+                        if rng.random() < (0.5 if focused else 0.2) else None),
+        "future_ms": pick((0, 0, 0, rng.randint(S(20_000), S(120_000)))),
+        "p_gc": pick((0.0, 0.5)),  # the old GC deleted released leases/ of idle actors
+    }
+    up["forgets"] = _draw_forgets(ctx, nodes, up["same_ids"], bool(up["future_ms"]), focused)
+    # UP-2's margin: as the new nodes start (or while a straggler still beats), half their `nodes/`
+    # reads are lost for a stretch, so that a guard round meets a failed read of a heartbeat that
+    # is still fresh (a failed read proves nothing: the guard must hold)
+    up["guard_storm"] = ([rng.randint(0, S(1_000) if up["straggler"] is None or rng.random() < 0.5
+                                      else up["straggle_ms"]), rng.randint(S(6_000), S(20_000))]
+                         if rng.random() < (0.7 if focused else 0.6) else None)
+    return up
+
+
+def _draw_forgets(ctx, nodes: int, same_ids: bool, future: bool, focused: bool) -> list:
+    """`cluster forget` (FN-8) after the switch: [node, ms after new_at, then fence it (FN-7)]. The
+    node is mostly an old id (its heartbeat stale or still fresh by UP-2's test: forget must refuse
+    a fresh one), the retired one, or a new node's (a format-3 object: refused). Forget then fence
+    is F-6's remedy for an old heartbeat left over a new node's id."""
+    rng, S, pick = ctx.rng, ctx.S, ctx.choice
+    if rng.random() >= (0.7 if focused else 0.5):
+        return []
+    old = [f"n{i}" if same_ids else f"o{i}" for i in range(nodes)] + (["retired"] if future else [])
+    new = [f"n{i}" for i in range(nodes)]
+    # half of them soon after the switch, while an old heartbeat may still be fresh
+    return [[pick(new if rng.random() < 0.2 else old),
+             rng.randint(0, S(5_000) if rng.random() < 0.5 else S(40_000)), rng.random() < 0.5]
+            for _ in range(rng.randint(1, 2))]
+
+
+KIND = Upgrade()
