@@ -143,6 +143,34 @@ class FaultKind:
         return f"<fault kind {self.id}>"
 
 
+class Stretch(FaultKind):
+    """A fault that lasts a stretch of time: a flag on the world, set at each stretch's start (with a
+    `fault` event saying what struck) and cleared at its end, or when the quiet phase begins; the
+    kind's hooks read the flag."""
+
+    flag: str = ""  # the world attribute that is True during a stretch
+    what: str = ""  # the `fault` event's what (FAULT_EVENTS)
+    target: str = ""  # and what it hits
+    detail: str = ""
+
+    def stretches(self, o: dict) -> list:
+        """[at, length_ms] entries (None: removed by a plan)."""
+        return list(o.get(self.scheduled[0]) or ())
+
+    def schedule(self, w, base: int) -> None:
+        for at, length_ms in filter(None, self.stretches(w.options)):
+            w.later(base + at, w.fault_step, self.id, "stretch", True, length_ms)
+            w.later(base + at + length_ms, w.fault_step, self.id, "stretch", False)
+
+    def stretch(self, w, on: bool, length_ms: int | None = None) -> None:
+        if on and not w.in_quiet:
+            w.record(-1, "fault", (self.what, self.target, length_ms, self.detail))
+        setattr(w, self.flag, on and not w.in_quiet)
+
+    def quiet(self, w) -> None:
+        setattr(w, self.flag, False)
+
+
 def _on(value, off) -> bool:
     if isinstance(value, list) and value and all(x is None for x in value):
         return False

@@ -8,20 +8,23 @@ from __future__ import annotations
 from model.io import GET
 from model.records import NODES_PREFIX
 
-from . import FaultKind
+from . import Stretch
 
-WORLD = -1
 GUARD_STORM_LOST = 0.8  # in a guard storm: the share of `nodes/` reads lost (two in a round: 0.64 both)
 
 
-class GuardStorms(FaultKind):
+class GuardStorms(Stretch):
     id = "guard_storms"
     title = "in an upgrade, a stretch of 6 to 20 s in which 80 % of the new nodes' nodes/ reads are lost"
     rules = ("UP-1", "UP-2")
     state = {"guard_storm": bool}
+    flag, what, target, detail = "guard_storm", "guard_storm", NODES_PREFIX, "nodes/ reads lost"
 
     def active(self, o: dict) -> bool:
         return bool((o.get("upgrade") or {}).get("guard_storm"))
+
+    def stretches(self, o: dict) -> list:
+        return [(o.get("upgrade") or {}).get("guard_storm")]
 
     def atoms(self, o: dict) -> list:
         return [("upgrade", "guard_storm")] if self.active(o) else []
@@ -30,20 +33,6 @@ class GuardStorms(FaultKind):
         """The shrinker removes the storm alone (the upgrade stays, unless removed with it)."""
         if o.get("upgrade"):
             o["upgrade"]["guard_storm"] = None
-
-    def schedule(self, w, base: int) -> None:
-        up = w.options.get("upgrade")
-        for at, length_ms in filter(None, [up and up.get("guard_storm")]):
-            w.later(base + at, w.fault_step, self.id, "stretch", True, length_ms)
-            w.later(base + at + length_ms, w.fault_step, self.id, "stretch", False)
-
-    def stretch(self, w, on: bool, length_ms: int | None = None) -> None:
-        if on and not w.in_quiet:
-            w.record(WORLD, "fault", ("guard_storm", NODES_PREFIX, length_ms, "nodes/ reads lost"))
-        w.guard_storm = on and not w.in_quiet
-
-    def quiet(self, w) -> None:
-        w.guard_storm = False
 
     @staticmethod
     def send_early(world, proc, req, f):

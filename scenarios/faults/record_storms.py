@@ -7,9 +7,8 @@ from __future__ import annotations
 from model.io import PUT
 from model.records import OWNERS_PREFIX
 
-from . import FaultKind
+from . import Stretch
 
-WORLD = -1
 STORM_LOST, STORM_SLOW = 0.5, 0.9  # in a record storm: the share of record writes lost, of their replies slowed
 
 
@@ -18,13 +17,14 @@ def stormed(world, f: dict, req) -> bool:
     return world.record_storm and f is world.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
 
 
-class RecordStorms(FaultKind):
+class RecordStorms(Stretch):
     id = "record_storms"
     title = "a stretch of 5 to 15 s in which half the record writes are lost and 90 % of the rest answered slowly"
     rules = ("OR-7", "OR-8", "OR-9")
     options = {"record_storms": []}  # [[at, length_ms]]
     scheduled = ("record_storms",)
     state = {"record_storm": bool}
+    flag, what, target, detail = "record_storm", "record_storm", OWNERS_PREFIX, "record writes lost and slow"
 
     def draw_main(self, ctx) -> None:
         rng, S, o = ctx.rng, ctx.S, ctx.o
@@ -32,19 +32,6 @@ class RecordStorms(FaultKind):
                               if rng.random() < 0.25 and not ctx.alone else [])
         if o["record_storms"]:
             o["p_client_retry"] = 0.9  # clients retry at once: the next acquisition races the unknown one
-
-    def schedule(self, w, base: int) -> None:
-        for at, length_ms in filter(None, w.options.get("record_storms", ())):
-            w.later(base + at, w.fault_step, self.id, "stretch", True, length_ms)
-            w.later(base + at + length_ms, w.fault_step, self.id, "stretch", False)
-
-    def stretch(self, w, on: bool, length_ms: int | None = None) -> None:
-        if on and not w.in_quiet:
-            w.record(WORLD, "fault", ("record_storm", OWNERS_PREFIX, length_ms, "record writes lost and slow"))
-        w.record_storm = on and not w.in_quiet
-
-    def quiet(self, w) -> None:
-        w.record_storm = False
 
     @staticmethod
     def send_early(world, proc, req, f):
