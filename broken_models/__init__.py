@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from nodelease.errors import UsageError
 
 CORRECT = "correct"
-# the ADR's own three (PROTOCOL BM-1..BM-3) are listed first, in that order; the rest by name
+# the ADR's own three (BM-1..BM-3 in docs/protocol.md) are listed first, in that order; the rest by name
 _FIRST = ("unconditional_fence", "reused_generation", "unlocked_resolver")
 
 

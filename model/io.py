@@ -128,7 +128,7 @@ class Observe(NamedTuple):
 
 
 class Mark(NamedTuple):
-    """The model exercised protocol rule `rule` (an id from spec/PROTOCOL.md)."""
+    """The model exercised protocol rule `rule` (an id from docs/protocol.md)."""
 
     rule: str
 
