@@ -1,20 +1,24 @@
-"""Measure the checkers against one-rule mutants of the model: `python -m mutants.probe`.
+"""Measure the checkers against one-rule mutants of the model: `python runner.py mutants`.
 
 Each mutant of mutants/catalog.py is applied to a private copy of the project (the checkout itself
-is never edited), and a campaign of the mutated model runs there (`runner.py --seeds N`, the swarm
-unless `--scenario`): killed when it exits 1 (a violation), survived when it exits 0. The table
-shows, per mutant, the invariants it broke and in how many seeds, and the totals per rule family;
-`--report` writes them as JSON. Exit status: 0 measured (survivors are a measurement, not a
-failure), 2 bad usage or a catalogue entry whose snippet no longer occurs exactly once (the model
-changed under it: the catalogue must follow), 3 a campaign that could not run.
+is never edited), and a campaign of the mutated model runs there (`run --seeds N`, the swarm
+unless `--scenario`): killed when it exits 1 (a violation), survived when it exits 0; a campaign
+that exits otherwise (4: the mutated model raised, which no checker judged) is an error, never a
+kill. The table shows, per mutant, the invariants it broke and in how many seeds, and the totals
+per rule family; `--report` writes them as JSON. Exit status: 0 measured (survivors are a
+measurement, not a failure), 2 bad usage or a catalogue entry whose snippet no longer occurs
+exactly once (the model changed under it: the catalogue must follow), 4 a campaign that could
+not run or raised.
 
-    python -m mutants.probe --seeds 300 --jobs 2          # every mutant, two at a time
-    python -m mutants.probe fn2_watch_P_only nl5_check_ttl_only
+    python runner.py mutants --seeds 300 --jobs 2          # every mutant, two at a time
+    python runner.py mutants fn2_watch_P_only nl5_check_ttl_only
+
+This module knows the catalogue and the lanes; the command line (nodelease/cli.py) parses the
+options and calls `probe`.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -24,15 +28,17 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from rich.console import Console
 from rich.table import Table
+
+from nodelease.errors import Exit, UsageError
 
 from .catalog import MUTANTS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
 # what a campaign needs: copied once per lane, the mutated file restored after each mutant
-COPY = ("model", "history", "nodelease", "scenarios", "checkers", "broken_models", "counterexamples", "explore", "runner.py",
-        "reporting.py", "compiled.py", "pyproject.toml")
+COPY = ("model", "history", "nodelease", "scenarios", "checkers", "broken_models", "counterexamples", "explore")
+# the lane's own command line: its packages come first on its path (a checkout or an install alike)
+CAMPAIGN = ("-c", "import sys; from nodelease.cli import main; sys.exit(main())", "run")
 
 
 def stale(mutants) -> list[str]:
@@ -48,14 +54,10 @@ def stale(mutants) -> list[str]:
 def _lane_copy() -> str:
     d = tempfile.mkdtemp(prefix="mutants-")
     for name in COPY:
-        src = os.path.join(ROOT, name)
-        if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(d, name), ignore=shutil.ignore_patterns("__pycache__"))
-        elif os.path.exists(src):
-            shutil.copy2(src, os.path.join(d, name))
+        shutil.copytree(os.path.join(ROOT, name), os.path.join(d, name), ignore=shutil.ignore_patterns("__pycache__"))
     os.makedirs(os.path.join(d, "reports"), exist_ok=True)
     if os.path.isdir(os.path.join(ROOT, ".compiled")):
-        # the compiled hot modules (compiled.py): each loads only while the lane's source matches it,
+        # the compiled hot modules (nodelease/compiled.py): each loads only while the lane's source matches it,
         # so the mutated module runs from its edited source and the rest run compiled
         os.symlink(os.path.join(ROOT, ".compiled"), os.path.join(d, ".compiled"))
     return d
@@ -70,7 +72,7 @@ def run_one(lane: str, m: dict, seeds: int, scenario: str) -> dict:
     report = os.path.join(lane, "reports", m["id"] + ".json")
     t0 = time.time()
     try:
-        p = subprocess.run([sys.executable, "runner.py", "--seeds", str(seeds), "--workers", "1", "--scenario",
+        p = subprocess.run([sys.executable, *CAMPAIGN, "--seeds", str(seeds), "--workers", "1", "--scenario",
                             scenario, "--report", report], cwd=lane, capture_output=True, text=True, timeout=3600,
                            env=dict(os.environ, PYTHONPATH=lane))
         rc = p.returncode
@@ -93,31 +95,22 @@ def run_one(lane: str, m: dict, seeds: int, scenario: str) -> dict:
     return out
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m mutants.probe", description=__doc__.split("\n\n")[0])
-    p.add_argument("ids", nargs="*", help="mutant ids (default: the whole catalogue)")
-    p.add_argument("--seeds", type=int, default=300, help="seeds per mutant (default 300)")
-    p.add_argument("--scenario", default="swarm", help="the fault mix (default: swarm)")
-    p.add_argument("--jobs", type=int, default=1, help="mutants run at once, each in its own copy (default 1)")
-    p.add_argument("--report", help="write the results as JSON here")
-    p.add_argument("--list", action="store_true", help="list the catalogue and exit")
-    args = p.parse_args(argv)
-    console = Console()
+def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jobs: int = 1,
+          report: str | None = None, list_only: bool = False) -> int:
+    """Run the mutants `ids` (default: the whole catalogue), `jobs` at a time, and show the table."""
     known = {m["id"]: m for m in MUTANTS}
-    unknown = [i for i in args.ids if i not in known]
-    if unknown or args.seeds < 1 or args.jobs < 1:
-        console.print(f"mutants.probe: error: {'unknown mutant ' + ', '.join(unknown) if unknown else 'seeds and jobs must be >= 1'}")
-        return 2
-    chosen = [known[i] for i in args.ids] if args.ids else list(MUTANTS)
-    if args.list:
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise UsageError(f"unknown mutant {', '.join(unknown)} (mutants --list shows the catalogue)")
+    chosen = [known[i] for i in ids] if ids else list(MUTANTS)
+    if list_only:
         for m in chosen:
-            console.print(f"{m['id']:<40} {m['rule']:<12} {m['desc']}")
-        return 0
+            console.print(f"{m['id']:<40} {m['rule']:<12} {m['desc']}", highlight=False)
+        return Exit.PASSED
     bad = stale(chosen)
     if bad:
-        console.print(f"mutants.probe: error: the model changed under {', '.join(bad)}: update mutants/catalog.py")
-        return 2
-    lanes = [_lane_copy() for _ in range(min(args.jobs, len(chosen)))]
+        raise UsageError(f"the model changed under {', '.join(bad)}: update mutants/catalog.py")
+    lanes = [_lane_copy() for _ in range(min(jobs, len(chosen)))]
     free = list(lanes)
     results: list[dict] = []
     t0 = time.time()
@@ -125,7 +118,7 @@ def main(argv=None) -> int:
     def work(m):
         lane = free.pop()
         try:
-            return run_one(lane, m, args.seeds, args.scenario)
+            return run_one(lane, m, seeds, scenario)
         finally:
             free.append(lane)
 
@@ -134,17 +127,17 @@ def main(argv=None) -> int:
             for k, r in enumerate(pool.map(work, chosen), 1):
                 results.append(r)
                 console.print(f"[{k}/{len(chosen)}] {r['id']}: {r['status']}"
-                              + (f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{args.seeds} seeds)"
+                              + (f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{seeds} seeds)"
                                  if r["status"] == "killed" else (f": {r.get('error')}" if r["status"] == "error" else "")),
                               highlight=False)
     finally:
         for lane in lanes:
             shutil.rmtree(lane, ignore_errors=True)
-    t = Table(title=f"one-rule mutants, {args.seeds} seeds of {args.scenario} each")
+    t = Table(title=f"one-rule mutants, {seeds} seeds of {scenario} each")
     for col in ("mutant", "rule", "what it breaks", "verdict"):
         t.add_column(col)
     for r in results:
-        verdict = (f"killed: {', '.join(r['invariants'])} ({r['failing_seeds']}/{args.seeds})" if r["status"] == "killed"
+        verdict = (f"killed: {', '.join(r['invariants'])} ({r['failing_seeds']}/{seeds})" if r["status"] == "killed"
                    else r["status"])
         t.add_row(r["id"], r["rule"], r["desc"], verdict)
     console.print(t)
@@ -156,12 +149,8 @@ def main(argv=None) -> int:
     console.print(f"killed {killed} of {len(results)} ("
                   + ", ".join(f"{f} {k}/{k + s}" for f, (k, s) in sorted(families.items()))
                   + f"); {time.time() - t0:.0f} s", highlight=False)
-    if args.report:
-        with open(args.report, "w") as f:
-            json.dump({"seeds": args.seeds, "scenario": args.scenario, "killed": killed, "mutants": results}, f, indent=1)
-        console.print(f"report: {args.report}")
-    return 3 if any(r["status"] == "error" for r in results) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    if report:
+        with open(report, "w") as f:
+            json.dump({"seeds": seeds, "scenario": scenario, "killed": killed, "mutants": results}, f, indent=1)
+        console.print(f"report: {report}")
+    return Exit.TOOL if any(r["status"] == "error" for r in results) else Exit.PASSED

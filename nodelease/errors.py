@@ -12,7 +12,7 @@ from enum import IntEnum
 
 
 class Exit(IntEnum):
-    """What a run's exit status means (the README's table is generated from this)."""
+    """What a run's exit status means (the README's table follows it: tests/test_cli.py checks)."""
 
     PASSED = 0  # every seed judged passed (or, for `broken`, every broken model was caught)
     VIOLATION = 1  # an invariant was violated (or a broken model was not caught)
@@ -35,9 +35,11 @@ _MEANING = {
 
 
 class ToolError(Exception):
-    """An error the command line reports in one line, ending the run with `status`."""
+    """An error the command line reports in one line (`<prog>: <what>: <message>`), ending the run
+    with `status`."""
 
     status = Exit.TOOL
+    what = "error"
 
 
 class UsageError(ToolError):
@@ -50,9 +52,11 @@ class EnvironmentFailure(ToolError):
     """The environment (a real endpoint) failed: no verdict, exit status 3."""
 
     status = Exit.ENVIRONMENT
+    what = "environment failure"
 
 
 class ToolFailure(ToolError):
     """The tool failed (an exception in a model, a world or a checker): exit status 4."""
 
     status = Exit.TOOL
+    what = "tool failure"

@@ -35,11 +35,16 @@ def test_shards_merged_equal_the_unsharded_run(tmp_path, model, seeds, shards):
     whole = tmp_path / "whole.json"
     r = run("--model", model, "--seeds", str(seeds), "--start", "5", "--workers", "2", "--report", str(whole))
     assert r.returncode in (0, 1), r.stderr
+    failing = set(load(whole)["failing_seeds"])
     parts = []
     for k in range(1, shards + 1):
         path = tmp_path / f"shard{k}.json"
-        assert run("--model", model, "--seeds", str(seeds), "--start", "5", "--shard", f"{k}/{shards}",
-                   "--workers", "1", "--report", str(path)).returncode == r.returncode or model != "correct"
+        shard = run("--model", model, "--seeds", str(seeds), "--start", "5", "--shard", f"{k}/{shards}",
+                    "--workers", "1", "--report", str(path))
+        s = load(path)["seeds"]
+        # a shard exits 1 exactly when one of its own seeds fails (the unsharded run's failing seeds say which)
+        assert shard.returncode == (1 if failing & set(range(s["start"], s["start"] + s["count"])) else 0), (
+            k, shard.stderr)
         parts.append(str(path))
     sliced = [load(p)["seeds"] for p in parts]
     assert sliced[0]["start"] == 5 and sum(s["count"] for s in sliced) == seeds
@@ -53,7 +58,7 @@ def test_shards_merged_equal_the_unsharded_run(tmp_path, model, seeds, shards):
     for key in set(a) - VOLATILE - {"failures", "protocol_findings"}:
         assert b[key] == a[key], key
     if model != "correct":
-        assert a["failures"] and b["failures"][0]["replay"].endswith(f"--replay {os.path.relpath(merged, REPO)} "
+        assert a["failures"] and b["failures"][0]["replay"].endswith(f"replay {os.path.relpath(merged, REPO)} "
                                                                      f"--seed {b['failures'][0]['seed']}")
 
 
@@ -101,12 +106,13 @@ def test_junit_gives_a_case_per_invariant_and_the_first_violation(tmp_path):
                "--junit", str(ok)).returncode == 0
     suite = _parse_junit(ok)
     names = [c.get("name") for c in suite.findall("testcase")]
-    assert "INV-1" in names and "LEASE-1" in names and suite.get("failures") == "0"
+    assert "INV-1" in names and "LEASE-1" in names and suite.get("failures") == "0" and suite.get("errors") == "0"
+    assert "no exception in a model, a world or a checker" in names  # the tool's own case (an error if one raised)
     bad = tmp_path / "bad.xml"
     assert run("--model", "unconditional_fence", "--seeds", "3", "--workers", "1",
                "--report", str(tmp_path / "bad.json"), "--junit", str(bad)).returncode == 1
     suite = _parse_junit(bad)
     failed = {c.get("name"): c.find("failure") for c in suite.findall("testcase") if c.find("failure") is not None}
     assert "INV-3" in failed
-    assert "replay: python runner.py --replay" in failed["INV-3"].text
+    assert "replay: python runner.py replay" in failed["INV-3"].text
     assert failed["INV-3"].get("message").startswith("seed ")

@@ -1,5 +1,6 @@
-"""compiled.py: the hot modules run compiled only while their source is the one they were built
-from, and compiled or not, a seed's history is the same (issue 14's speed may not cost a verdict)."""
+"""nodelease/compiled.py: the hot modules (found on disk) run compiled only while their source is the
+one they were built from, the command line installs the finder before any of them is imported, and
+compiled or not, a seed's history is the same (issue 14's speed may not cost a verdict)."""
 
 import json
 import os
@@ -9,11 +10,11 @@ import sys
 
 import pytest
 
-import compiled
+from nodelease import compiled
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILT = not compiled.stale()
-needs_build = pytest.mark.skipif(not BUILT, reason="the hot modules are not compiled here (python compiled.py)")
+needs_build = pytest.mark.skipif(not BUILT, reason="the hot modules are not compiled here (python runner.py compile)")
 
 
 def _run(args, cwd=REPO, **env):
@@ -56,14 +57,12 @@ def test_an_edited_module_runs_from_its_source_and_the_rest_compiled(tmp_path):
     from the edited source, every other hot module from its compiled copy."""
     lane = tmp_path / "lane"
     lane.mkdir()
-    for name in ("model", "scenarios", "checkers", "explore"):
+    for name in ("model", "history", "scenarios", "checkers", "broken_models", "explore", "nodelease"):
         shutil.copytree(os.path.join(REPO, name), lane / name, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("runner.py", "reporting.py", "compiled.py"):
-        shutil.copy(os.path.join(REPO, name), lane)
     os.symlink(os.path.join(REPO, ".compiled"), lane / ".compiled")
     with open(lane / "model" / "fencing.py", "a") as f:
         f.write("\nEDITED = True\n")
-    probe = ("import runner, compiled, model.fencing, model.dispatch, scenarios.core\n"
+    probe = ("import nodelease.cli, model.fencing, model.dispatch, scenarios.core\nfrom nodelease import compiled\n"
              "print(model.fencing.EDITED, model.fencing.__file__)\n"
              "print(model.dispatch.__file__)\nprint(scenarios.core.__file__)\nprint(compiled._finder.refused)")
     r = _run(["-c", probe], cwd=lane)
@@ -92,16 +91,39 @@ def test_compiled_and_source_give_the_same_histories(tmp_path):
     assert digests[""] == digests["1"]
 
 
-@needs_build
-def test_no_compiled_module_moves_what_is_found_by_file():
-    """A compiled module's __file__ is its copy in .compiled/: a module that finds the repository by its own
-    __file__ (reporting.HERE: where reports land) must stay source. With the hot modules compiled, reports
-    still land in the repository's reports/, and no hot module's source reads __file__."""
-    probe = "import runner, compiled, reporting, scenarios.core\nprint(reporting.HERE)\nprint(compiled.status())"
-    r = _run(["-c", probe])
-    assert r.returncode == 0, r.stderr
-    here, status = r.stdout.splitlines()
-    assert here == REPO and not status.startswith("0 of"), (here, status)
+def test_the_hot_modules_are_found_on_disk(tmp_path):
+    """HOT is every module of the hot packages (their subpackages too) and the explorer's search,
+    but NOT_HOT and the packages' __init__: a module added to checkers/ is compiled without a list
+    to keep."""
+    for path in ("model/__init__.py", "model/new_rule.py", "checkers/__init__.py", "checkers/kinds/__init__.py",
+                 "checkers/kinds/one.py", "scenarios/__init__.py", "scenarios/s3.py", "scenarios/core.py",
+                 "explore/search.py", "explore/other.py", "counterexamples/shrink.py"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    assert compiled._discover(str(tmp_path)) == ("model.new_rule", "scenarios.core", "checkers.kinds.one",
+                                                 "explore.search")
+    assert {"model.node", "history.record", "scenarios.core", "checkers.verdict", "explore.world"} <= set(compiled.HOT)
+    assert not set(compiled.NOT_HOT) & set(compiled.HOT)
+
+
+def test_no_hot_module_reads_its_own_file():
+    """A compiled module's __file__ is its copy in .compiled/: a module that finds anything by its own
+    __file__ must stay source (named in compiled.NOT_HOT, with why). The tool's own modules, which
+    find the packages and .compiled/ by __file__ (compiled.ROOT), are none of them."""
+    assert not [n for n in compiled.HOT if n.split(".")[0] in ("nodelease", "counterexamples", "mutants",
+                                                                 "broken_models")]
     for name in compiled.HOT:
         with open(compiled.source_path(name)) as f:
-            assert "__file__" not in f.read(), name
+            assert "__file__" not in f.read(), f"{name} reads __file__: name it in compiled.NOT_HOT"
+
+
+def test_the_command_line_installs_the_finder_before_any_hot_module():
+    """Importing the command line (as runner.py and the console script do) installs the finder and
+    imports no hot module itself: every hot module is imported after it, compiled where current."""
+    probe = ("import sys, nodelease.cli\nfrom nodelease import compiled\n"
+             "print([n for n in compiled.HOT if n in sys.modules])\nprint(compiled._finder is not None)")
+    r = _run(["-c", probe], cwd=str(REPO))
+    assert r.returncode == 0, r.stderr
+    imported, installed = r.stdout.splitlines()
+    assert imported == "[]"
+    assert installed == str(bool(compiled.read_manifest()))  # (no manifest, nothing to install)

@@ -40,7 +40,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def first_failing(model_name: str, limit: int = 200) -> tuple[int, str]:
     """The first seed of 0..limit-1 the model fails (as the runner judges it), and its first invariant."""
-    from runner import run_one
+    from nodelease.campaign import run_one
 
     for seed in range(limit):
         r = run_one(seed, model_name, "swarm", {})
@@ -188,14 +188,14 @@ def test_shrink_from_a_report_writes_a_replayable_counterexample(tmp_path):
     r = run("--model", "unconditional_fence", "--seeds", "3", "--workers", "1", "--report", report)
     assert r.returncode == 1
     rep = json.load(open(report))
-    assert rep["failures"][0]["shrink"].startswith("python runner.py --shrink ")
+    assert rep["failures"][0]["shrink"].startswith("python runner.py shrink ")
     assert set(rep["pictures"]) == {f["invariant"] for f in rep["failures"]}  # one picture per invariant
     assert all(os.path.exists(os.path.join(REPO, p)) or os.path.exists(p) for p in rep["pictures"].values())
     out = str(tmp_path / "cx.json")
     html = str(tmp_path / "cx.html")
     r = run("--shrink", report, "--report", out, "--html", html, "--shrink-budget", "60")
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
-    assert "counterexample" in r.stdout and f"replay: python runner.py --replay" in r.stdout
+    assert "counterexample" in r.stdout and f"replay: python runner.py replay" in r.stdout
     assert os.path.exists(out) and os.path.exists(html)
     cx = json.load(open(out))
     assert cx["shrunk"]["after"]["events"] < cx["shrunk"]["before"]["events"]
@@ -212,7 +212,7 @@ def test_shrink_and_replay_refuse_bad_input_in_one_line(tmp_path):
     r = run("--replay", str(bad))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no 'scenario' field" in r.stderr
     r = run("--html", "x.html", "--seeds", "1")
-    assert r.returncode == 2 and "go with --replay or --shrink" in r.stderr
+    assert r.returncode == 2 and "goes with replay, shrink" in r.stderr
     r = run("--shrink", passing, "--shrink-budget", "0")
     assert r.returncode == 2 and "must be positive" in r.stderr
 

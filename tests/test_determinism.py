@@ -47,12 +47,12 @@ def test_hash_does_not_depend_on_pythonhashseed():
 
 def test_runner_digest_is_the_same_with_one_worker_or_two(tmp_path, capsys):
     """The report's history_digest does not depend on --workers (processes, not threads)."""
-    import runner
+    from nodelease.cli import main
 
     digests = {}
     for workers in ("1", "2"):
         path = tmp_path / f"w{workers}.json"
-        rc = runner.main(["--seeds", "20", "--workers", workers, "--report", str(path)])
+        rc = main(["run", "--seeds", "20", "--workers", workers, "--report", str(path)])
         assert rc == 0, capsys.readouterr().out[-2000:]
         report = json.loads(path.read_text())
         assert report["counts"]["seeds_run"] == 20

@@ -255,14 +255,15 @@ def _cli(*args, env=None):
 
 def test_cli_writes_a_counterexample_that_replays(tmp_path):
     report = tmp_path / "bm1.json"
-    r = _cli("--explore", "--model", "unconditional_fence", "--requests", "0", "--faults", "0", "--outages", "1",
+    r = _cli("explore", "--model", "unconditional_fence", "--requests", "0", "--faults", "0", "--outages", "1",
              "--delays", "1", "--offsets", "0,0", "--report", str(report))
     assert r.returncode == 1, r.stderr
     assert "explore: violation" in r.stdout and "replay it in the simulated world" in r.stdout
     doc = json.loads(report.read_text())
     assert doc["status"] == "violation" and doc["distinct_states"] > 0
     cx = tmp_path / "bm1-INV-3.json"
-    r = _cli("--replay", str(cx))
+    assert f"replay it in the simulated world: python runner.py replay {os.path.relpath(cx, REPO)}" in r.stdout
+    r = _cli("replay", str(cx))
     assert r.returncode == 1 and "matches the counterexample: the replay is byte-identical" in r.stdout
 
 
@@ -271,6 +272,7 @@ def test_cli_exhausts_and_is_deterministic_across_hash_seeds(tmp_path):
     for hash_seed in ("0", "4242"):
         report = tmp_path / f"c{hash_seed}.json"
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
+        # (the old mode flag, as CI and the README run it)
         r = _cli("--explore", "--requests", "1", "--faults", "1", "--delays", "1", "--focus", "PUT owners/",
                  "--horizon-s", "9", "--offsets=-1000,1000", "--report", str(report), env=env)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -285,12 +287,13 @@ def test_cli_exhausts_and_is_deterministic_across_hash_seeds(tmp_path):
     (["--offsets", "0"], "names 1 clocks for 2 nodes"),
     (["--delays", "0"], "--delays"),
     (["--faults", "-1"], "must not be negative"),
-    (["--explore-budget", "5", "--broken"], "--explore goes alone"),
+    (["--explore-budget", "5", "--broken"], "--explore and --broken go one at a time"),
+    (["--seeds", "5"], "explore takes no --seeds"),
 ])
 def test_cli_usage_errors_are_one_line(args, message, capsys):
-    import runner
+    from nodelease.cli import main
 
-    assert runner.main(["--explore", *args]) == 2
+    assert main(["--explore", *args]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
 

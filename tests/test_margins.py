@@ -21,7 +21,7 @@ from collections import Counter
 import pytest
 
 import broken_models
-import reporting
+from nodelease import report as reporting
 from checkers import check_all
 from checkers.coverage import MIN_SEEDS, POINTS, reached, takeover_margins
 from history import Clock

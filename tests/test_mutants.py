@@ -1,5 +1,5 @@
-"""The one-rule mutant probe (mutants/): the catalogue follows the model, and the probe measures a
-mutant in a copy of the project without touching the checkout."""
+"""The one-rule mutant probe (mutants/, `runner.py mutants`): the catalogue follows the model, and the
+probe measures a mutant in a copy of the project without touching the checkout."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 import os
 
 from mutants.catalog import MUTANTS
-from mutants.probe import ROOT, main, stale
+from mutants.probe import ROOT, stale
+from nodelease.cli import main
 
 
 def test_every_catalogue_snippet_occurs_exactly_once_in_the_model():
@@ -33,8 +34,8 @@ def test_the_probe_kills_a_mutant_in_a_copy_and_leaves_the_checkout_alone(tmp_pa
 
     before = digest()
     out = tmp_path / "probe.json"
-    assert main(["nl5_check_ttl_only", "--seeds", "20", "--report", str(out)]) == 0
+    assert main(["mutants", "nl5_check_ttl_only", "--seeds", "20", "--report", str(out)]) == 0
     (r,) = json.loads(out.read_text())["mutants"]
     assert r["status"] == "killed" and "LEASE-1" in r["invariants"] and r["failing_seeds"] >= 1
     assert digest() == before
-    assert main(["no_such_mutant"]) == 2
+    assert main(["mutants", "no_such_mutant"]) == 2

@@ -2,7 +2,7 @@
 
 Every run writes its report under a temporary directory (never reports/), and
 runs from the repository root, where a report's `replay` command is meant to
-be run.
+be run. The subcommands' parsing itself (aliases, refusals) is tests/test_cli.py's.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def test_run_exits_0_and_writes_a_report_with_every_field(tmp_path):
     assert rep["params"] == {}  # nothing pinned: each seed draws its configuration (T-1..T-4)
     assert len(rep["seed_params"]) == 3 and sum(rep["configurations"]["families"].values()) == 3
     assert rep["seeds"] == {"start": 5, "count": 3}
-    assert rep["passed"] is True and rep["failures"] == []
+    assert rep["passed"] is True and rep["failures"] == [] and rep["tool_failures"] == []
     counts = rep["counts"]
     assert counts["seeds_run"] == 3
     for k in ("events", "acquisitions", "bucket_requests"):
@@ -81,7 +81,7 @@ def test_replay_prints_the_history_hash_whose_sha256_is_the_digest(report7):
     """Acceptance: `--seeds 1 --start 7`, then `--replay` at seed 7 prints the hash whose sha256 is
     the report's history_digest, says it matches, and exits as the run did."""
     path, rep = report7
-    r = run("--replay", path, "--seed", "7")
+    r = run("replay", path, "--seed", "7")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     (h,) = SHA_LINE.findall(r.stdout)
     assert sha256_hex(h) == rep["history_digest"]
@@ -91,6 +91,10 @@ def test_replay_prints_the_history_hash_whose_sha256_is_the_digest(report7):
 
 # --- bad input: one line, exit 2, no traceback -------------------------------------------------------------
 
+def campaign(tmp_path, *args: str) -> list[str]:
+    return ["--seeds", "1", "--workers", "1", "--report", str(tmp_path / "x.json"), *args]
+
+
 BAD = {
     "unknown-model": (["--model", "nope"], "nope"),
     "unknown-scenario": (["--scenario", "nope"], "nope"),
@@ -98,20 +102,23 @@ BAD = {
     # pins the runner cannot fit around: every value of the bound is pinned (one left free is moved)
     "t2": (["--param", "grace_ms=100", "--param", "safety_ms=100", "--param", "max_skew_ms=1000"], "T-2"),
     "t3": (["--param", "heartbeat_period_ms=5000", "--param", "ttl_ms=10000"], "T-3"),
-    "replay-missing": (["--replay", "/nonexistent/report.json", "--seed", "0"], "/nonexistent/report.json"),
     "seeds-0": (["--seeds", "0"], "--seeds"),
 }
 def bad_input_cases(tmp_path, name):
+    """(the whole argv, what its one line must name)."""
     if name in BAD:
-        return BAD[name]
+        args, needle = BAD[name]
+        return campaign(tmp_path, *args), needle
+    if name == "replay-missing":
+        return ["replay", "/nonexistent/report.json", "--seed", "0"], "/nonexistent/report.json"
     if name == "corrupt-report":
         bad = tmp_path / "corrupt.json"
         bad.write_text('{"model": "correct", "seeds": ')
-        return ["--replay", str(bad), "--seed", "0"], "not valid JSON"
+        return ["--replay", str(bad), "--seed", "0"], "not valid JSON"  # (the old mode flag, as CI has it)
     raise KeyError(name)
 
 
-ALL_BAD = sorted(BAD) + ["corrupt-report"]
+ALL_BAD = sorted(BAD) + ["corrupt-report", "replay-missing"]
 
 
 def assert_usage_error(r: subprocess.CompletedProcess, needle: str) -> None:
@@ -124,7 +131,7 @@ def assert_usage_error(r: subprocess.CompletedProcess, needle: str) -> None:
 @pytest.mark.parametrize("name", ALL_BAD)
 def test_bad_input_exits_2_naming_the_problem_without_traceback(tmp_path, name):
     args, needle = bad_input_cases(tmp_path, name)
-    r = run("--seeds", "1", "--workers", "1", "--report", str(tmp_path / "x.json"), *args)
+    r = run(*args)
     assert_usage_error(r, needle)
     assert not (tmp_path / "x.json").exists()
 
@@ -133,7 +140,7 @@ def test_bad_input_exits_2_naming_the_problem_without_traceback(tmp_path, name):
 def test_bad_input_is_one_line_on_a_wide_stderr(tmp_path, name):
     """One line naming the problem (on a console wide enough that rich does not wrap it)."""
     args, _needle = bad_input_cases(tmp_path, name)
-    r = run("--seeds", "1", "--workers", "1", "--report", str(tmp_path / "x.json"), *args, columns=10_000)
+    r = run(*args, columns=10_000)
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith("runner.py: error: ")
@@ -149,7 +156,7 @@ def test_a_long_error_message_stays_one_line_at_80_columns(tmp_path):
 
 def test_an_error_message_longer_than_300_characters_stays_one_line(tmp_path):
     missing = "/nonexistent/" + "a" * 200 + "/" + "b" * 200 + ".json"
-    r = run("--replay", missing, "--seed", "0", columns=80)
+    r = run("replay", missing, "--seed", "0", columns=80)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
@@ -168,7 +175,7 @@ def test_t2_refusal_with_zero_grace_names_t2(tmp_path):
 
 def test_replay_seed_out_of_range_exits_2(report7):
     path, _rep = report7
-    r = run("--replay", path, "--seed", "8")
+    r = run("replay", path, "--seed", "8")
     assert_usage_error(r, "8")
     assert "7" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
@@ -176,9 +183,9 @@ def test_replay_seed_out_of_range_exits_2(report7):
 def test_replay_of_a_json_file_that_is_not_a_report_exits_2(tmp_path):
     bad = tmp_path / "list.json"
     bad.write_text("[1, 2, 3]")
-    assert_usage_error(run("--replay", str(bad), "--seed", "0"), "not a report")
+    assert_usage_error(run("replay", str(bad), "--seed", "0"), "not a report")
     bad.write_text('{"model": "correct"}')
-    assert_usage_error(run("--replay", str(bad), "--seed", "0"), "scenario")
+    assert_usage_error(run("replay", str(bad), "--seed", "0"), "scenario")
 
 
 # --- a broken model: exit 1, replayable failures ---------------------------------------------------------
@@ -200,7 +207,7 @@ def test_broken_model_run_exits_1_and_its_failure_replays(tmp_path, twins_catch)
         assert {"seed", "invariant", "message", "history_sha256", "replay"} <= set(f)
         assert 0 <= f["seed"] <= seed
         assert f["history_sha256"] == rep["seed_hashes"][f["seed"]]
-        assert f["replay"].startswith("python runner.py --replay ") and f["replay"].endswith(f"--seed {f['seed']}")
+        assert f["replay"].startswith("python runner.py replay ") and f["replay"].endswith(f"--seed {f['seed']}")
     assert rep["failing_seeds"] == sorted({f["seed"] for f in rep["failures"]})
     first = rep["failures"][0]
     argv = shlex.split(first["replay"])

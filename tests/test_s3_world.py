@@ -165,7 +165,7 @@ def test_denied_access_and_bad_usage_read_as_one_line(aws_env, capsys):
     code, out, err = run_cli(capsys, "--s3", "ftp://127.0.0.1:1", "--bucket", BUCKET)
     assert code == 2 and "http:// or https://" in err
     code, out, err = run_cli(capsys, "--s3", "http://127.0.0.1:1")
-    assert code == 2 and err == "runner.py: error: --s3 needs --bucket NAME\n"
+    assert code == 2 and err == "runner.py: error: s3 needs --bucket NAME\n"
 
 
 # --- the edge: S3 outcomes as model replies -------------------------------------------------------
@@ -453,7 +453,7 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
     """Reports are named by run id, never by prefix: a second run with the same --prefix writes
     a report of its own. A run too short for a quiet phase says that INV-4 and INV-7 were not
     judged, in the report and on the console."""
-    monkeypatch.setattr(runner, "HERE", str(tmp_path))
+    monkeypatch.chdir(tmp_path)  # reports land under the working directory's reports/
     for extra in ((), ("--reuse-prefix",)):
         code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "same/", "--duration", "3",
                                  "--scenario", "calm", *extra)

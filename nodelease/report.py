@@ -3,8 +3,14 @@ summary for people, a table on the console), the same for both worlds.
 
 A run is a list of judged seeds (`SeedResult`): many from the simulated world, one from a
 real-S3 run. `build_report` turns them into the report; `summary_text` and `print_summary`
-read only the report, so what a person sees is what the JSON says. runner.py is the command
-line that drives it.
+read only the report, so what a person sees is what the JSON says, and `exit_status` is the
+one reading of a report as an exit status. A seed's verdict is a list of violations; an
+exception in a model, a world or a checker is not a verdict but a tool failure, kept apart
+(`tool_failures`) and never counted as a violation.
+
+Reports land under the working directory's reports/ (never beside this file: the tool runs
+from a checkout or from an install alike). This module knows the report's fields and how to
+print them; it must not know the command line's options (nodelease/cli.py) or how seeds run.
 """
 
 from __future__ import annotations
@@ -18,9 +24,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from nodelease.errors import UsageError
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from .errors import Exit, UsageError
 
 
 # --- one seed, judged --------------------------------------------------------------------
@@ -32,25 +36,26 @@ class SeedResult:
     sha256: str
     counts: dict
     rules: dict
-    failures: list = field(default_factory=list)  # (invariant, message, explanation)
+    failures: list = field(default_factory=list)  # (invariant, message, explanation): the violations
     failover_ms: list = field(default_factory=list)  # INV-7's measurements
     not_judged: dict = field(default_factory=dict)  # invariant -> why it was not judged
     findings: list = field(default_factory=list)  # (finding id, invariant, message, explanation): known about the ADR
     config: list = field(default_factory=list)  # [family, bounds it sits on, ttl, grace, safety, skew, heartbeat, attempt]
     coverage: list = field(default_factory=list)  # the coverage points it reached (checkers/coverage.py)
     margins: list = field(default_factory=list)  # deadline races: takeover minus the owner's last valid instant, ms
+    tool_failure: tuple | None = None  # (message, traceback): an exception in a model, a world or a checker
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
           strict: bool = False) -> SeedResult:
     """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
     report sums. A violation a known protocol finding explains is counted as that finding, not
-    as a failure (with `strict`, as both)."""
+    as a failure (with `strict`, as both). An exception met mid-run (`world_failure`) or raised by
+    a checker is the seed's tool failure: what was judged before it stays judged."""
     from checkers.verdict import judge as verdict_of
 
     failures = []
-    if world_failure is not None:  # an exception in the model or the world, met mid-run
-        failures.append(("EXCEPTION", world_failure[0], world_failure[1]))
+    tool_failure = world_failure  # an exception in the model or the world, met mid-run
     found: list[tuple[str, str, str, str]] = []
     skip: dict = {}
     measured = {"failover_ms": [], "blip_judged": 0, "coverage": [], "takeover_margin_ms": []}
@@ -61,8 +66,8 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
             found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]
         failures += [(x.invariant, x.message, x.explain(history)) for x in v.violations]
         measured = v.measures
-    except Exception as e:  # a checker that cannot read this history is a bug: report it
-        failures.append(("EXCEPTION", f"{type(e).__name__}: {e}", traceback.format_exc()))
+    except Exception as e:  # a checker that cannot read this history is a bug of the tool, not a verdict
+        tool_failure = tool_failure or (f"{type(e).__name__}: {e}", traceback.format_exc())
     counts = dict(history.counts)
     counts["events"] = len(history.events)
     counts["acquisitions"] = len(history.of_kind("hold_began"))
@@ -74,7 +79,15 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     p = Params(**history.params)
     config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
     return SeedResult(seed, history.sha256(), counts, history.rules, failures, measured["failover_ms"], dict(skip),
-                      found, config, measured["coverage"], measured["takeover_margin_ms"])
+                      found, config, measured["coverage"], measured["takeover_margin_ms"], tool_failure)
+
+
+def crashed(seed: int, error: BaseException) -> SeedResult:
+    """The result of a seed whose model or world raised before there was a history to judge (its
+    hash: of the traceback, so the digest still covers every seed)."""
+    tb = "".join(traceback.format_exception(error))
+    return SeedResult(seed, hashlib.sha256(tb.encode()).hexdigest(), {}, {},
+                      tool_failure=(f"{type(error).__name__}: {error}", tb))
 
 
 def digest(hashes: list[str]) -> str:
@@ -141,20 +154,41 @@ class Progress:
 
 
 def compiled_status() -> str:
-    """How many hot modules this process runs compiled (compiled.py): speed figures depend on it."""
-    try:
-        import compiled
-    except ImportError:
-        return "not available"
+    """How many hot modules this process runs compiled (nodelease/compiled.py): speed figures depend on it."""
+    from . import compiled
+
     return compiled.status()
 
 
 def git_commit() -> str | None:
+    """The commit of the checkout this code runs from; None for an install (or no git): the
+    directory holding the packages must be the top of a work tree, not merely inside one."""
+    from .compiled import ROOT
+
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, timeout=5)
-        return out.stdout.strip() or None if out.returncode == 0 else None
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2 or os.path.realpath(lines[0]) != os.path.realpath(ROOT):
+        return None
+    return lines[1]
+
+
+def program() -> str:
+    """The tool's name as its user called it: the console script, or the checkout's runner.py."""
+    return "nodelease-check" if os.path.basename(sys.argv[0]) == "nodelease-check" else "runner.py"
+
+
+def invoked_as() -> str:
+    """How a person runs this tool again, for the commands a report prints."""
+    return "nodelease-check" if program() == "nodelease-check" else "python runner.py"
+
+
+def command_line() -> str:
+    """This run's own command, for the report."""
+    return " ".join([invoked_as(), *sys.argv[1:]])
 
 
 def invariants_checked() -> list[str]:
@@ -163,16 +197,22 @@ def invariants_checked() -> list[str]:
     return list(CHECKERS)
 
 
+def reports_path(name: str) -> str:
+    """Where a report named `name` lands unless --report says otherwise: reports/ of the
+    working directory."""
+    return os.path.join(os.path.abspath("reports"), name)
+
+
 def default_report_path(model_name: str, scenario: str, start: int, count: int) -> str:
-    return os.path.join(HERE, "reports", f"{model_name}-{scenario}-s{start}-n{count}.json")
+    return reports_path(f"{model_name}-{scenario}-s{start}-n{count}.json")
 
 
 def shrink_command(report_path: str, seed: int, invariant: str) -> str:
-    return f"python runner.py --shrink {os.path.relpath(report_path)} --seed {seed} --invariant {invariant}"
+    return f"{invoked_as()} shrink {os.path.relpath(report_path)} --seed {seed} --invariant {invariant}"
 
 
-def replay_command(report_path: str, seed: int) -> str:
-    return f"python runner.py --replay {os.path.relpath(report_path)} --seed {seed}"
+def replay_command(report_path: str, seed: int | None = None) -> str:
+    return f"{invoked_as()} replay {os.path.relpath(report_path)}" + ("" if seed is None else f" --seed {seed}")
 
 
 def write_report(path: str, report: dict, text: str | None = None, timeline: str | None = None) -> None:
@@ -192,6 +232,45 @@ def write_report(path: str, report: dict, text: str | None = None, timeline: str
         raise UsageError(f"cannot write the report {path}: {e.strerror}") from None
 
 
+def write_junit(path: str, xml: str) -> None:
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(xml)
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
+    print(f"junit: {os.path.relpath(path)}")
+
+
+def load_json(path: str, what: str = "report"):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"no {what} at {path}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read the {what} {path}: {e}") from None
+    except json.JSONDecodeError as e:
+        raise UsageError(f"the {what} {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+
+
+def load_report(path: str, report=None) -> dict:
+    """A report read back (from `path`, or already read), checked for the fields a replay needs."""
+    if report is None:
+        report = load_json(path)
+    if not isinstance(report, dict):
+        raise UsageError(f"the report {path} is not a report (expected a JSON object)")
+    for key in ("model", "scenario", "params", "seeds"):
+        if key not in report:
+            raise UsageError(f"the report {path} has no {key!r} field: not a report of this tool")
+    s = report["seeds"]
+    if not (isinstance(s, dict) and isinstance(s.get("start"), int) and isinstance(s.get("count"), int)):
+        raise UsageError(f"the report {path} has a malformed 'seeds' field")
+    if not isinstance(report["params"], dict):
+        raise UsageError(f"the report {path} has a malformed 'params' field")
+    return report
+
+
 def timeline_text(history) -> str:
     """A history for a person: who ran where, then every event."""
     lines = ["times: true time, s since the run began; a value marked @local is on that process's own clock "
@@ -205,11 +284,13 @@ def timeline_text(history) -> str:
 def build_report(results: list[SeedResult], *, world: str, model: str, scenario: str, params, start: int,
                  count: int, elapsed_s: float, report_path: str | None, workers: int | None = None,
                  replayable: bool = True, extra: dict | None = None) -> dict:
-    """The report of a run: every seed's result summed, its failures with how to replay them."""
+    """The report of a run: every seed's result summed, its violations and its tool failures (apart)
+    with how to replay them."""
     hashes: list[str] = []
     totals: dict[str, int] = {}
     rules: dict[str, int] = {}
     failures: list[dict] = []
+    tool_failures: list[dict] = []
     failing_seeds: list[int] = []
     failover: list[int] = []
     skipped: dict[str, str] = {}
@@ -245,19 +326,25 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
             totals[k] = totals.get(k, 0) + v
         for k, v in r.rules.items():
             rules[k] = rules.get(k, 0) + v
+        if r.tool_failure is not None:
+            message, tb = r.tool_failure
+            tool_failures.append({"seed": r.seed, "message": message, "history_sha256": r.sha256,
+                                  "replay": replay_command(report_path, r.seed) if replayable and report_path else None,
+                                  "traceback": tb})
         if r.failures:
             failing_seeds.append(r.seed)
             for inv, msg, explanation in r.failures:
                 failures.append({"seed": r.seed, "invariant": inv, "message": msg, "history_sha256": r.sha256,
                                  "replay": replay_command(report_path, r.seed) if replayable and report_path else None,
-                                 "shrink": shrink_command(report_path, r.seed, inv)
-                                 if replayable and report_path and inv != "EXCEPTION" else None,
+                                 "shrink": shrink_command(report_path, r.seed, inv) if replayable and report_path
+                                 else None,
                                  "explanation": explanation})
     # a swarm campaign long enough must reach every coverage point (checkers/coverage.py)
     covered_missed = [k for k, v in covered.items() if v == 0] if required(scenario, len(results)) else []
     totals["seeds_run"] = len(hashes)
     totals.setdefault("acquisitions", 0)
     totals["failing_seeds"] = len(failing_seeds)
+    totals["tool_failing_seeds"] = len(tool_failures)
     report = {
         "world": world,
         "model": model,
@@ -266,7 +353,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "configurations": {"families": dict(sorted(families.items())), "on_bounds": dict(sorted(bounds.items()))},
         "seed_params": [r.config for r in results],
         "seeds": {"start": start, "count": count},
-        "passed": not failures and not covered_missed,
+        "passed": not failures and not covered_missed and not tool_failures,
         "counts": dict(sorted(totals.items())),
         "rules_hit": dict(sorted(rules.items(), key=lambda kv: _rule_order(kv[0]))),
         "invariants_checked": [inv for inv in invariants_checked() if inv not in skipped],
@@ -278,6 +365,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "takeover_margin_ms": _margins(margins),
         "failures": failures,
         "failing_seeds": failing_seeds,
+        "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
         # what `merge` needs to join shard reports exactly (distributions, the seeds of each finding)
@@ -288,7 +376,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "workers": workers,
         "compiled": compiled_status(),
         "git_commit": git_commit(),
-        "command": "python runner.py " + " ".join(sys.argv[1:]),
+        "command": command_line(),
     }
     report.update(extra or {})
     return report
@@ -297,7 +385,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
 def junit_xml(report: dict) -> str:
     """JUnit XML for CI: a campaign is a suite with one test case per invariant (failed by its first
     violation, with the explanation and the replay command; skipped where not judged), one for the
-    coverage points and one for exceptions; a --broken run is a case per model."""
+    coverage points and one for the tool itself (an error: its first exception); a `broken` run is
+    a case per model (an error where the model's run raised)."""
     from xml.sax.saxutils import escape, quoteattr
 
     cases = []
@@ -307,9 +396,12 @@ def junit_xml(report: dict) -> str:
         for r in report["models"]:
             what = "the control" if r["model"] == "correct" else f"breaks {r['rule_broken']}, must be caught by {r['must_catch']}"
             body = ""
-            if not r["ok"]:
+            if r["tool_failing_seeds"]:
+                msg = f"{r['model']}: the tool failed in {r['tool_failing_seeds']} of {r['seeds_run']} seeds"
+                body = f"<error message={quoteattr(msg)}>{escape(msg + chr(10) + (r.get('tool_replay') or ''))}</error>"
+            elif not r["ok"]:
                 msg = ("the correct model failed: " + ", ".join(r["invariants_violated"])) if r["model"] == "correct" \
-                    else f"{r['model']} was not caught in {r['seeds_run']} seeds"
+                    else f"{r['model']}: {r['verdict']} in {r['seeds_run']} seeds"
                 body = f"<failure message={quoteattr(msg)}>{escape(msg + chr(10) + (r.get('replay') or ''))}</failure>"
             cases.append((f"broken.{r['model']}", what, body))
     else:
@@ -318,8 +410,7 @@ def junit_xml(report: dict) -> str:
         first: dict = {}
         for f in report["failures"]:
             first.setdefault(f["invariant"], f)
-        for inv in list(report["invariants_checked"]) + sorted(report["not_judged"]) + \
-                (["EXCEPTION"] if "EXCEPTION" in first else []):
+        for inv in list(report["invariants_checked"]) + sorted(report["not_judged"]):
             f = first.get(inv)
             if f is not None:
                 text = f["explanation"] + ("\n\nreplay: " + f["replay"] if f.get("replay") else "") + \
@@ -335,11 +426,20 @@ def junit_xml(report: dict) -> str:
         body = (f"<failure message={quoteattr('coverage points not reached: ' + ', '.join(missed))}/>"
                 if missed else "")
         cases.append(("coverage.points", "every coverage point reached", body))
+        tool = report.get("tool_failures") or []
+        body = ""
+        if tool:
+            t = tool[0]
+            text = t["traceback"] + ("\nreplay: " + t["replay"] if t.get("replay") else "")
+            msg = f"{len(tool)} seeds raised; seed {t['seed']}: {t['message']}"
+            body = f'<error message={quoteattr(msg)} type="tool failure">{escape(text)}</error>'
+        cases.append(("tool.failures", "no exception in a model, a world or a checker", body))
     failures = sum(1 for _c, _n, b in cases if b.startswith("<failure"))
+    errors = sum(1 for _c, _n, b in cases if b.startswith("<error"))
     skipped = sum(1 for _c, _n, b in cases if b.startswith("<skipped"))
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<testsuites name="nodelease-check" tests="{len(cases)}" failures="{failures}">',
-             f'<testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" errors="0" '
+             f'<testsuites name="nodelease-check" tests="{len(cases)}" failures="{failures}" errors="{errors}">',
+             f'<testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" errors="{errors}" '
              f'skipped="{skipped}" time="{report.get("elapsed_s") or 0}">']
     for classname, case, body in cases:
         lines.append(f'<testcase classname={quoteattr(classname)} name={quoteattr(case)}>{body}</testcase>')
@@ -362,7 +462,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
             if r.get(key) != first.get(key):
                 raise UsageError(f"the reports are of different campaigns ({key}: {first.get(key)!r} and "
                                  f"{r.get(key)!r})")
-        if "raw" not in r or r.get("kind") == "broken":
+        if "raw" not in r or "tool_failures" not in r or r.get("kind") == "broken":
             raise UsageError("merge joins the reports of --shard runs of one model (a report without 'raw' "
                              "was written by an older version, or is not a campaign's)")
     end = first["seeds"]["start"]
@@ -396,6 +496,10 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
             if f.get("shrink"):
                 f["shrink"] = shrink_command(report_path, f["seed"], f["invariant"])
             failures.append(f)
+    tool_failures = []
+    for r in parts:
+        for f in r["tool_failures"]:
+            tool_failures.append(dict(f, replay=replay_command(report_path, f["seed"])) if f.get("replay") else f)
     finding_seeds: dict = {}
     found: dict = {}
     for r in parts:
@@ -427,7 +531,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "seeds": {"start": start, "count": seeds_run},
         "configurations": {"families": dict(sorted(families.items())), "on_bounds": dict(sorted(bounds.items()))},
         "seed_params": [p for r in parts for p in r["seed_params"]],
-        "passed": not failures and not missed,
+        "passed": not failures and not missed and not tool_failures,
         "counts": dict(sorted(summed("counts").items())),
         "rules_hit": dict(sorted(summed("rules_hit").items(), key=lambda kv: _rule_order(kv[0]))),
         "invariants_checked": [inv for inv in invariants_checked() if inv not in not_judged],
@@ -439,6 +543,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "takeover_margin_ms": _margins(margins),
         "failures": failures,
         "failing_seeds": [s for r in parts for s in r["failing_seeds"]],
+        "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
         "raw": {"failover_ms": failover, "takeover_margin_ms": margins, "finding_seeds": finding_seeds},
@@ -446,7 +551,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "seeds_per_s": round(seeds_run / elapsed, 1) if elapsed > 0 else None,
         "merged_from": [{"seeds": r["seeds"], "shard": r.get("shard"), "git_commit": r.get("git_commit")}
                         for r in parts],
-        "command": "python runner.py " + " ".join(sys.argv[1:]),
+        "command": command_line(),
     })
     report.pop("pictures", None)
     return report
@@ -508,8 +613,25 @@ def _what_ran(report: dict) -> str:
             f"{first + report['seeds']['count'] - 1}")
 
 
+def exit_status(report: dict) -> Exit:
+    """The exit status a run's report ends it with. A tool failure outranks a violation: seeds that
+    raised were not judged (what they would have shown is unknown), so the run has no verdict to
+    trust; its violations are still in the report and its summary, listed apart."""
+    if report.get("tool_failures"):
+        return Exit.TOOL
+    if not report["passed"]:
+        return Exit.VIOLATION
+    if report.get("environment_failure"):
+        return Exit.ENVIRONMENT
+    return Exit.PASSED
+
+
 def verdict(report: dict) -> str:
-    """PASSED, FAILED (n violating seeds), or ENVIRONMENT FAILED: one word for the run."""
+    """PASSED, FAILED (n violating seeds), TOOL FAILED or ENVIRONMENT FAILED: one word for the run."""
+    tool = report.get("tool_failures") or []
+    if tool:
+        violating = report["counts"].get("failing_seeds", 0)
+        return f"TOOL FAILED ({len(tool)} seeds raised" + (f"; {violating} violating seeds)" if violating else ")")
     if not report["passed"] and not report["failures"] and report.get("coverage_missed"):
         return f"FAILED (coverage: {len(report['coverage_missed'])} points never reached)"
     if not report["passed"]:
@@ -577,6 +699,8 @@ def _figures(report: dict) -> list[tuple[str, str]]:
     if report.get("environment_failure"):
         rows.append(("environment", report["environment_failure"]))
     rows.append(("violating seeds", str(c.get("failing_seeds", 0))))
+    if report.get("tool_failures"):
+        rows.append(("TOOL FAILURES", f"{len(report['tool_failures'])} seeds raised (not judged; exit 4)"))
     return rows
 
 
@@ -605,6 +729,15 @@ def summary_text(report: dict) -> str:
             lines += [f"shrink: {first['shrink']}"] if first.get("shrink") else []
         for inv, picture in (report.get("pictures") or {}).items():
             lines.append(f"picture of {inv}: {picture}")
+    tool = report.get("tool_failures") or []
+    if tool:
+        first = tool[0]
+        lines += ["", f"tool failures (an exception in a model, a world or a checker: a bug of the tool, not a "
+                      f"verdict): {len(tool)} seeds, " + ", ".join(str(t["seed"]) for t in tool[:20])
+                  + (", ..." if len(tool) > 20 else ""),
+                  f"first, seed {first['seed']}:", first["traceback"].rstrip()]
+        if first["replay"]:
+            lines += ["", f"replay: {first['replay']}"]
     return "\n".join(lines) + "\n"
 
 
@@ -640,6 +773,13 @@ def print_summary(console, report: dict, report_path: str) -> None:
         picture = (report.get("pictures") or {}).get(f["invariant"])
         if picture:
             console.print(f"  picture: {picture}", highlight=False)
+    tool = report.get("tool_failures") or []
+    if tool:
+        first = tool[0]
+        console.print(f"[red]TOOL FAILURE[/red] in {len(tool)} seeds (a bug of the tool, not a verdict); first, "
+                      f"seed {first['seed']}: {first['message']}", highlight=False)
+        if first["replay"]:
+            console.print(f"  replay: {first['replay']}", highlight=False)
     console.print(f"history digest {report['history_digest']}", highlight=False)
     stem = os.path.splitext(report_path)[0]
     also = f"summary: {os.path.relpath(stem + '.txt')}"

@@ -2,11 +2,11 @@
 
 `pip install -e .` (setup.py) compiles the modules in HOT with Cython into `.compiled/`: each
 source is copied there, compiled beside its copy, and recorded in `.compiled/manifest.json` with
-the sha256 of the source it was built from. `install()` (the first thing runner.py does) puts a
-finder in front of the import system that loads a module's compiled copy only while the module's
-source file still hashes to the manifest's value. An edited module (a fix under review, a mutant of
-`mutants/`) is imported from its source, so nobody runs stale code unseen; `python compiled.py`
-rebuilds what is stale.
+the sha256 of the source it was built from. `install()` (the first thing the command line does,
+nodelease/cli.py) puts a finder in front of the import system that loads a module's compiled copy
+only while the module's source file still hashes to the manifest's value. An edited module (a fix
+under review, a mutant of `mutants/`) is imported from its source, so nobody runs stale code
+unseen; `python runner.py compile` rebuilds what is stale.
 
 The compiled code is the same Python, run without the interpreter's dispatch loop: the same
 histories, digest for digest (tests/test_compiled.py compares them). Without a C compiler or
@@ -15,6 +15,9 @@ Cython, nothing is compiled and every module is imported from source, only slowe
 
 Why not compile in place: a compiled module beside its source shadows it, so an edit of `model/`
 after the install would run the old code without a word (docs/performance.md).
+
+This module knows where the packages sit (ROOT, the directory holding them: a checkout, or
+site-packages) and which of them are hot; it must not import any of them.
 """
 
 from __future__ import annotations
@@ -28,27 +31,41 @@ import shutil
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
 OUT = os.path.join(ROOT, ".compiled")
 MANIFEST = os.path.join(OUT, "manifest.json")
 
-# the modules a seed spends its time in (profiled: the world core, the step function and every
-# checker that runs on each history), in the order they are built; none of them reads its own __file__
-HOT = (
-    "model.actor_data", "model.clean_stop", "model.dispatch", "model.fencing", "model.frozen", "model.io",
-    "model.node", "model.node_lease", "model.observations", "model.operator", "model.ownership",
-    "model.params", "model.records", "model.upgrade",
-    "scenarios.bucket", "scenarios.core", "scenarios.processes", "scenarios.sim", "scenarios.swarm",
-    "checkers.blip", "checkers.bounds", "checkers.chain", "checkers.clean_stops", "checkers.coverage",
-    "checkers.drain_ends", "checkers.drained", "checkers.facts", "checkers.failover", "checkers.fenced_stops",
-    "checkers.fences", "checkers.findings", "checkers.generations", "checkers.lease",
-    "checkers.nothing_held", "checkers.nothing_lost", "checkers.one_owner", "checkers.pending_release",
-    "checkers.records", "checkers.start_guard",
-    "checkers.verdict", "history.record", "history.schema",
-    "explore.search", "explore.world",
-)
-# (not reporting.py: it finds the repository, and reports/, by its own __file__, which a compiled copy
-# would move into .compiled/; it runs once a seed, not once an event)
+# where a seed spends its time (profiled: the step function, the history, the world core, every
+# checker that runs on each history, the explorer's search): every module of these packages is
+# hot, found on disk, so a module added to one is compiled without a list to keep
+HOT_PACKAGES = ("model", "history", "scenarios", "checkers")
+HOT_MODULES = ("explore.search", "explore.world")
+# but these, with why (a module that reads its own __file__ belongs here too: its compiled copy's
+# __file__ is in .compiled/, tests/test_compiled.py checks that no hot module reads it)
+NOT_HOT = {
+    "scenarios.s3": "the real-S3 world waits on the network, not on the interpreter",
+    "scenarios.script": "the scripted world of the tests, never run by a campaign",
+}
+
+
+def _discover(root: str = ROOT) -> tuple[str, ...]:
+    """Every module of HOT_PACKAGES (their subpackages too) and HOT_MODULES under `root`, but NOT_HOT."""
+    names = []
+    for package in HOT_PACKAGES:
+        for folder, dirs, files in os.walk(os.path.join(root, package)):
+            dirs[:] = sorted(d for d in dirs if os.path.exists(os.path.join(folder, d, "__init__.py")))
+            prefix = os.path.relpath(folder, root).replace(os.sep, ".")
+            # a package's __init__ stays source: the finder loads modules, not packages
+            names += [f"{prefix}.{f[:-3]}" for f in sorted(files) if f.endswith(".py") and f != "__init__.py"]
+    names += [n for n in HOT_MODULES if os.path.exists(source_path(n, root))]
+    return tuple(n for n in names if n not in NOT_HOT)
+
+
+def source_path(name: str, root: str = ROOT) -> str:
+    return os.path.join(root, *name.split(".")) + ".py"
+
+
+HOT = _discover()
 
 _BUILD = """
 import sys
@@ -61,10 +78,6 @@ dist = Distribution({"ext_modules": ext, "script_name": "compiled", "script_args
 dist.parse_command_line()
 dist.run_commands()
 """
-
-
-def source_path(name: str, root: str = ROOT) -> str:
-    return os.path.join(root, *name.split(".")) + ".py"
 
 
 def _sha256(path: str) -> str | None:
@@ -198,26 +211,22 @@ def status() -> str:
     return f"{loaded} of {imported} hot modules imported compiled"
 
 
-def main(argv: list[str]) -> int:
-    if argv[1:] == ["--clean"]:
+def command(console, args) -> int:
+    """`compile [--check | --clean]`: build what is stale, say what is, or remove every build."""
+    from .errors import Exit, UsageError
+
+    if args.clean:
         clean()
-        return 0
-    if argv[1:] not in ([], ["--check"]):
-        print("usage: python compiled.py [--check | --clean]", file=sys.stderr)
-        return 2
-    if argv[1:] == ["--check"]:
+        print(f"removed {os.path.relpath(OUT)}")
+        return Exit.PASSED
+    if args.check:
         todo = stale()
         print(f"{len(HOT) - len(todo)} of {len(HOT)} hot modules compiled and current"
               + (f"; stale: {', '.join(todo)}" if todo else ""))
-        return 0 if not todo else 1
+        return Exit.VIOLATION if todo else Exit.PASSED  # the check failed: some run from source
     try:
         n = build()
     except (RuntimeError, OSError) as e:  # no Cython, no compiler: the setup, not a run, failed
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     print(f"{n} modules compiled" if n else "every hot module is compiled and current")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    return Exit.PASSED

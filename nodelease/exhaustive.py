@@ -1,4 +1,9 @@
-"""`python runner.py --explore`: the explorer's command line, its progress line and its summary."""
+"""`explore`: every run of a small configuration, breadth-first (explore/search.py); its bounds
+read from the subcommand's options, its progress line, its summary and its counterexample.
+
+This module turns options into the explorer's Bounds and its outcome into a report; it must not
+know the parser (nodelease/cli.py) nor how the search works.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +11,9 @@ import json
 import os
 import time
 
-from nodelease.errors import UsageError
-
-from .search import INJECTIONS, MARGINS, Bounds, Explorer
-
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def add_arguments(parser) -> None:
-    g = parser.add_argument_group("exhaustive mode (--explore): every run of a small configuration, breadth-first")
-    g.add_argument("--explore", action="store_true", help="explore every run within the bounds below "
-                   "(with --model; --nodes and --actors give the size, default 2 and 1)")
-    g.add_argument("--horizon-s", type=float, default=20.0, metavar="S", help="simulated seconds per run (default 20)")
-    g.add_argument("--quantum-ms", type=int, default=500, metavar="MS",
-                   help="the time quantum: delays and injections fall on its multiples (default 500)")
-    g.add_argument("--delays", metavar="MS,...", default="1", help="a request's and a reply's delays to explore "
-                   "(default 1; e.g. 1,500,1000: each multiplies the states)")
-    g.add_argument("--events", metavar="MS,...", help="how long a served request's event may run, each a "
-                   "branch; `straggler`: until its process sends its `released` write, the worst instant for a "
-                   "clean stop (CS-1) (e.g. 0,straggler); default: every event ends at once")
-    g.add_argument("--focus", action="append", metavar="'OP PREFIX'", help="only requests starting so "
-                   "(e.g. 'PUT owners/') get delays and faults; the rest are answered in 1 ms (repeatable)")
-    g.add_argument("--faults", type=int, default=1, metavar="N", help="requests lost, writes applied late, "
-                   "replies lost, per run (default 1)")
-    for name, default, what in (("requests", 1, "client requests"), ("hibernations", 0, "hibernations"),
-                                ("crashes", 0, "process crashes"), ("fences", 0, "operator `cluster fence`s"),
-                                ("outages", 0, "outages of one node (ttl + grace + a quantum)"),
-                                ("twins", 0, "twins (a second process under a node's id, 2 (ttl + grace) long)"),
-                                ("stops", 0, "clean stops of a node (its supervisor restarts it a quantum later)"),
-                                ("drains", 0, "drains of a node, each followed by a clean stop ttl + grace + a "
-                                 "quantum later"),
-                                ("deletes", 0, "mistaken deletes of a node's nodes/ record")):
-        g.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} per run (default {default})")
-    g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms, e.g. --offsets=-1000,1000 (default: every "
-                   "combination of -max_skew, 0, +max_skew)")
-    g.add_argument("--from-s", type=float, default=0.0, metavar="S", help="no choice before S seconds "
-                   "(requests answered in 1 ms, nothing injected): skips the start's interleavings (default 0)")
-    g.add_argument("--explore-budget", type=float, metavar="S", help="stop cleanly after S seconds")
-    g.add_argument("--max-states", type=int, metavar="N", help="stop cleanly after N distinct states")
+from .campaign import load_model, parse_pins
+from .errors import Exit, UsageError
+from .report import invoked_as, reports_path
 
 
 def _ints(text: str, what: str) -> list[int]:
@@ -53,7 +23,10 @@ def _ints(text: str, what: str) -> list[int]:
         raise UsageError(f"{what} must be integers separated by commas, got {text!r}") from None
 
 
-def bounds_from(args, params) -> Bounds:
+def bounds_from(args, params):
+    """The explorer's Bounds from `explore`'s options (UsageError, one line, if they cannot hold)."""
+    from explore.search import INJECTIONS, Bounds
+
     for name in ("faults",) + tuple(INJECTIONS.values()):
         if getattr(args, name) < 0:
             raise UsageError(f"--{name} must not be negative, got {getattr(args, name)}")
@@ -61,7 +34,7 @@ def bounds_from(args, params) -> Bounds:
         raise UsageError("--horizon-s and --quantum-ms must be positive")
     if not 0 <= args.from_s < args.horizon_s:
         raise UsageError(f"--from-s must be at least 0 and below --horizon-s, got {args.from_s:g}")
-    nodes = args.nodes or 2
+    nodes = args.nodes
     offsets = None
     if args.offsets:
         offsets = [_ints(part, "--offsets") for part in args.offsets.split(";")]
@@ -79,19 +52,22 @@ def bounds_from(args, params) -> Bounds:
         events = [None if x == "straggler" else _ints(x, "--events (ms or straggler)")[0] for x in parts]
         if not events or any(e is not None and e < 0 for e in events):
             raise UsageError("--events must name lengths of 0 ms or more, or straggler")
-    return Bounds(nodes=nodes, actors=args.actors or 1, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
+    return Bounds(nodes=nodes, actors=args.actors, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
                   faults=args.faults, crashes=args.crashes, requests=args.requests, hibernations=args.hibernations,
                   fences=args.fences, outages=args.outages, twins=args.twins, stops=args.stops, drains=args.drains,
                   deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, events=events,
                   focus=args.focus,
-                  max_states=args.max_states, budget_s=args.explore_budget)
+                  max_states=args.max_states, budget_s=args.budget_s)
 
 
-def explore_command(console, args, pins: dict, load_model) -> int:
+def command(console, args) -> int:
+    """`explore`: the exploration's summary, a report, and a counterexample if one run fails (exit 1)."""
     from counterexamples.shrink import write_plan
     from counterexamples.story import tell
+    from explore.search import MARGINS, Explorer
     from model.params import Params, ParamsError
 
+    pins = parse_pins(args.param)
     model = load_model(args.model)
     try:
         params = Params.from_dict({**MARGINS, **pins})
@@ -114,12 +90,12 @@ def explore_command(console, args, pins: dict, load_model) -> int:
               "atomic_steps": out.steps, "atomic_steps_per_s": round(out.steps_per_s),
               "callbacks": out.callbacks, "callbacks_per_s": round(out.callbacks / out.wall_s) if out.wall_s else 0,
               "clock_combinations": [[list(o), n] for o, n in out.per_offsets]}
-    path = args.report or os.path.join(HERE, "reports", f"explore-{args.model}.json")
+    path = args.report or reports_path(f"explore-{args.model}.json")
     print(f"explore: {out.status}: {out.distinct:,} distinct states ({out.states:,} generated), depth {out.depth}, "
           f"{out.wall_s:.1f} s, {out.states_per_s:,.0f} states/s, {out.combinations} clock combination(s); "
           f"{out.steps:,} system states generated by atomic steps between them ({out.steps_per_s:,.0f}/s); "
           f"{out.callbacks:,} world callbacks run ({out.callbacks / max(out.wall_s, 1e-9):,.0f}/s)")
-    code = 0
+    code = Exit.PASSED
     if out.violation is not None:
         plan, history = (out.plan, out.history) if out.plan is not None else explorer.counterexample(out)
         cx = path[:-5] + f"-{out.violation.invariant}.json" if path.endswith(".json") else path + ".cx.json"
@@ -131,9 +107,9 @@ def explore_command(console, args, pins: dict, load_model) -> int:
         for line in plan["source"]["path"]:
             print("  " + line)
         print(f"counterexample: {os.path.relpath(cx)}")
-        print(f"replay it in the simulated world: python runner.py --replay {os.path.relpath(cx)} "
+        print(f"replay it in the simulated world: {invoked_as()} replay {os.path.relpath(cx)} "
               f"[--html {os.path.relpath(cx)[:-5]}.html]")
-        code = 1
+        code = Exit.VIOLATION
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump(report, f, indent=1)
@@ -142,13 +118,15 @@ def explore_command(console, args, pins: dict, load_model) -> int:
     return code
 
 
-def describe_dict(b: Bounds, explorer: Explorer) -> dict:
+def describe_dict(b, explorer) -> dict:
     d = {k: v for k, v in vars(b).items() if v is not None}
     d["delays"] = explorer.delays
     return d
 
 
-def describe(b: Bounds, params) -> str:
+def describe(b, params) -> str:
+    from explore.search import INJECTIONS
+
     budgets = ", ".join(f"{getattr(b, name)} {name}" for name in ("faults",) + tuple(INJECTIONS.values())
                         if getattr(b, name))
     return (f"horizon {b.horizon_s:g} s, quantum {b.quantum_ms} ms, {budgets or 'no faults'}; "

@@ -1,0 +1,144 @@
+"""`broken`: every broken model over the same seeds, the correct model as the control; each must
+be caught by the invariant it declares (its CATCHES).
+
+A broken model counts as caught only by its own invariant: another invariant's catch is shown and
+warned about (the model, or its CATCHES, is not what it says), never counted; a seed that raised
+is a tool failure, never a catch. This module knows the registry's entries (broken_models/) and
+how a catch is counted; it must not know the parser (nodelease/cli.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .campaign import MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
+from .errors import Exit, ToolFailure
+from .report import (
+    command_line,
+    default_report_path,
+    git_commit,
+    junit_xml,
+    replay_command,
+    reports_path,
+    write_junit,
+    write_report,
+)
+
+
+@dataclass(frozen=True)
+class Catch:
+    """How a model's campaign caught it, read off its report."""
+
+    declared: str  # the invariant the model declares must catch it ("-" for the control)
+    seeds: int  # seeds the declared invariant caught
+    first: int | None  # the first of them
+    by: dict = field(default_factory=dict)  # every invariant that caught it -> seeds, the declared one too
+    tool_failures: int = 0  # seeds that raised: never a catch
+
+    @property
+    def caught(self) -> bool:
+        return self.seeds > 0
+
+    @property
+    def others(self) -> list[str]:
+        """The invariants but the declared one that caught it."""
+        return [inv for inv in self.by if inv != self.declared]
+
+
+def count_catch(declared: str, report: dict) -> Catch:
+    """The seeds of a campaign's report that `declared` caught, and which other invariants caught
+    it where. A seed that raised counts for nothing but its tool failure, even if it had violated
+    an invariant first."""
+    raised = {t["seed"] for t in report.get("tool_failures") or []}
+    by_inv: dict[str, set] = {}
+    for f in report["failures"]:
+        if f["seed"] not in raised:
+            by_inv.setdefault(f["invariant"], set()).add(f["seed"])
+    mine = sorted(by_inv.get(declared, ()))
+    return Catch(declared, len(mine), mine[0] if mine else None,
+                 {inv: len(seeds) for inv, seeds in sorted(by_inv.items())}, len(raised))
+
+
+def judge_row(kind: str, catch: Catch, failing: int) -> tuple[bool, str]:
+    """(ok, verdict) of one model's row: the control must fail nothing, a broken model must be
+    caught by its declared invariant, a documented survivor may do either; a tool failure is never ok."""
+    if catch.tool_failures:
+        return False, f"TOOL FAILURE ({catch.tool_failures} seeds raised)"
+    if kind == "correct":
+        return (True, "passes (control)") if not failing else (False, "FAILS (the correct model!)")
+    if kind == "survivor":
+        return True, "caught" if failing else "survives (documented)"
+    if catch.caught:
+        return True, "caught"
+    if catch.by:
+        return False, f"NOT CAUGHT by {catch.declared}, only by {', '.join(catch.others)}"
+    return False, "NOT CAUGHT"
+
+
+def command(console, args) -> int:
+    """`broken [MODEL...]`: run the models (default: every one of the registry) and the control."""
+    from rich.table import Table
+
+    from broken_models import entries, entry
+
+    check_scenario(args.scenario)
+    params = parse_pins(args.param)
+    chosen = ([entry(MAIN_MODEL)] + [entry(n) for n in args.models if n != MAIN_MODEL]) if args.models else entries()
+    rows = []
+    warnings = []
+    for e in chosen:
+        path = default_report_path(e.name, args.scenario, args.start, args.seeds)
+        rep = run_campaign(console, e.name, args.scenario, params, args.start, args.seeds, args.workers, path)
+        if rep["failures"]:
+            draw_failures(rep, path, params)
+        write_report(path, rep)
+        catch = count_catch(e.catches, rep)
+        failing = rep["failing_seeds"]
+        ok, verdict = judge_row(e.kind, catch, len(failing))
+        if e.kind == "broken" and not catch.caught and catch.by:
+            warnings.append(f"warning: {e.name} declares CATCHES = {e.catches!r}, but {e.catches} never caught it "
+                            f"in {args.seeds} seeds; only {', '.join(f'{i} ({n} seeds)' for i, n in catch.by.items())} "
+                            f"did: not counted as caught")
+        first = catch.first if catch.first is not None else (failing[0] if failing else None)
+        tool = rep["tool_failures"]
+        rows.append({"model": e.name, "kind": e.kind, "survivor": e.kind == "survivor", "rule_broken": e.rule,
+                     "must_catch": e.catches, "invariants_violated": sorted(catch.by), "caught_by": catch.by,
+                     "caught_seeds": catch.seeds, "first_caught_seed": catch.first,
+                     "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
+                     "tool_failing_seeds": catch.tool_failures, "seeds_run": rep["counts"]["seeds_run"],
+                     "ok": ok, "verdict": verdict, "report": os.path.relpath(path),
+                     "replay": replay_command(path, first) if first is not None else None,
+                     "tool_replay": replay_command(path, tool[0]["seed"]) if tool else None})
+    t = Table(title=f"broken models, seeds {args.start}..{args.start + args.seeds - 1}, scenario {args.scenario}")
+    for col in ("model", "rule broken", "must be caught by", "caught by (seeds)", "first caught", "verdict"):
+        t.add_column(col)
+    for r in rows:
+        colour = "[green]" if r["ok"] and r["kind"] != "survivor" else "" if r["ok"] else "[red]"
+        t.add_row(r["model"], r["rule_broken"], r["must_catch"],
+                  ", ".join(f"{i} {n}" for i, n in r["caught_by"].items()) or "-",
+                  "-" if r["first_caught_seed"] is None else str(r["first_caught_seed"]), colour + r["verdict"])
+    console.print(t)
+    for line in warnings:
+        console.print(f"[yellow]{line}[/yellow]", highlight=False)
+    path = args.report or reports_path(f"broken-{args.scenario}-s{args.start}-n{args.seeds}.json")
+    passed = all(r["ok"] for r in rows)
+    report = {"world": "sim", "kind": "broken", "scenario": args.scenario, "params": params,
+              "seeds": {"start": args.start, "count": args.seeds}, "passed": passed, "models": rows,
+              "warnings": warnings, "git_commit": git_commit(), "command": command_line()}
+    text = "\n".join(
+        f"{r['model']:<28} breaks {r['rule_broken']:<6} must be caught by {r['must_catch']:<8} caught by "
+        f"{', '.join(f'{i} {n}' for i, n in r['caught_by'].items()) or '-':<24} of {r['seeds_run']}: {r['verdict']}"
+        for r in rows) + "\n" + "".join(line + "\n" for line in warnings)
+    write_report(path, report, text=text)
+    console.print(f"report: {os.path.relpath(path)}", highlight=False)
+    if args.junit:
+        write_junit(args.junit, junit_xml(report))
+    raised = [r for r in rows if r["tool_failing_seeds"]]
+    if raised:
+        raise ToolFailure(f"{len(raised)} model(s) raised in their seeds ({', '.join(r['model'] for r in raised)}): "
+                          f"not a catch; replay: {raised[0]['tool_replay']}")
+    if not passed:
+        console.print("[red]not every broken model was caught by its invariant, or the correct model failed[/red]")
+        return Exit.VIOLATION
+    return Exit.PASSED

@@ -1,0 +1,364 @@
+"""Running seeds of the simulated world: one seed judged, many in worker processes or on a Dask
+cluster, a slice of them (`--shard K/N`) or as many as a time budget allows; and `run`, the
+subcommand that makes a campaign's report of them.
+
+A seed is run and judged here (`run_one`), in whichever process runs it; the report is built in
+the process that asked (nodelease/report.py). This module knows how seeds are spread over
+processes and how a campaign's options read; it must not know the parser (nodelease/cli.py)
+nor print anything but progress and the summary.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from .errors import Exit, ToolFailure, UsageError
+from .report import (
+    Progress,
+    SeedResult,
+    build_report,
+    crashed,
+    default_report_path,
+    exit_status,
+    judge,
+    junit_xml,
+    print_summary,
+    reports_path,
+    write_junit,
+    write_report,
+)
+
+MAIN_MODEL = "correct"
+DEFAULT_SCENARIO = "swarm"
+
+
+# --- what can be run ---------------------------------------------------------------------------
+
+
+def load_model(name: str):
+    """The model object (with .step) registered under `name` (UsageError if there is none)."""
+    from broken_models import load_model as load
+
+    return load(name)
+
+
+def check_scenario(name: str) -> str:
+    from scenarios.swarm import SCENARIOS
+
+    if name not in SCENARIOS:
+        raise UsageError(f"unknown scenario {name!r} (choices: {', '.join(SCENARIOS)})")
+    return name
+
+
+def _pairs(pairs: list[str]) -> list[tuple[str, int]]:
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise UsageError(f"--param wants KEY=VALUE, got {pair!r}")
+        try:
+            out.append((key.strip(), int(value)))
+        except ValueError:
+            raise UsageError(f"--param {key}: {value!r} is not an integer number of ms") from None
+    return out
+
+
+def parse_params(pairs: list[str], base: dict | None = None):
+    """--param KEY=VALUE pairs over the defaults (or `base`), validated (T-2, T-3, T-4)."""
+    from model.params import Params, ParamsError
+
+    d = dict(base) if base is not None else Params().to_dict()
+    d.update(_pairs(pairs))
+    try:
+        return Params.from_dict(d)
+    except ParamsError as e:
+        raise UsageError(f"invalid params: {e}") from None
+
+
+def parse_pins(pairs: list[str], base: dict | None = None) -> dict:
+    """--param KEY=VALUE pairs as the values pinned for every seed (the rest is drawn per seed);
+    refused at once if the pinned values alone break T-2..T-4."""
+    from model.params import Params, ParamsError
+    from scenarios.swarm import fit_params
+
+    pins = dict(base or {})
+    known = Params().to_dict()
+    for key, value in _pairs(pairs):
+        if key not in known:
+            raise UsageError(f"--param: unknown parameter {key!r} (known: {', '.join(sorted(known))})")
+        pins[key] = value
+    try:
+        fit_params({**known, **pins}, pins)
+    except ParamsError as e:
+        raise UsageError(f"invalid params: {e}") from None
+    return pins
+
+
+def parse_shard(text: str | None, start: int, count: int) -> tuple[int, int, dict | None]:
+    """`--shard K/N`: the K-th of N contiguous slices of seeds start..start+count-1 -> (its start, its
+    count, the report's `shard` block)."""
+    if text is None:
+        return start, count, None
+    k, sep, n = text.partition("/")
+    try:
+        k, n = int(k), int(n)
+    except ValueError:
+        k = n = 0
+    if not sep or not 1 <= k <= n:
+        raise UsageError(f"--shard wants K/N with 1 <= K <= N, got {text!r}")
+    if n > count:
+        raise UsageError(f"--shard {text}: {n} shards of {count} seeds leave some empty")
+    lo, hi = start + (k - 1) * count // n, start + k * count // n
+    return lo, hi - lo, {"k": k, "n": n, "of": {"start": start, "count": count}}
+
+
+# --- one seed ---------------------------------------------------------------------------------------
+
+
+def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False, strict: bool = False):
+    """Run and judge one seed of the simulated world. Returns a SeedResult (and the history if asked:
+    None if the model or the world raised). `strict`: known protocol findings fail it too."""
+    from scenarios.sim import run_seed
+
+    model = load_model(model_name)
+    history = None
+    try:
+        history = run_seed(seed, model, scenario, params, model_name)
+    except Exception as e:  # a bug in the model or the world: the seed's tool failure, not a verdict
+        result = crashed(seed, e)
+    else:
+        result = judge(seed, history, strict=strict)
+    return (result, history) if keep_history else result
+
+
+# --- many seeds -----------------------------------------------------------------------------------------
+
+_W: dict = {}
+
+
+def _worker_init(model_name, scenario, params, strict=False) -> None:
+    _W.update(model=model_name, scenario=scenario, params=params, strict=strict)
+
+
+def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
+    return [run_one(s, _W["model"], _W["scenario"], _W["params"], strict=_W["strict"]) for s in seeds]
+
+
+def run_seeds(model_name, scenario, params, start, count, workers, strict=False, chunk: int | None = None):
+    """Yield SeedResults in seed order, in `workers` processes. The chunks are made as the pool takes
+    them (a run bounded by time has no end to list)."""
+    chunk = chunk or max(1, min(50, count // (workers * 32) or 1))
+    end = start + count
+    chunks = (list(range(i, min(i + chunk, end))) for i in range(start, end, chunk))
+    if workers <= 1:
+        _worker_init(model_name, scenario, params, strict)
+        for c in chunks:
+            yield from _worker_chunk(c)
+        return
+    import multiprocessing as mp
+
+    # forked workers inherit the compiled modules' finder (nodelease/compiled.py) and the imports
+    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(model_name, scenario, params, strict)) as pool:
+        for results in pool.imap(_worker_chunk, chunks):
+            yield from results
+
+
+def _dask_chunk(seeds: list[int], model_name, scenario, params, strict) -> list[SeedResult]:
+    """A chunk of seeds on a Dask worker (the project installed there, as here)."""
+    from . import compiled
+
+    compiled.install()  # a worker imports this module alone, not the command line that installs it
+    return [run_one(s, model_name, scenario, params, strict=strict) for s in seeds]
+
+
+def _reachable(address: str) -> None:
+    """A scheduler's tcp://host:port answers a connection at once, or the run stops here (one line)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address if "://" in address else "tcp://" + address)
+        host, port = parts.hostname, parts.port or 8786
+    except ValueError:
+        raise UsageError(f"--dask {address}: not an address (tcp://HOST:PORT or local:W)") from None
+    if parts.scheme not in ("tcp", "tls") or not host:
+        raise UsageError(f"--dask {address}: not an address (tcp://HOST:PORT or local:W)")
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as e:
+        raise UsageError(f"--dask {address}: cannot reach the scheduler ({e.strerror or e})") from None
+
+
+def run_seeds_dask(address: str, model_name, scenario, params, start, count, strict=False):
+    """Yield SeedResults as their chunks finish, on a Dask cluster: `local:W` starts W worker processes
+    on 127.0.0.1 for this run; anything else is a scheduler's address. A chunk whose worker is lost
+    is run again elsewhere (Dask's scheduler does that); the results, sorted, are the same."""
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise UsageError("--dask needs Dask: pip install -e '.[dask]'") from None
+    cluster = None
+    try:
+        if address.startswith("local:"):
+            try:
+                n = int(address[len("local:"):])
+            except ValueError:
+                n = 0
+            if n < 1:
+                raise UsageError(f"--dask local:W wants a number of workers, got {address!r}")
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address=None)
+            client = Client(cluster)
+        else:
+            _reachable(address)
+            client = Client(address, timeout=10)
+    except OSError as e:
+        raise UsageError(f"--dask {address}: cannot reach the scheduler ({e})") from None
+    try:
+        workers = max(1, len(client.scheduler_info().get("workers", {})))
+        chunk = max(1, min(25, count // (workers * 8) or 1))
+        chunks = [list(range(i, min(i + chunk, start + count))) for i in range(start, start + count, chunk)]
+        futures = client.map(_dask_chunk, chunks, model_name=model_name, scenario=scenario, params=params,
+                             strict=strict, pure=False)
+        for fut in as_completed(futures):
+            yield from fut.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
+                 quiet=False, strict=False, budget_s: float | None = None, extra: dict | None = None,
+                 dask: str | None = None):
+    """Run seeds start..start+count-1 of the simulated world and build the report (not yet written).
+    With `budget_s`, stop taking results once that many seconds have passed: the report covers the
+    seeds start..start+k-1 that finished in order by then (its `time_budget` says so)."""
+    prog = Progress(console, count if budget_s is None else budget_s, label or f"{model_name}/{scenario}",
+                    unit="seeds" if budget_s is None else "s") if not quiet else None
+    t0 = time.monotonic()
+    results = []
+    stopped = False
+    try:
+        # under a time budget, small chunks: the run stops close to the budget
+        seeds = (run_seeds_dask(dask, model_name, scenario, params, start, count, strict) if dask else
+                 run_seeds(model_name, scenario, params, start, count, workers, strict,
+                           chunk=2 * workers if budget_s is not None else None))
+        for r in seeds:
+            results.append(r)
+            if prog and budget_s is None:
+                prog.advance(1 if r.failures else 0)
+            elif prog:
+                prog.at(time.monotonic() - t0, f"{len(results)} seeds, "
+                                               f"{sum(1 for x in results if x.failures)} violating")
+            if budget_s is not None and time.monotonic() - t0 >= budget_s:
+                stopped = len(results) < count
+                break
+    finally:
+        if prog:
+            prog.close()
+    extra = dict(extra or {}, strict=strict)
+    if dask:
+        results.sort(key=lambda r: r.seed)  # a cluster finishes chunks in any order
+        extra["dask"] = dask if dask.startswith("local:") else "a cluster"
+    if budget_s is not None:
+        extra["time_budget"] = {"budget_s": budget_s, "seeds_run": len(results), "stopped_by_budget": stopped}
+    return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
+                        count=len(results), elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers,
+                        extra=extra)
+
+
+def draw_failures(report: dict, report_path: str, params, strict: bool = False) -> None:
+    """One picture per failing invariant, of its first failing seed, beside the report
+    (report["pictures"]: invariant -> path)."""
+    from counterexamples.picture import write_html
+    from counterexamples.shrink import violations
+
+    pictures = {}
+    stem = os.path.splitext(report_path)[0]
+    for f in report["failures"]:
+        inv = f["invariant"]
+        if inv in pictures:
+            continue
+        _result, history = run_one(f["seed"], report["model"], report["scenario"], params, keep_history=True,
+                                   strict=strict)
+        if history is None:
+            continue
+        chosen = [v for v in violations(history, strict) if v.invariant == inv]
+        path = f"{stem}-{inv}.html"
+        write_html(path, history, chosen[0] if chosen else None)
+        pictures[inv] = os.path.relpath(path)
+    report["pictures"] = pictures
+
+
+def tool_failure(report: dict) -> ToolFailure:
+    """What ends a run whose report holds tool failures (exit 4, one line on stderr)."""
+    tool = report["tool_failures"]
+    first = tool[0]
+    return ToolFailure(f"{len(tool)} seeds raised (first, seed {first['seed']}: {first['message']})"
+                       + (f"; replay: {first['replay']}" if first.get("replay") else ""))
+
+
+# --- `run`: a campaign -------------------------------------------------------------------------------
+
+
+def command(console, args) -> int:
+    """`run`: seeds in, a report out (written under reports/ of the working directory unless
+    --report), an exit status (nodelease.errors.Exit)."""
+    if args.time_budget is not None and args.time_budget <= 0:
+        raise UsageError(f"--time-budget must be positive, got {args.time_budget:g}")
+    if args.dask and args.time_budget:
+        raise UsageError("--dask and --time-budget go one at a time")
+    if args.shard and args.time_budget:
+        raise UsageError("--shard and --time-budget go one at a time (a shard must run all its seeds)")
+    check_scenario(args.scenario)
+    params = parse_pins(args.param)  # the values pinned for every seed; the rest is drawn per seed
+    load_model(args.model)
+    seeds = args.seeds if args.seeds is not None else (10 ** 9 if args.time_budget else 1000)
+    start, count, shard = parse_shard(args.shard, args.start, seeds)
+    path = args.report or default_report_path(args.model, args.scenario, start, count)
+    if args.time_budget and not args.report:
+        path = reports_path(f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s.json")
+    report = run_campaign(console, args.model, args.scenario, params, start, count, args.workers, path,
+                          strict=args.strict, budget_s=args.time_budget, extra={"shard": shard} if shard else None,
+                          dask=args.dask)
+    if report["failures"]:
+        draw_failures(report, path, params, args.strict)
+    write_report(path, report)
+    print_summary(console, report, path)
+    if args.time_budget:
+        print(f"time budget {args.time_budget:g} s: {report['seeds']['count']} seeds run "
+              f"({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
+    if args.junit:
+        write_junit(args.junit, junit_xml(report))
+    status = exit_status(report)
+    if status == Exit.TOOL:
+        raise tool_failure(report)
+    return status
+
+
+# --- `merge`: shard reports joined -------------------------------------------------------------------
+
+
+def merge_command(console, args) -> int:
+    """`merge REPORT... [--report PATH] [--junit PATH]`: the reports of `run --shard K/N` joined into
+    the unsharded run's, which exits as that run would."""
+    from .report import load_report, merge_reports
+
+    reports = [load_report(path) for path in args.reports]
+    starts = [r["seeds"]["start"] for r in reports]
+    first = reports[starts.index(min(starts))]
+    total = sum(r["seeds"]["count"] for r in reports)
+    path = args.report or default_report_path(first["model"], first["scenario"], min(starts), total)
+    report = merge_reports(reports, path)
+    write_report(path, report)
+    print_summary(console, report, path)
+    print(f"merged {len(reports)} reports: seeds {min(starts)}..{min(starts) + total - 1}")
+    if args.junit:
+        write_junit(args.junit, junit_xml(report))
+    status = exit_status(report)
+    if status == Exit.TOOL:
+        raise tool_failure(report)
+    return status

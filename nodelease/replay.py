@@ -1,0 +1,219 @@
+"""`replay` and `shrink`: one seed of a report run again, or a counterexample (a plan) run again,
+each hash-checked; a failing seed shrunk to a counterexample a person can read; the HTML picture.
+
+This module reads reports and plans back and prints what a person needs to see the run; it
+must not know the parser (nodelease/cli.py). Seeds run through nodelease/campaign.py, plans
+through counterexamples/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from .campaign import check_scenario, load_model, parse_pins, run_one
+from .errors import Exit, ToolFailure, UsageError
+from .report import git_commit, invoked_as, load_json, load_report, reports_path, timeline_text
+
+
+def pick_seed(report: dict, seed: int | None, what: str) -> int:
+    """The seed asked for (in the report's range), or the report's first failing seed (for `replay`,
+    the first that raised if none violated)."""
+    start, count = report["seeds"]["start"], report["seeds"]["count"]
+    if seed is None:
+        failing = list(report.get("failing_seeds") or [])
+        if what == "replay":
+            failing += [t["seed"] for t in report.get("tool_failures") or []]
+        if not failing:
+            raise UsageError(f"{what} needs --seed S (the report ran seeds {start}..{start + count - 1}"
+                             f" and none failed)")
+        seed = min(failing)
+    if not (start <= seed < start + count):
+        raise UsageError(f"seed {seed} is not in the report's range {start}..{start + count - 1}")
+    return seed
+
+
+def write_picture(path: str, history, plan: dict | None, strict: bool = False, invariant: str | None = None) -> None:
+    from counterexamples.picture import write_html
+    from counterexamples.shrink import violations
+
+    found = violations(history, strict)
+    chosen = [v for v in found if v.invariant == invariant] or found
+    write_html(path, history, chosen[0] if chosen else None, plan)
+    print(f"picture: {os.path.relpath(path)}")
+
+
+# --- replay --------------------------------------------------------------------------------------
+
+
+def replay(console, args) -> int:
+    """`replay REPORT|PLAN [--seed S] [--html PATH]`."""
+    from counterexamples.shrink import is_plan
+
+    doc = load_json(args.report_or_plan)
+    if is_plan(doc):
+        if args.seed is not None:
+            raise UsageError(f"{args.report_or_plan} is a counterexample (one run): it takes no --seed")
+        return replay_plan(args.report_or_plan, doc, args.html)
+    return replay_seed(args.report_or_plan, load_report(args.report_or_plan, doc), args.seed, args.html)
+
+
+def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> int:
+    """One seed of a report run again: its timeline, its violations, its hash against the report's."""
+    if report.get("world", "sim") != "sim":
+        raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
+    start, count = report["seeds"]["start"], report["seeds"]["count"]
+    seed = pick_seed(report, seed, "replay")
+    model_name = report["model"]
+    load_model(model_name)
+    scenario = check_scenario(report["scenario"])
+    params = parse_pins([], report["params"])
+    result, history = run_one(seed, model_name, scenario, params, keep_history=True,
+                              strict=bool(report.get("strict")))
+    if history is not None:
+        print(f"seed {seed}, model {model_name}, scenario {scenario}")
+        print("drawn options: " + json.dumps(history.options, sort_keys=True))
+        print(timeline_text(history), end="")
+        print("rules hit: " + ", ".join(f"{k} {v}" for k, v in history.rules.items()))
+    for inv, msg, explanation in result.failures:
+        print()
+        print(explanation)
+    for fid, inv, msg, explanation in result.findings:
+        print()
+        print(f"known protocol finding {fid} (not a failure; --strict makes it one):")
+        print(explanation)
+    if result.tool_failure is not None:
+        print()
+        print(f"the tool failed at seed {seed} (an exception in the model, the world or a checker):")
+        print(result.tool_failure[1].rstrip())
+    print()
+    print(f"history sha256: {result.sha256}")
+    expected = None
+    hashes = report.get("seed_hashes")
+    if isinstance(hashes, list) and len(hashes) == count:
+        expected = hashes[seed - start]
+    else:
+        for f in report.get("failures", []):
+            if f.get("seed") == seed:
+                expected = f.get("history_sha256")
+    if expected is None:
+        print("the report holds no hash for this seed to compare with")
+    elif expected == result.sha256:
+        print("matches the report: the replay is byte-identical")
+    else:
+        print(f"DIFFERS from the report's {expected}: the code or the environment changed since the report")
+    if html and history is not None:
+        write_picture(html, history, None, strict=bool(report.get("strict")))
+    if result.tool_failure is not None:
+        raise ToolFailure(f"seed {seed} raised {result.tool_failure[0]}")
+    if result.failures:
+        print(f"{len(result.failures)} violation(s): " + ", ".join(sorted({f[0] for f in result.failures})))
+        return Exit.VIOLATION
+    print("no violation")
+    return Exit.PASSED
+
+
+def replay_plan(path: str, doc: dict, html: str | None) -> int:
+    """A counterexample (a plan) run again: its story, its timeline, its violation, the hash."""
+    from counterexamples.shrink import check_plan, run_plan, violations
+    from counterexamples.story import tell
+
+    plan = check_plan(doc, path)
+    load_model(plan["model"])
+    check_scenario(plan["scenario"])
+    try:
+        history = run_plan(plan)
+    except Exception as e:  # a hand-edited plan the world cannot run: bad input, one line
+        raise UsageError(f"the counterexample {path} does not run: {type(e).__name__}: {e}") from None
+    found = violations(history, bool(plan.get("strict")))
+    chosen = [v for v in found if v.invariant == plan.get("invariant")] or found
+    if chosen:
+        print(tell(plan, history, chosen[0]))
+    print("The whole timeline:")
+    print(timeline_text(history), end="")
+    for v in found:
+        print()
+        print(v.explain(history))
+    sha = history.sha256()
+    print()
+    print(f"history sha256: {sha}")
+    expected = plan.get("history_sha256")
+    if expected is None:
+        print("the counterexample holds no hash to compare with")
+    elif expected == sha:
+        print("matches the counterexample: the replay is byte-identical")
+    else:
+        print(f"DIFFERS from the counterexample's {expected}: the code changed since it was written")
+    if html:
+        write_picture(html, history, plan, bool(plan.get("strict")), plan.get("invariant"))
+    if found:
+        print(f"{len(found)} violation(s): " + ", ".join(sorted({v.invariant for v in found})))
+        return Exit.VIOLATION
+    print("no violation")
+    return Exit.PASSED
+
+
+# --- shrink --------------------------------------------------------------------------------------
+
+
+def shrink(console, args) -> int:
+    """`shrink REPORT [--seed S]`: the seed's run as data, shrunk while the same invariant fails."""
+    from rich.table import Table
+
+    from counterexamples.shrink import Shrinker, record_seed, size, violations, write_plan
+    from counterexamples.story import tell
+
+    if args.budget_s <= 0:
+        raise UsageError(f"--budget-s must be positive, got {args.budget_s:g}")
+    report = load_report(args.report_path)
+    if report.get("world", "sim") != "sim":
+        raise UsageError(f"the report {args.report_path} is of the {report['world']} world; only sim runs shrink")
+    seed = pick_seed(report, args.seed, "shrink")
+    model_name = report["model"]
+    load_model(model_name)
+    scenario = check_scenario(report["scenario"])
+    strict = bool(report.get("strict")) or args.strict  # --strict: a known finding's seed shrinks too
+    plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"]))
+    found = violations(history, strict)
+    if not found:
+        raise UsageError(f"seed {seed} of {args.report_path} does not fail here: nothing to shrink")
+    invariant = args.invariant or found[0].invariant
+    if invariant not in {v.invariant for v in found}:
+        raise UsageError(f"seed {seed} fails {', '.join(sorted({v.invariant for v in found}))}, not {invariant}")
+    before = size(plan, history)
+    print(f"shrinking seed {seed} of {os.path.relpath(args.report_path)}: model {model_name} fails {invariant}; "
+          f"budget {args.budget_s:g} s", flush=True)
+    last = [0.0]
+
+    def say(line: str) -> None:  # progress, at most a line a second
+        now = time.monotonic()
+        if now - last[0] >= 1.0:
+            last[0] = now
+            print(line, flush=True)
+
+    t0 = time.monotonic()
+    shrinker = Shrinker(plan, invariant, args.budget_s, strict, say)
+    best = shrinker.run()
+    elapsed = time.monotonic() - t0
+    after = size(best, shrinker.history)
+    best.update(invariant=invariant, strict=strict, history_sha256=shrinker.history.sha256(),
+                source={"report": os.path.relpath(args.report_path), "seed": seed, "git_commit": git_commit()},
+                shrunk={"before": before, "after": after, "runs": shrinker.runs, "steps": shrinker.accepted,
+                        "seconds": round(elapsed, 1), "budget_s": args.budget_s,
+                        "stopped_by": "the budget" if shrinker.out_of_time() else "no smaller failing plan"})
+    path = args.report or reports_path(f"{model_name}-s{seed}-{invariant}-shrunk.json")
+    write_plan(path, best)
+    t = Table(title=f"shrunk in {elapsed:.0f} s, {shrinker.runs} runs ({best['shrunk']['stopped_by']})")
+    for col in ("", "nodes", "actors", "processes", "faults", "client requests", "events", "simulated s"):
+        t.add_column(col, justify="right")
+    for name, s in (("seed", before), ("counterexample", after)):
+        t.add_row(name, *(str(s[k]) for k in ("nodes", "actors", "processes", "faults", "client_requests", "events",
+                                              "simulated_s")))
+    console.print(t)
+    print(tell(best, shrinker.history, shrinker.violation))
+    if args.html:
+        write_picture(args.html, shrinker.history, best, strict, invariant)
+    print(f"counterexample: {os.path.relpath(path)}")
+    print(f"replay: {invoked_as()} replay {os.path.relpath(path)}")
+    return Exit.VIOLATION

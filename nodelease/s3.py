@@ -1,0 +1,87 @@
+"""`s3 URL --bucket NAME`: one run of a model against a real S3 endpoint (scenarios/s3.py), judged by
+the same checkers, with a report and an exit status.
+
+This module turns the subcommand's options into a real-S3 world and its history into a report;
+it must not know the parser (nodelease/cli.py), and it holds no protocol or world logic.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from .campaign import check_scenario, load_model, parse_params, tool_failure
+from .errors import EnvironmentFailure, Exit, UsageError
+from .report import Progress, build_report, exit_status, invoked_as, judge, print_summary, reports_path, timeline_text, \
+    write_report
+
+
+def command(console, args) -> int:
+    """One run against a real bucket: a report under reports/ (or --report), an exit status."""
+    from scenarios import s3
+
+    try:
+        return _run(console, args, s3)
+    except s3.SetupError as e:
+        raise UsageError(str(e)) from None
+
+
+def _run(console, args, s3) -> int:
+    if not args.bucket:
+        raise UsageError("s3 needs --bucket NAME")
+    if args.duration <= 0:
+        raise UsageError(f"--duration must be positive, got {args.duration:g}")
+    params = parse_params(args.param, s3.S3_PARAMS.to_dict())
+    model = load_model(args.model)
+    scenario = check_scenario(args.scenario)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    run_id = s3.new_run_id()
+    prefix = s3.normalize_prefix(args.prefix) if args.prefix is not None else s3.new_prefix(run_id)
+    if prefix == "/":
+        raise UsageError("--prefix must not be empty: every key of a run lives under a prefix of its own")
+    url = args.url
+    client = s3.make_client(url, args.region, args.addressing_style)
+    bucket = s3.open_bucket(client, url, args.bucket, prefix, args.reuse_prefix)
+    where = s3.redact_url(url)
+    print(f"s3 world: {where} bucket {args.bucket} prefix {prefix}, run {run_id}, model {args.model}, "
+          f"scenario {scenario}, {args.duration:g} s, seed {seed}", flush=True)
+    prog = Progress(console, args.duration, f"{args.model}/s3", unit="s")
+
+    def progress(world) -> None:
+        prog.at(world.now / 1000, f"{world.bucket_requests} bucket requests, {world.acquisitions()} acquisitions")
+
+    # --nodes and --actors: None leaves them to the scenario's draw
+    world = s3.S3World(bucket, model, params, args.model, int(args.duration * 1000), args.nodes, args.actors, seed,
+                       scenario, progress=progress)
+    t0 = time.monotonic()
+    try:
+        history = world.run()
+    finally:
+        prog.close()
+    elapsed = time.monotonic() - t0
+    result = judge(seed, history, world.env_failure, world.failure, strict=args.strict)
+    path = args.report or reports_path(f"{args.model}-s3-{run_id}.json")
+    o = world.options
+    block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
+             "addressing_style": args.addressing_style, "reuse_prefix": bool(args.reuse_prefix),
+             "duration_s": round(world.duration_ms / 1000, 3), "nodes": o["nodes"], "actors": o["actors"],
+             "keys_written": len(world.keys_written), "approximations": s3.APPROXIMATIONS}
+    if args.cleanup:
+        if world.env_failure is None:
+            block["cleanup_deleted"] = s3.cleanup(bucket, world.keys_written)
+        else:
+            block["cleanup_skipped"] = "the endpoint had stopped answering"
+    argv = [s3.redact_url(a) if a == url else a for a in sys.argv[1:]]  # never a password in a report
+    report = build_report([result], world="s3", model=args.model, scenario=scenario, params=params, start=seed,
+                          count=1, elapsed_s=elapsed, report_path=path, replayable=False,
+                          extra={"s3": block, "options": o, "environment_failure": world.env_failure,
+                                 "strict": bool(args.strict), "command": " ".join([invoked_as(), *argv])})
+    write_report(path, report, timeline=timeline_text(history))
+    print_summary(console, report, path)
+    status = exit_status(report)
+    if status == Exit.TOOL:
+        raise tool_failure(report)
+    if status == Exit.ENVIRONMENT:
+        raise EnvironmentFailure(f"{world.env_failure}; liveness (INV-4, INV-7) not judged")
+    return status
