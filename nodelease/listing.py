@@ -31,8 +31,15 @@ def scenarios() -> Iterator[str]:
         yield f"{name:<22} {what}"
 
 
+def faults() -> Iterator[str]:
+    from scenarios.faults import KINDS
+
+    for kind in KINDS.values():
+        yield f"{kind.id:<22} {kind.title} ({', '.join(kind.rules)})"
+
+
 # section -> its lines, in the order `list` prints them
-SECTIONS = {"models": models, "scenarios": scenarios}
+SECTIONS = {"models": models, "scenarios": scenarios, "faults": faults}
 
 
 def command(console, args) -> int:
