@@ -46,7 +46,7 @@ for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 
 from . import coverage  # noqa: E402  (imported by the loop above)
 
-INVARIANTS: tuple[registry.Invariant, ...] = registry.invariants()  # INV-1..INV-11, then by family
+INVARIANTS: tuple[registry.Invariant, ...] = registry.invariants()  # INV-n by number, then by family and number
 # invariant id -> check(history) -> list[Violation], in INVARIANTS order
 CHECKERS = {inv.id: inv.check for inv in INVARIANTS}
 # judged in the quiet phase that ends a run: a run without one, or cut short, cannot judge them
