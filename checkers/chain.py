@@ -13,7 +13,9 @@ from __future__ import annotations
 import networkx as nx
 
 from history import History, Violation
+
 from .records import old_heartbeat
+from .registry import invariant
 
 INVARIANT = "INV-3"
 
@@ -22,6 +24,8 @@ INVARIANT = "INV-3"
 CONDITIONAL_PREFIXES = ("nodes/", "owners/", "leases/")
 
 
+@invariant(INVARIANT, "conditional writes are a chain", kind="safety",
+           rules=("NL-7", "NL-8", "FN-3", "OR-3", "OR-5", "UP-3"))
 def check(history: History) -> list[Violation]:
     # each key's versions as edges source -> target (event that made it); a version with two
     # successors is a fork. Plain dicts on the hot path; networkx reads out a fork's shape.
@@ -43,13 +47,14 @@ def check(history: History) -> list[Violation]:
     for i in history.of_kind("fault_delete", "apply"):
         t, p, kind, f = events[i]
         if kind == "fault_delete":
-            key = f[0]
+            key = f.key
             if current.get(key):  # the version the mistake deleted
                 add(key, current[key], -(i + 1), i)
                 current[key] = 0
                 absent[key] = -(i + 1)
             continue
-        key, op, cond, prev, named, serial, state = f[:7]
+        key, op, cond, state = f.key, f.op, f.cond, f.state
+        prev, named, serial = f.prev_serial, f.named_serial, f.serial
         # a delete ends a path in a leaf of its own; the next write after it starts from that leaf
         source = prev if prev else absent.get(key, 0)
         target = serial if serial else -(i + 1)

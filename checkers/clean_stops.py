@@ -7,17 +7,21 @@ once (FN-5), so an act after that write was sent may overlap the next owner's. T
 first `released` write on the process's own `nodes/<id>` the world saw leave (`released_sent`),
 applied or not: the rule is on the sending, and a write lost on the way (a silenced stop, CS-2)
 does not excuse an act after it; the acts are what the process did to clients and the bucket
-(checkers/facts.py).
+(checkers/facts.py). Its coverage point: a straggler at a clean stop (the world ends an event just
+after the `released` write left).
 """
 
 from __future__ import annotations
 
-from .facts import Facts, facts, sent_ms
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import Context, invariant, point
 
 INVARIANT = "CS-1"
 
 
+@invariant(INVARIANT, "a process acts no more once it sent its released write", kind="safety", rules=("CS-1",))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     procs = history.processes
@@ -29,7 +33,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             # the world saw the write leave (applied, lost or refused: the rule is on the sending)
             if q >= 0 and (q not in released or t < released[q][0]):
                 released[q] = (t, i)
-        elif q >= 0 and f[6].startswith("released ") and f[0] == "nodes/" + procs[q].node_id:
+        elif q >= 0 and f.state.startswith("released ") and f.key == "nodes/" + procs[q].node_id:
             if q not in released or sent_ms(events[i]) < released[q][0]:
                 released[q] = (sent_ms(events[i]), i)
     if not released:
@@ -43,6 +47,12 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                                  (mark[1], event)))
             released.pop(q)  # one per process
     return out
+
+
+@point("straggler at a clean stop", "an event outlasted a clean stop's bounded wait, the world ending it just after "
+                                    "the `released` write was sent (CS-1)", topic="clean stop and drain")
+def _straggler(c: Context) -> bool:
+    return bool(c.faults("straggler"))
 
 
 # --- CS-2: a clean stop ends ------------------------------------------------------------------------
@@ -67,6 +77,7 @@ def retries_bound_ms(params, conflict: bool) -> int:
     return params.attempt_timeout_ms + 1_000 + (2 * params.attempt_timeout_ms if conflict else 0)
 
 
+@invariant(STOP_INVARIANT, "a clean stop ends", kind="liveness", rules=("CS-2",))
 def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
     """CS-2, judged on world facts: a process sends its `released` writes (the world sees each leave,
     `released_sent`) within `retries_bound_ms` of the first: a failing write is retried for A + 1 s,
@@ -83,7 +94,7 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
     for i in history.of_kind("released_sent", "refused", "conflicted"):
         t, p, kind, f = events[i]
         if kind == "refused" or kind == "conflicted":
-            if p in first and f[0] == "nodes/" + procs[p].node_id:
+            if p in first and f.key == "nodes/" + procs[p].node_id:
                 conflict.add(p)
             continue
         t0, i0 = first.setdefault(p, (t, i))
@@ -99,7 +110,7 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
     judged: set[int] = set()
     for i in history.of_kind("told"):
         t, p, _kind, f = events[i]
-        if f[0] != "stop" or p in judged or t + bound > history.end_ms:
+        if f.command != "stop" or p in judged or t + bound > history.end_ms:
             continue
         judged.add(p)
         end = fx.ended.get(p)

@@ -10,12 +10,19 @@ bound; drains resumed, stopped or ended by the process's end inside the bound ar
 judged. The ADR bounds no resolver (OR-8): an acquire whose write was lost before the drain
 leaves an entry the resolver reads forever, and the drain never ends. That is a finding about
 the ADR (checkers/findings.py), counted, not hidden.
+
+Its coverage points: a drain judged with no fault around it, one whose node released the records
+naming it itself, and one after a lost acquisition (the finding's situation).
 """
 
 from __future__ import annotations
 
-from .facts import Facts, facts
+from bisect import bisect_left
+
 from history import History, Violation
+
+from .facts import Facts, facts
+from .registry import Context, invariant, point
 
 INVARIANT = "INV-11"
 
@@ -24,6 +31,7 @@ def bound_ms(fx: Facts) -> int:
     return fx.params.ttl_ms + fx.params.grace_ms
 
 
+@invariant(INVARIANT, "a drain ends", kind="liveness", rules=("CS-3",))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     bound = bound_ms(fx)
@@ -35,14 +43,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     running: dict[int, int] = {}  # the drain's event -> when the world ends the events running then
     for i in history.of_kind("told", "running"):
         t, p, kind, f = events[i]
-        if kind == "told" and f[0] == "drain":
+        if kind == "told" and f.command == "drain":
             if p not in draining:  # told again while draining: the first drain is the one judged
                 drains.append((p, t, i))
             draining.add(p)
-        elif kind == "told" and f[0] == "resume":
+        elif kind == "told" and f.command == "resume":
             draining.discard(p)
         elif kind == "running" and drains and drains[-1][0] == p and drains[-1][1] == t:
-            running[drains[-1][2]] = f[0]
+            running[drains[-1][2]] = f.until_ms
     if not drains:
         return []
     out = []
@@ -60,7 +68,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             if q == p and kind == "drained":
                 done = True
                 break
-            if q == p and (kind in ("exit", "crash") or kind == "told" and f[0] in ("resume", "stop")):
+            if q == p and (kind in ("exit", "crash") or kind == "told" and f.command in ("resume", "stop")):
                 disturbed = True
                 break
         if done or disturbed or _faulted(events, p, machine, td - a, until):
@@ -73,9 +81,105 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
 
 
 def _faulted(events, p: int, machine: str, start: int, end: int) -> bool:
+    """A fault the world gave process p in [start, end], or an outage of its machine (or of every
+    machine) overlapping it."""
     for t, q, kind, f in events:
-        if kind == "outage" and (f[0] == "*" or f[0] == machine) and t <= end and f[1] >= start:
+        if kind == "outage" and (f.machine == "*" or f.machine == machine) and t <= end and f.until_ms >= start:
             return True
         if start <= t <= end and q == p and kind == "fault":
             return True
+    return False
+
+
+# --- coverage: drains the campaign must judge ---------------------------------------------------------
+
+
+def _judged_drains(c: Context) -> list[int]:
+    """The `told drain` events of drains judged with no fault around them: the bound (from the
+    instruction) ends inside the run, and the process reports drained, or is neither resumed,
+    stopped nor ended, before it."""
+    history, fx = c.history, c.facts
+    events = history.events
+    out = []
+    for i in history.of_kind("told"):
+        t, p, _kind, f = events[i]
+        if f.command != "drain":
+            continue
+        until = t + bound_ms(fx)
+        if until > history.end_ms:
+            continue
+        disturbed = False
+        for tt, q, kind, ff in events[i + 1:]:
+            if tt > until:
+                break
+            if q == p and kind == "drained":
+                break
+            if q == p and (kind in ("exit", "crash") or kind == "told" and ff.command in ("resume", "stop")):
+                disturbed = True
+                break
+        if not disturbed and not _faulted(events, p, history.processes[p].machine,
+                                          t - fx.params.attempt_timeout_ms, until):
+            out.append(i)
+    return out
+
+
+def _released_busy_holds(history: History, i: int) -> bool:
+    """At the drain (event i, `told drain`), applied records named the process (world facts), and the
+    process itself wrote each of them `nobody` before it reported drained."""
+    events = history.events
+    t, p = events[i].t_ms, events[i].proc
+    procs = history.processes
+    mine = "held %s %s " % (procs[p].node_id, procs[p].instance)
+    named: dict[str, str] = {}
+    for k in history.of_kind("apply"):
+        if events[k].t_ms > t:
+            break
+        f = events[k].fields
+        if f.key.startswith("owners/"):
+            named[f.key] = f.state
+    held = {key for key, state in named.items() if state.startswith(mine)}
+    if not held:
+        return False
+    for _t, q, kind, f in events[i + 1:]:
+        if q == p and kind == "drained":
+            return not held
+        if kind == "apply" and f.key in held:
+            if q != p or not f.state.startswith("nobody "):
+                return False  # ended by another writer: not the drain's release
+            held.discard(f.key)
+    return False
+
+
+@point("drain judged", "a drain with no fault around it, judged by INV-11", topic="clean stop and drain")
+def _some_drain_judged(c: Context) -> bool:
+    return bool(c.scan(_judged_drains))
+
+
+@point("drain released busy holds", "a judged drain of a node that records named at the drain, each released by "
+       "the node itself before it reported drained (CS-3: nothing else ended them)", topic="clean stop and drain")
+def _some_drain_released_busy_holds(c: Context) -> bool:
+    return any(_released_busy_holds(c.history, i) for i in c.scan(_judged_drains))
+
+
+@point("drain after a lost acquire", "a node was drained after one of its acquisitions' record writes was lost",
+       topic="clean stop and drain")
+def _some_drain_after_a_lost_acquire(c: Context) -> bool:
+    """An acquisition's record write (a PUT of owners/) lost on its way, by the drained process, within
+    ttl + grace before the drain and among the 400 events before it (a bounded look back): OR-7's
+    unresolved acquire, which OR-8's resolver reads on (finding F-2)."""
+    history = c.history
+    events = history.events
+    lost = c.faults("request_lost")
+    if not lost:
+        return False
+    span = c.params.ttl_ms + c.params.grace_ms
+    for i in history.of_kind("told"):
+        t, p, _kind, f = events[i]
+        if f.command != "drain":
+            continue
+        since = t - span
+        for k in lost[bisect_left(lost, max(0, i - 400)):bisect_left(lost, i)]:
+            e = events[k]
+            if e.proc == p and e.fields.target.startswith("PUT owners/") and since <= e.t_ms < t:
+                return True
     return False

@@ -9,11 +9,14 @@ resuming is the world's own instruction (`told resume`) and ending its exit or c
 from __future__ import annotations
 
 from history import History, Violation
+
 from .records import apply_to, names
+from .registry import invariant
 
 INVARIANT = "INV-5"
 
 
+@invariant(INVARIANT, "drained means free", kind="safety", rules=("CS-3",))
 def check(history: History) -> list[Violation]:
     state: dict[str, str] = {}
     written_by: dict[str, int] = {}
@@ -25,15 +28,15 @@ def check(history: History) -> list[Violation]:
     for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
         t, p, kind, f = events[i]
         if apply_to(state, kind, f):
-            written_by[f[0]] = i
-            if kind == "apply" and f[0].startswith("owners/") and drained:
-                who = names(f[6])
+            written_by[f.key] = i
+            if kind == "apply" and f.key.startswith("owners/") and drained:
+                who = names(f.state)
                 for q, j in drained.items():
                     if who == (procs[q].node_id, procs[q].instance) and q not in flagged:
                         out.append(Violation(
                             INVARIANT,
-                            f"{f[0]} was written naming {procs[q].label} ({f[6]!r}) at {t / 1000:.3f} s, after it "
-                            f"reported drained at {history.events[j][0] / 1000:.3f} s and before it resumed or ended",
+                            f"{f.key} was written naming {procs[q].label} ({f.state!r}) at {t / 1000:.3f} s, after it "
+                            f"reported drained at {history.events[j].t_ms / 1000:.3f} s and before it resumed or ended",
                             (j, i)))
                         flagged.add(q)
             continue
@@ -49,6 +52,6 @@ def check(history: History) -> list[Violation]:
                     ))
                     flagged.add(p)
                     break
-        elif (kind == "told" and f[0] == "resume") or kind in ("exit", "crash"):
+        elif (kind == "told" and f.command == "resume") or kind in ("exit", "crash"):
             drained.pop(p, None)
     return out

@@ -157,11 +157,11 @@ def _rebuild(history: History) -> Facts:
     raw: dict[int, list[list[int]]] = {}
     for i in history.of_kind("apply"):
         t, p, kind, f = events[i]
-        if p < 0 or not f[0].startswith(NODES) or f[1] != "PUT":
+        if p < 0 or not f.key.startswith(NODES) or f.op != "PUT":
             continue
-        parts = f[6].split(" ")
+        parts = f.state.split(" ")
         pr = procs[p]
-        if len(parts) != 3 or parts[0] != "live" or parts[1] != pr.instance or f[0] != NODES + pr.node_id:
+        if len(parts) != 3 or parts[0] != "live" or parts[1] != pr.instance or f.key != NODES + pr.node_id:
             continue
         sent = sent_ms(events[i])
         sent_local = clocks[p].local(sent)
@@ -195,14 +195,14 @@ def _rebuild(history: History) -> Facts:
 
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, p, kind, f = events[i]
-        key = f[0]
+        key = f.key
         if key.startswith(OWNERS):
             h = open_new.pop(key, None)
             if h is not None:
                 close(h, t, i, "its record changing" if kind == "apply" else "its record deleted outside the protocol")
             if kind != "apply" or p < 0:
                 continue
-            parts = f[6].split(" ")
+            parts = f.state.split(" ")
             pr = procs[p]
             if len(parts) == 4 and parts[0] == "held" and parts[1] == pr.node_id and parts[2] == pr.instance:
                 h = Hold(key[len(OWNERS):], p, int(parts[3]), t, history.end_ms, i)
@@ -212,7 +212,7 @@ def _rebuild(history: History) -> Facts:
                 open_new[key] = h
                 fx.holds.append(h)
         elif key.startswith(LEASES):
-            parts = f[6].split(" ") if kind == "apply" else []
+            parts = f.state.split(" ") if kind == "apply" else []
             cur = open_old.get(key)
             same = (cur is not None and p == cur.proc and len(parts) == 4 and parts[0] == "old-lease"
                     and int(parts[2]) == cur.generation and int(parts[3]) != 0)
@@ -238,18 +238,18 @@ def _rebuild(history: History) -> Facts:
     for i in history.of_kind("served", "answered", "data_acked", "apply"):
         t, p, kind, f = events[i]
         if kind == "served":
-            fx.acts.append((t, p, f[0], "served a request", i))
+            fx.acts.append((t, p, f.actor, "served a request", i))
         elif kind == "answered":
-            fx.acts.append((t, p, f[0], "answered a request (its event's end)", i))
+            fx.acts.append((t, p, f.actor, "answered a request (its event's end)", i))
         elif kind == "data_acked":
-            fx.acts.append((t, p, f[0], "acknowledged a data write", i))
-        elif kind == "apply" and f[0].startswith(DATA) and f[1] == "PUT" and p >= 0:
-            fx.acts.append((sent_ms(events[i]), p, act_actor(f[0]), "sent a data write", i))
+            fx.acts.append((t, p, f.actor, "acknowledged a data write", i))
+        elif kind == "apply" and f.key.startswith(DATA) and f.op == "PUT" and p >= 0:
+            fx.acts.append((sent_ms(events[i]), p, act_actor(f.key), "sent a data write", i))
     fx.acts.sort(key=lambda a: (a[0], a[4]))
     began: dict[tuple[int, str, int], int] = {}  # (proc, actor, generation) -> its first hold_began
     for i in history.of_kind("hold_began"):
         t, p, _kind, f = events[i]
-        began.setdefault((p, f[0], f[1]), t)
+        began.setdefault((p, f.actor, f.generation), t)
     acted: dict[tuple[int, str], list[int]] = {}  # (proc, actor) -> its acts' instants, in time order
     for t, p, actor, _what, _i in fx.acts:
         acted.setdefault((p, actor), []).append(t)
@@ -269,10 +269,9 @@ def _rebuild(history: History) -> Facts:
 
 def sent_ms(event) -> int:
     """When the writer of an `apply` (or `refused`) event sent it: its `sent_ms` field (the event's
-    own time in hand-made histories that leave it out)."""
-    f = event[3]
-    k = 8 if event[2] == "apply" else 4
-    return f[k] if len(f) > k and isinstance(f[k], int) else event[0]
+    own time in hand-made histories that leave it out: None, or not a time)."""
+    sent = event.fields.sent_ms
+    return sent if isinstance(sent, int) else event.t_ms
 
 
 def segment_generation(segment: str) -> int:

@@ -13,12 +13,15 @@ state it met); acts are the process's (checkers/facts.py).
 
 from __future__ import annotations
 
-from .facts import Facts, facts, sent_ms
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import invariant
 
 INVARIANT = "INV-10"
 
 
+@invariant(INVARIANT, "a fenced process stops", kind="safety", rules=("NL-10", "FN-7"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     procs = history.processes
@@ -30,9 +33,9 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     met: dict[int, int] = {}  # proc -> event index of its first write refused by a fence naming it, cleanly
     for i in history.of_kind("apply", "refused"):
         t, p, kind, f = events[i]
-        if kind == "apply" and f[0].startswith("nodes/"):
-            parts = f[6].split(" ")
-            node = f[0][len("nodes/"):]
+        if kind == "apply" and f.key.startswith("nodes/"):
+            parts = f.state.split(" ")
+            node = f.key[len("nodes/"):]
             if parts[0] == "fenced" and len(parts) == 3:
                 q = by_label.get((node, parts[1]))
                 if q is not None and q not in fenced:
@@ -42,36 +45,36 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 out.append(Violation(
                     INVARIANT,
                     f"{procs[p].label} wrote its node lease live at {t / 1000:.3f} s over the fence naming it "
-                    f"(landed at {events[j][0] / 1000:.3f} s): a fenced process writes live no more", (j, i)))
-        elif kind == "refused" and p >= 0 and p not in met and f[0] == "nodes/" + procs[p].node_id:
-            parts = f[3].split(" ")
+                    f"(landed at {events[j].t_ms / 1000:.3f} s): a fenced process writes live no more", (j, i)))
+        elif kind == "refused" and p >= 0 and p not in met and f.key == "nodes/" + procs[p].node_id:
+            parts = f.met.split(" ")
             # from the write's send: a write held back past its timeout meets the fence after its
             # sender gave up on it (its refusal reaches nobody), and that fault is noted at the send
             if (parts[0] == "fenced" and len(parts) == 3 and parts[1] == procs[p].instance
                     and not _disturbed(history, p, sent_ms(events[i]), t + bound)):
                 met[p] = i  # a meeting whose write, reply and re-read no fault delayed: it must stop now
     for p, j in sorted(met.items()):
-        since = events[j][0] + bound
+        since = events[j].t_ms + bound
         late = next(((t, what, k) for t, q, _a, what, k in fx.acts if q == p and t > since), None)
-        late_write = next((k for k in history.of_kind("apply") if k > j and events[k][1] == p
+        late_write = next((k for k in history.of_kind("apply") if k > j and events[k].proc == p
                            and sent_ms(events[k]) > since), None)
         if late is not None:
             out.append(Violation(
                 INVARIANT,
                 f"{procs[p].label} {late[1]} at {late[0] / 1000:.3f} s, after its write met the fence naming it "
-                f"at {events[j][0] / 1000:.3f} s (bound {bound / 1000:.3f} s): a fenced process acts no more",
+                f"at {events[j].t_ms / 1000:.3f} s (bound {bound / 1000:.3f} s): a fenced process acts no more",
                 (j, late[2])))
         elif since < history.end_ms and fx.ended.get(p, (since + 1,))[0] > since:
             out.append(Violation(
                 INVARIANT,
                 f"{procs[p].label} was still running {bound / 1000:.3f} s after its write met the fence naming it "
-                f"at {events[j][0] / 1000:.3f} s, with no fault around it: a fenced process exits (NL-10)", (j,)))
+                f"at {events[j].t_ms / 1000:.3f} s, with no fault around it: a fenced process exits (NL-10)", (j,)))
         elif late_write is not None:
             out.append(Violation(
                 INVARIANT,
                 f"{procs[p].label} sent a write at {sent_ms(events[late_write]) / 1000:.3f} s (it took effect at "
-                f"{events[late_write][0] / 1000:.3f} s), after its write met the fence naming it at "
-                f"{events[j][0] / 1000:.3f} s: a fenced process writes no more",
+                f"{events[late_write].t_ms / 1000:.3f} s), after its write met the fence naming it at "
+                f"{events[j].t_ms / 1000:.3f} s: a fenced process writes no more",
                 (j, late_write)))
     return out
 
@@ -84,7 +87,7 @@ def _disturbed(history: History, p: int, start: int, end: int) -> bool:
         t, q, kind, f = events[i]
         if t > end:
             break
-        if kind == "outage" and (f[0] == "*" or f[0] == machine) and f[1] >= start:
+        if kind == "outage" and (f.machine == "*" or f.machine == machine) and f.until_ms >= start:
             return True
         if q == p and kind == "fault" and t >= start:
             return True

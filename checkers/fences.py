@@ -16,18 +16,29 @@ the world as it leaves, `fence_sent`) only
 The operator's fences (FN-7, process on machine `op`) follow none of these and are not judged here.
 A fence decided early is how a blip restarts a cluster (INV-9) or an owner loses actors it still
 serves; this check names the decision itself, whatever followed.
+
+The fencing situations a campaign must reach are declared here too (coverage points, read from
+the bucket's applied and refused writes and the world's faults): a fence after the fencer's own
+lapse (FN-2's restart), a machine gone for good fenced and taken over, a takeover attempt over a
+record naming a node whose object was deleted (FN-5, FN-6), two fencers racing (FN-4), and a
+fence meeting a lease write sent before it landed (NL-10).
 """
 
 from __future__ import annotations
 
-from .facts import Facts, facts, sent_ms
+from bisect import bisect_left
+
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import Context, invariant, point
 
 INVARIANT = "FENCE-1"
 DRIFT_SLACK_MS = 50
 ROUNDING_MS = 2  # true instants to the fencer's clock, both ends rounded
 
 
+@invariant(INVARIANT, "a peer's fence is decided as FN-1..FN-3 say", kind="safety", rules=("FN-1", "FN-2", "FN-3"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     p = fx.params
@@ -48,24 +59,117 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             w = fx.lease_valid_at(q, t)
             if w is None:
                 flagged.add(q)
-                out.append(Violation(INVARIANT, f"{label} sent a fence of {f[0]} at {t / 1000:.3f} s while its node lease "
+                out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
             elif not any(local(min(t, e)) - local(s) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
                 flagged.add(q)
-                out.append(Violation(INVARIANT, f"{label} sent a fence of {f[0]} at {t / 1000:.3f} s, "
+                out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s, "
                                                 f"{(t - w[0]) / 1000:.3f} s after its node lease became valid again at "
                                                 f"{w[0] / 1000:.3f} s: the watch lasts P + A ({watch / 1000:.3f} s) from "
                                                 f"the fencer's first acknowledged write after a lapse (FN-2)", (w[2], i)))
             continue
-        if not f[0].startswith("nodes/") or f[0] == "nodes/" + procs[q].node_id or not f[6].startswith("fenced "):
+        if not f.key.startswith("nodes/") or f.key == "nodes/" + procs[q].node_id or not f.state.startswith("fenced "):
             continue
-        prev = f[7].split(" ")
+        prev = f.prev_state.split(" ")
         if len(prev) != 3 or prev[0] != "live":
             continue
         sent_local = local(sent_ms(events[i]))
         if sent_local <= int(prev[2]) + span:
             flagged.add(q)
-            out.append(Violation(INVARIANT, f"{label} fenced '{f[7]}' on {f[0]}, sending at {sent_local} on its clock: not "
-                                            f"after its written_at + ttl + grace ({int(prev[2]) + span}) (FN-3)", (i,)))
+            out.append(Violation(INVARIANT, f"{label} fenced '{f.prev_state}' on {f.key}, sending at {sent_local} on its "
+                                            f"clock: not after its written_at + ttl + grace ({int(prev[2]) + span}) "
+                                            f"(FN-3)", (i,)))
     return out
+
+
+# --- coverage: the fencing situations a campaign must reach ---------------------------------------------
+
+
+@point("fence after own lapse", "a process fenced a peer after its own lease had lapsed and come back (FN-2's restart)",
+       topic="fencing")
+def _fence_after_own_lapse(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    lapsed: dict[int, int] = {}  # proc -> its first `lease_ran_out`
+    for i in history.of_kind("lease_ran_out"):
+        lapsed.setdefault(events[i].proc, i)
+    for i in c.writes("nodes/"):
+        _t, q, _kind, f = events[i]
+        if q >= 0 and f.state.startswith("fenced ") and lapsed.get(q, i) < i:
+            return True
+    return False
+
+
+@point("machine gone, fenced", "a machine gone for good was fenced and its actors taken over", topic="fencing")
+def _gone_fenced(c: Context) -> bool:
+    events = c.history.events
+    gone = {events[i].fields.target for i in c.faults("gone_for_good")}
+    if not gone:
+        return False
+    nodes = {"n" + m[1:] for m in gone}  # machine m<k> runs node n<k>
+    fenced = {f.key[len("nodes/"):] for f in (events[i].fields for i in c.writes("nodes/"))
+              if f.state.startswith("fenced ")}
+    taken = {f.prev_state.split(" ")[1] for f in (events[i].fields for i in c.writes("owners/"))
+             if f.state.startswith("held ") and f.prev_state.startswith("held ")}
+    return bool(nodes & fenced & taken)
+
+
+@point("delete then takeover attempt", "an acquisition read a record naming a node whose nodes/ object was deleted",
+       topic="fencing")
+def _delete_then_takeover(c: Context) -> bool:
+    """An acquisition by a process replaced a record naming a node whose nodes/ object the world
+    had deleted by mistake before it (FN-5: an absent object frees nothing; FN-6)."""
+    history = c.history
+    events = history.events
+    deletes: dict[str, list[int]] = {}  # node -> the indices of the mistaken deletes of its nodes/ object
+    for i in history.of_kind("fault_delete"):
+        key = events[i].fields.key
+        if key.startswith("nodes/"):
+            deletes.setdefault(key[len("nodes/"):], []).append(i)
+    if not deletes:
+        return False
+    for i in c.writes("owners/"):
+        t, q, _kind, f = events[i]
+        if q < 0 or not f.state.startswith("held "):
+            continue
+        prev = f.prev_state.split(" ")
+        if prev[0] == "held" and prev[1] in deletes:
+            before = deletes[prev[1]]
+            k = bisect_left(before, i)  # the last delete before this write
+            if k and t >= events[before[k - 1]].t_ms:
+                return True
+    return False
+
+
+@point("two fencers raced", "a fence met another fence that landed first (FN-4)", topic="fencing")
+def _two_fencers(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    procs = history.processes
+    for i in history.of_kind("refused"):
+        _t, q, _kind, f = events[i]
+        if (q >= 0 and f.key.startswith("nodes/") and f.met.split(" ")[0] == "fenced"
+                and procs[q].node_id != f.key[len("nodes/"):]):
+            return True
+    return False
+
+
+@point("fence met a late heartbeat", "a lease write sent before a fence of it landed met that fence", topic="fencing")
+def _fence_met_late_heartbeat(c: Context) -> bool:
+    """A process's own lease write, sent before the fence naming its instance took effect, refused by it."""
+    history = c.history
+    events = history.events
+    procs = history.processes
+    for i in history.of_kind("refused"):
+        _t, q, _kind, f = events[i]
+        if q < 0 or not f.key.startswith("nodes/") or procs[q].node_id != f.key[len("nodes/"):]:
+            continue
+        met = f.met.split(" ")
+        if met[0] != "fenced" or len(met) != 3 or met[1] != procs[q].instance:
+            continue
+        landed = next((events[k].t_ms for k in c.writes("nodes/") if k < i and events[k].fields.key == f.key
+                       and events[k].fields.state == f.met), None)
+        if landed is not None and sent_ms(events[i]) < landed:
+            return True
+    return False

@@ -30,7 +30,8 @@ class Finding:
 
 
 def _procs_of(history: History, v: Violation) -> set[int]:
-    return {history.events[i][1] for i in v.events if 0 <= i < len(history.events) and history.events[i][1] >= 0}
+    events = history.events
+    return {events[i].proc for i in v.events if 0 <= i < len(events) and events[i].proc >= 0}
 
 
 def _twin_straddles_delete(history: History, v: Violation) -> bool:
@@ -43,7 +44,7 @@ def _twin_straddles_delete(history: History, v: Violation) -> bool:
     if len(nodes) != 1:
         return False
     (node,) = nodes
-    deletes = [t for t, _p, kind, f in history.events if kind == "fault_delete" and f[0] == "nodes/" + node]
+    deletes = [t for t, _p, kind, f in history.events if kind == "fault_delete" and f.key == "nodes/" + node]
     if not deletes:
         return False
     fx = facts(history)
@@ -70,19 +71,19 @@ def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
     if v.invariant != "INV-11" or not v.events:
         return False
     told = v.events[0]
-    td, p = history.events[told][0], history.events[told][1]
+    td, p = history.events[told].t_ms, history.events[told].proc
     end = td + facts(history).params.ttl_ms + facts(history).params.grace_ms
     lost: dict[str, int] = {}  # owners/ key -> when p's write of it was lost
     for t, q, kind, f in history.events:
         if t > end:
             break
-        if (q == p and kind == "fault" and t < td and f[0] in ("request_lost", "fail_fast")
-                and f[1].startswith("PUT owners/")):
-            lost.setdefault(f[1][len("PUT "):], t)
-        elif q == p and kind == "conflicted" and t < td and f[1] == "PUT" and f[0].startswith("owners/"):
-            lost.setdefault(f[0], t)
-        elif kind == "apply" and f[0] in lost:
-            del lost[f[0]]
+        if (q == p and kind == "fault" and t < td and f.what in ("request_lost", "fail_fast")
+                and f.target.startswith("PUT owners/")):
+            lost.setdefault(f.target[len("PUT "):], t)
+        elif q == p and kind == "conflicted" and t < td and f.op == "PUT" and f.key.startswith("owners/"):
+            lost.setdefault(f.key, t)
+        elif kind == "apply" and f.key in lost:
+            del lost[f.key]
     return bool(lost)
 
 
@@ -95,20 +96,20 @@ def _fence_gone_before_read(history: History, v: Violation) -> bool:
         return False
     ev = history.events
     j = v.events[0]
-    if ev[j][2] == "refused" and ev[j][3][3].startswith("fenced "):
+    if ev[j].kind == "refused" and ev[j].fields.met.startswith("fenced "):
         # the other form (seed 13073 of the 20,000-seed sweep): the first write met the fence (a 412
         # does not say what it met), and another process (a twin) wrote over that fence, or it was
         # deleted, before the instance's start check read it: the instance never learns it was fenced,
         # runs on, and may write live again over what replaced the fence and act
-        p, key, fence = ev[j][1], ev[j][3][0], ev[j][3][3]
-        return any(kind == "fault_delete" and f[0] == key or kind == "apply" and f[0] == key and q != p
-                   and f[7] == fence for _t, q, kind, f in ev[j + 1:])
+        p, key, fence = ev[j].proc, ev[j].fields.key, ev[j].fields.met
+        return any(kind == "fault_delete" and f.key == key or kind == "apply" and f.key == key and q != p
+                   and f.prev_state == fence for _t, q, kind, f in ev[j + 1:])
     if len(v.events) != 2:
         return False
     i = v.events[1]
-    if ev[j][2] != "apply" or ev[i][2] != "apply":
+    if ev[j].kind != "apply" or ev[i].kind != "apply":
         return False
-    return ev[i][3][7] != ev[j][3][6]  # it wrote over something else than the fence naming it
+    return ev[i].fields.prev_state != ev[j].fields.state  # it wrote over something else than the fence naming it
 
 
 def _blip_fence(history: History, v: Violation):
@@ -116,13 +117,13 @@ def _blip_fence(history: History, v: Violation):
     if v.invariant != "INV-9" or not v.events:
         return None
     t, fencer, kind, f = history.events[v.events[0]]
-    if kind != "apply" or not f[6].startswith("fenced ") or fencer < 0:
+    if kind != "apply" or not f.state.startswith("fenced ") or fencer < 0:
         return None
     start = history.options["blip"][0]
     start += history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0
-    fenced_inst = f[6].split(" ")[1]
+    fenced_inst = f.state.split(" ")[1]
     fenced = next((k for k, pr in enumerate(history.processes)
-                   if pr.instance == fenced_inst and f[0] == "nodes/" + pr.node_id), None)
+                   if pr.instance == fenced_inst and f.key == "nodes/" + pr.node_id), None)
     return None if fenced is None else (start, fencer, fenced, t)
 
 
@@ -177,11 +178,11 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
             return False
         node, inst = m.groups()
         key = "nodes/" + node
-        writes = [f for f in (events[i][3] for i in history.of_kind("apply")) if f[0] == key]
-        over = next((k for k, f in enumerate(writes) if f[7].startswith(f"live {inst} ") and old_heartbeat(f[6])),
-                    None)
+        writes = [f for f in (events[i].fields for i in history.of_kind("apply")) if f.key == key]
+        over = next((k for k, f in enumerate(writes)
+                     if f.prev_state.startswith(f"live {inst} ") and old_heartbeat(f.state)), None)
         # from the landing on: old heartbeats, or a forget's delete; never a format-3 object again
-        return over is not None and all(old_heartbeat(f[6]) or f[1] == "DELETE" for f in writes[over:])
+        return over is not None and all(old_heartbeat(f.state) or f.op == "DELETE" for f in writes[over:])
     if v.invariant == "INV-7":
         died = v.events[0]  # INV-7 names the owner's death first
         t_died, p, kind, _f = events[died]
@@ -192,11 +193,11 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
         # the object on nodes/A when i died: an old heartbeat written over i's own live object
         last = None
         for i in history.of_kind("apply"):
-            if events[i][0] > t_died:
+            if events[i].t_ms > t_died:
                 break
-            if events[i][3][0] == key:
-                last = events[i][3]
-        return (last is not None and old_heartbeat(last[6]) and last[7].startswith(f"live {proc.instance} "))
+            if events[i].fields.key == key:
+                last = events[i].fields
+        return (last is not None and old_heartbeat(last.state) and last.prev_state.startswith(f"live {proc.instance} "))
     return False
 
 

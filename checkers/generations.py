@@ -9,12 +9,15 @@ model's `hold_began`: the generation is the one the bucket stored.
 
 from __future__ import annotations
 
-from .facts import DATA, Facts, act_actor, facts
 from history import History, Violation
+
+from .facts import DATA, Facts, act_actor, facts
+from .registry import invariant
 
 INVARIANT = "INV-2"
 
 
+@invariant(INVARIANT, "one generation per hold", kind="safety", rules=("OR-3", "UP-3"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     last: dict[str, object] = {}
@@ -52,13 +55,13 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 out.append(Violation(
                     INVARIANT,
                     f"actor {h.actor}: {h.describe(history)} is not above generation {seg[0]}, which a segment of "
-                    f"an earlier hold already carries ({history.events[seg[1]][3][0]})",
+                    f"an earlier hold already carries ({history.events[seg[1]].fields.key})",
                     (seg[1], h.opened),
                 ))
                 flagged.add(h.actor)
-        if f[0].startswith(DATA) and f[1] == "PUT":
-            actor = act_actor(f[0])
-            g = _key_generation(f[0])
+        if f.key.startswith(DATA) and f.op == "PUT":
+            actor = act_actor(f.key)
+            g = _key_generation(f.key)
             if g > top.get(actor, (0, -1))[0]:
                 top[actor] = (g, i)
     return out

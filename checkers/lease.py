@@ -21,18 +21,25 @@ And NL-1 on the bucket's applied writes: a fence (FN-3, FN-7) or a `released` wr
 `live` object keeps that object's instance and written_at (FN-5 frees the records it names from
 written_at + ttl + grace: a fence dated otherwise frees them at another instant than the one the
 owner's own validity ends by).
+
+Its coverage point: a twin that wins (NL-12: the second process's live write took effect while
+the first ran), the situation the first clause judges.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 
-from .facts import Facts, facts, sent_ms
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import Context, invariant, point
 
 INVARIANT = "LEASE-1"
 
 
+@invariant(INVARIANT, "one valid node lease per node id, as the bucket granted it", kind="safety",
+           rules=("NL-1", "NL-4", "NL-5", "NL-12"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     out = _two_holders(history, fx)
@@ -57,16 +64,16 @@ def _start_check_waited(history: History, fx: Facts) -> list[Violation]:
         if kind == "start":
             started.setdefault(q, t)
             continue
-        if q < 0 or not f[0].startswith("nodes/") or f[1] != "PUT":
+        if q < 0 or not f.key.startswith("nodes/") or f.op != "PUT":
             continue
-        if kind == "apply" and f[6].startswith(("fenced ", "released ")):
-            ended.setdefault(f[0], []).append((t, int(f[6].rsplit(" ", 1)[1])))
+        if kind == "apply" and f.state.startswith(("fenced ", "released ")):
+            ended.setdefault(f.key, []).append((t, int(f.state.rsplit(" ", 1)[1])))
         pr = procs[q]
-        if q in first or f[0] != "nodes/" + pr.node_id or q not in started:
+        if q in first or f.key != "nodes/" + pr.node_id or q not in started:
             continue
-        if kind == "apply" and not f[6].startswith(f"live {pr.instance} "):
+        if kind == "apply" and not f.state.startswith(f"live {pr.instance} "):
             continue
-        if kind == "refused" and f[2] is None:
+        if kind == "refused" and f.cond is None:
             continue
         first[q] = (sent_ms(events[i]), i)
     out = []
@@ -91,11 +98,11 @@ def _kept_written_at(history: History) -> list[Violation]:
     events = history.events
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
-        state, prev = f[6], f[7]
+        state, prev = f.state, f.prev_state
         if q < 0 or not prev.startswith("live ") or not state.startswith(("fenced ", "released ")):
             continue
         if state.split(" ", 1)[1] != prev.split(" ", 1)[1]:
-            out.append(Violation(INVARIANT, f"{f[0]}: {history.processes[q].label} wrote \"{state}\" over \"{prev}\": "
+            out.append(Violation(INVARIANT, f"{f.key}: {history.processes[q].label} wrote \"{state}\" over \"{prev}\": "
                                             f"a fence or a release keeps the instance and written_at it replaces (NL-1)",
                                  (i,)))
     return out
@@ -148,13 +155,13 @@ def _claims(history: History, fx: Facts) -> list[Violation]:
             g = grants[p] = _grants(fx.live_writes.get(p, ()))
         k = bisect_right(g[0], t)
         granted = g[1][k - 1] if k else None  # the latest grant of the writes applied by t
-        if granted is None or f[1] > granted:
+        if granted is None or f.until_ms > granted:
             label = history.processes[p].label
             allows = ("no live write of it had taken effect" if granted is None
                       else f"its last applied live write allows only until {granted}")
             out.append(Violation(
                 INVARIANT,
-                f"{label} believes its node lease valid until {f[1]} (its clock) at {t / 1000:.3f} s, "
+                f"{label} believes its node lease valid until {f.until_ms} (its clock) at {t / 1000:.3f} s, "
                 f"but {allows}: it believes it is valid longer than its last acknowledged write allows", (i,)))
             break
     return out
@@ -168,3 +175,19 @@ def _grants(writes) -> tuple[list[int], list[int]]:
         applied.append(w.applied_ms)
         latest.append(w.until_local_ms if not latest else max(latest[-1], w.until_local_ms))
     return applied, latest
+
+
+@point("twin won", "a twin held the node lease (its live write took effect) while the other process ran", topic="twins")
+def _twin_won(c: Context) -> bool:
+    """A twin (a process on a machine t<k>) whose lease window began while the node's original
+    process (on a machine m<k>, its own live write applied before) still ran (NL-12)."""
+    history, fx = c.history, c.facts
+    procs = history.processes
+    for k, pr in enumerate(procs):
+        if pr.machine.startswith("t") and fx.lease.get(k):
+            start = fx.lease[k][0][0]
+            if any(o != k and procs[o].node_id == pr.node_id and procs[o].machine.startswith("m")
+                   and fx.ended.get(o, (history.end_ms + 1,))[0] > start and fx.live_writes.get(o)
+                   and fx.live_writes[o][0].applied_ms < start for o in range(len(procs))):
+                return True
+    return False

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from model.params import Params
 
-from .facts import Facts, facts
 from history import History, Violation
+
+from .facts import Facts, facts
 from .records import final_state, names
+from .registry import invariant
 
 INVARIANT = "INV-4"
 
 
+@invariant(INVARIANT, "nothing stays held", kind="liveness", rules=("OR-5", "OR-8", "FN-5"), quiet=True)
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     quiet = next(iter(history.of_kind("quiet")), None)
@@ -30,7 +33,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     end = history.end_ms
     params = Params(**history.params)
     procs = history.processes
-    gone = {events[i][1] for i in history.of_kind("exit", "crash")}
+    gone = {events[i].proc for i in history.of_kind("exit", "crash")}
     by_label = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
     fx = facts(history) if fx is None else fx
     # a hold still valid when the run ended (world facts: its record unchanged, its lease valid)
@@ -38,17 +41,17 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     state = final_state(history)
     rounds = history.of_kind("final_round")
     final_round = rounds[0] if rounds else None
-    requested = sorted({a for i in rounds for a in (events[i][3][0] if events[i][3] else ())})
-    quiet_t = events[quiet][0]
+    requested = sorted({a for i in rounds for a in (events[i].fields.actors or ())})
+    quiet_t = events[quiet].t_ms
     served_after = {a for t, _p, a, what, _i in fx.acts if t >= quiet_t and what == "served a request"}
     # what each process itself says it holds at the end (a claim, read only against the record)
     held: dict[tuple[int, str], int] = {}  # (proc, actor) -> the generation it says it holds
     for i in history.of_kind("hold_began", "hold_ended"):
         _t, p, kind, f = events[i]
         if kind == "hold_began":
-            held[(p, f[0])] = f[1]
-        elif kind == "hold_ended" and held.get((p, f[0])) == f[1]:
-            del held[(p, f[0])]
+            held[(p, f.actor)] = f.generation
+        elif kind == "hold_ended" and held.get((p, f.actor)) == f.generation:
+            del held[(p, f.actor)]
     out = []
     for actor in requested:
         key = "owners/" + actor

@@ -21,8 +21,10 @@ what a restore would see, and a later acknowledgement would promise data built o
 
 from __future__ import annotations
 
-from .facts import DATA, Facts, act_actor, facts, segment_generation
 from history import History, Violation
+
+from .facts import DATA, Facts, act_actor, facts, segment_generation
+from .registry import invariant
 
 INVARIANT = "INV-8"
 
@@ -32,14 +34,15 @@ INVARIANT = "INV-8"
 NEW_WORK = ("served", "apply")
 
 
+@invariant(INVARIANT, "nothing lost", kind="safety", rules=("OR-3", "OR-4", "OR-5"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     events = history.events
     listings: dict[tuple[int, str], list[tuple[int, int, set, int]]] = {}  # (proc, actor) -> [(sent, at, keys, event)]
     for i in history.of_kind("listed"):
         t, p, _kind, f = events[i]
-        if f[0].startswith(DATA):
-            listings.setdefault((p, f[0][len(DATA):].rstrip("/")), []).append((f[2], t, set(f[1]), i))
+        if f.prefix.startswith(DATA):
+            listings.setdefault((p, f.prefix[len(DATA):].rstrip("/")), []).append((f.sent_ms, t, set(f.keys), i))
     acts: dict[tuple[int, str], list[tuple[int, int]]] = {}
     # actor -> [(t, segment, event, when the acknowledging hold began)] acknowledged to a client
     acked: dict[str, list[tuple[int, str, int, int]]] = {}
@@ -47,8 +50,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         acts.setdefault((p, actor), []).append((t, i))
     for i in history.of_kind("data_acked"):  # a client was told it is durable (whether the teller was owner is INV-1's)
         t, p, _kind, f = events[i]
-        began = max((h.start_ms for h in fx.by_proc_actor.get((p, f[0]), ()) if h.start_ms <= t), default=t)
-        acked.setdefault(f[0], []).append((t, f[2], i, began))
+        began = max((h.start_ms for h in fx.by_proc_actor.get((p, f.actor), ()) if h.start_ms <= t), default=t)
+        acked.setdefault(f.actor, []).append((t, f.segment, i, began))
     out = []
     flagged: set[str] = set()
     for h in fx.holds:
@@ -90,8 +93,8 @@ def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict) -> list[
     seen: set[tuple[int, str]] = set()
     for i in history.of_kind("upload_failed"):
         t, p, _kind, f = events[i]
-        actor = act_actor(f[0])
-        gen = segment_generation(f[0].rsplit("/", 1)[1])
+        actor = act_actor(f.key)
+        gen = segment_generation(f.key.rsplit("/", 1)[1])
         if (p, actor) in seen:
             continue
         holds = fx.by_proc_actor.get((p, actor), ())
@@ -99,11 +102,11 @@ def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict) -> list[
             if t_act <= t:
                 continue
             h = max((h for h in holds if h.start_ms <= t_act), key=lambda h: h.start_ms, default=None)
-            if h is not None and h.generation == gen and events[j][2] in NEW_WORK:
+            if h is not None and h.generation == gen and events[j].kind in NEW_WORK:
                 out.append(Violation(
                     INVARIANT,
                     f"{history.processes[p].label} acted for {actor} at generation {gen} at {t_act / 1000:.3f} s "
-                    f"({events[j][2]}), after its upload of {f[0]} failed ({f[1]}) at {t / 1000:.3f} s: a failed "
+                    f"({events[j].kind}), after its upload of {f.key} failed ({f.status}) at {t / 1000:.3f} s: a failed "
                     f"upload abandons the hold (OR-5)", (i, j)))
                 seen.add((p, actor))
                 break

@@ -21,12 +21,15 @@ the taker's clock. An absent object, an old-format one, or `live` naming i frees
 
 from __future__ import annotations
 
-from .facts import Facts, facts, sent_ms
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import invariant
 
 INVARIANT = "INV-1"
 
 
+@invariant(INVARIANT, "one owner", kind="safety", rules=("OR-2", "OR-4", "FN-5", "NL-4", "NL-11"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     out: list[Violation] = []
@@ -46,15 +49,15 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     flagged: set[int] = set()
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
-        if q < 0 or q in flagged or not f[0].startswith("owners/") or not f[6].startswith("held "):
+        if q < 0 or q in flagged or not f.key.startswith("owners/") or not f.state.startswith("held "):
             continue
         pr = procs[q]
-        if f[6].split(" ")[1:3] != [pr.node_id, pr.instance]:
+        if f.state.split(" ")[1:3] != [pr.node_id, pr.instance]:
             continue
         sent = sent_ms(events[i])
         if fx.lease_valid_at(q, sent) is None:
             flagged.add(q)
-            out.append(Violation(INVARIANT, f"{pr.label} sent its acquisition of {f[0][len('owners/'):]} (\"{f[6]}\") at "
+            out.append(Violation(INVARIANT, f"{pr.label} sent its acquisition of {f.key[len('owners/'):]} (\"{f.state}\") at "
                                             f"{sent / 1000:.3f} s, while its node lease was not valid: an acquisition "
                                             f"writes the record only while the node lease is valid (OR-2)", (i,)))
     return out
@@ -73,14 +76,14 @@ def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
     flagged: set[str] = set()
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        key = f[0]
+        key = f.key
         if key.startswith("nodes/"):
-            state = f[6] if kind == "apply" else ("" if kind == "fault_delete" else "old")
+            state = f.state if kind == "apply" else ("" if kind == "fault_delete" else "old")
             states.setdefault(key, []).append((t, state))
             continue
         if kind != "apply" or q < 0 or not key.startswith("owners/") or key in flagged:
             continue
-        new, prev = f[6].split(" "), f[7].split(" ")
+        new, prev = f.state.split(" "), f.prev_state.split(" ")
         pr = procs[q]
         if new[0] != "held" or new[1:3] != [pr.node_id, pr.instance] or prev[0] != "held" or len(prev) < 4:
             continue
@@ -95,9 +98,9 @@ def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
         if not any(_frees(s, inst, local, span) for s in held + window):
             flagged.add(key)
             shown = ", ".join(f'"{s}"' if s else "absent" for s in held + window)
-            out.append(Violation(INVARIANT, f"{pr.label} took {key[len('owners/'):]} (\"{f[6]}\") over \"{f[7]}\", while "
-                                            f"nodes/{node} held only {shown} in the attempt timeout before its write: "
-                                            f"nothing there frees {node}/{inst} (FN-5)", (i,)))
+            out.append(Violation(INVARIANT, f"{pr.label} took {key[len('owners/'):]} (\"{f.state}\") over "
+                                            f"\"{f.prev_state}\", while nodes/{node} held only {shown} in the attempt "
+                                            f"timeout before its write: nothing there frees {node}/{inst} (FN-5)", (i,)))
     return out
 
 

@@ -13,12 +13,15 @@ the actor at that generation again (`hold_began` with no `hold_ended` since) is 
 
 from __future__ import annotations
 
-from .facts import Facts, facts, sent_ms
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import invariant
 
 INVARIANT = "INV-6"
 
 
+@invariant(INVARIANT, "a pending release never applies to a later hold", kind="safety", rules=("OR-5", "OR-9", "OR-3"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     events = history.events
@@ -31,22 +34,22 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     for i in history.of_kind("hold_began", "hold_ended", "apply"):
         t, p, kind, f = events[i]
         if kind == "hold_began":
-            claimed[(p, f[0])] = (f[1], i)
-        elif kind == "hold_ended" and claimed.get((p, f[0]), (None,))[0] == f[1]:
-            del claimed[(p, f[0])]
-        if kind != "apply" or p < 0 or not f[0].startswith("owners/"):
+            claimed[(p, f.actor)] = (f.generation, i)
+        elif kind == "hold_ended" and claimed.get((p, f.actor), (None,))[0] == f.generation:
+            del claimed[(p, f.actor)]
+        if kind != "apply" or p < 0 or not f.key.startswith("owners/"):
             continue
-        state, prev_state = f[6], f[7]
+        state, prev_state = f.state, f.prev_state
         if not state.startswith("nobody "):
             continue
         g = state.split(" ")[1]
         proc = procs[p]
-        actor = f[0][len("owners/"):]
+        actor = f.key[len("owners/"):]
         expected = f"held {proc.node_id} {proc.instance} {g}"
         if prev_state != expected:
             out.append(Violation(
                 INVARIANT,
-                f"{f[0]}: the release of generation {g} by {proc.label} replaced "
+                f"{f.key}: the release of generation {g} by {proc.label} replaced "
                 f"{prev_state or 'no record'!r}, not its own hold ({expected!r})",
                 (i,),
             ))
@@ -56,8 +59,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             # cross-check of its own account: it says it holds the actor at this generation again
             out.append(Violation(
                 INVARIANT,
-                f"{f[0]}: a release of generation {g} by {proc.label} landed at {t / 1000:.3f} s while it holds "
-                f"{actor} at generation {g} again (by its own account since {events[mine[1]][0] / 1000:.3f} s): the "
+                f"{f.key}: a release of generation {g} by {proc.label} landed at {t / 1000:.3f} s while it holds "
+                f"{actor} at generation {g} again (by its own account since {events[mine[1]].t_ms / 1000:.3f} s): the "
                 f"record names nobody under a live owner",
                 (mine[1], i)))
             continue
@@ -71,7 +74,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         if late is not None:
             out.append(Violation(
                 INVARIANT,
-                f"{f[0]}: {proc.label} sent a release of generation {g} at {sent / 1000:.3f} s (it landed at "
+                f"{f.key}: {proc.label} sent a release of generation {g} at {sent / 1000:.3f} s (it landed at "
                 f"{t / 1000:.3f} s) and still acted for {actor} at {late[0] / 1000:.3f} s: the release applied to a "
                 f"hold it still acts for",
                 tuple(sorted((i, late[1]))),

@@ -11,18 +11,18 @@ from history import History
 
 
 def apply_to(state: dict[str, str], kind: str, f: tuple) -> bool:
-    """Apply one event to `state` (key -> state line); True if it was a write."""
+    """Apply one event (its kind and named fields) to `state` (key -> state line); True if it was a write."""
     if kind == "apply":
-        if f[5]:
-            state[f[0]] = f[6]
+        if f.serial:
+            state[f.key] = f.state
         else:
-            state.pop(f[0], None)
+            state.pop(f.key, None)
         return True
     if kind == "fault_delete":
-        state.pop(f[0], None)
+        state.pop(f.key, None)
         return True
     if kind == "fault_put":
-        state[f[0]] = "old " + f[1]
+        state[f.key] = "old " + f.header
         return True
     return False
 
@@ -37,7 +37,8 @@ def final_state(history: History) -> dict[str, str]:
     state: dict[str, str] = {}
     events = history.events
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
-        apply_to(state, events[i][2], events[i][3])
+        e = events[i]
+        apply_to(state, e.kind, e.fields)
     return state
 
 

@@ -17,16 +17,25 @@ effect (only forget deletes there) removed an old-format heartbeat written at le
 ttl + grace before the deleter's clock read at that instant (its decision came no later, and its
 clock only moves on). A forget that deletes a fresh old heartbeat hides an old binary still
 running from every new node's start guard; one that deletes a format-3 object is no forget.
+
+The coverage points of both tests are declared here: FN-8's outcomes (a retired heartbeat deleted;
+a fresh one, or a format-3 object, refused) and a new node's lost read of a fresh old heartbeat
+(the guard must hold on a read that proves nothing).
 """
 
 from __future__ import annotations
 
-from .facts import Facts, facts, sent_ms
+from dataclasses import dataclass
+
 from history import History, Violation
+
+from .facts import Facts, facts, sent_ms
+from .registry import Context, invariant, point
 
 INVARIANT = "UP-2"
 
 
+@invariant(INVARIANT, "the start guard waits out every old-format heartbeat", kind="safety", rules=("UP-2", "FN-8"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     p = fx.params
@@ -38,22 +47,22 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if kind == "apply" and q >= 0 and f[0].startswith("nodes/") and f[1] == "DELETE":
-            out.extend(_forget(f[0], old.get(f[0]), f[7], t, q, i, procs, span))
-        if kind == "apply" and q >= 0 and f[0].startswith("nodes/") and f[6].startswith("node "):
-            old.setdefault(f[0], []).append((t, clocks[q].local(sent_ms(events[i])), i))
-        elif kind == "fault_put" and f[0].startswith("nodes/") and len(f) > 2 and f[2] is not None:
-            old.setdefault(f[0], []).append((t, f[2], i))  # the world wrote an old heartbeat dated f[2]
-        elif f[0] in old and not (kind == "apply" and f[6].startswith("node ")):
-            old[f[0]].append((t, None, i))  # replaced or deleted: no old heartbeat there from now
+        if kind == "apply" and q >= 0 and f.key.startswith("nodes/") and f.op == "DELETE":
+            out.extend(_forget(f.key, old.get(f.key), f.prev_state, t, q, i, procs, span))
+        if kind == "apply" and q >= 0 and f.key.startswith("nodes/") and f.state.startswith("node "):
+            old.setdefault(f.key, []).append((t, clocks[q].local(sent_ms(events[i])), i))
+        elif kind == "fault_put" and f.key.startswith("nodes/") and f.written_at_ms is not None:
+            old.setdefault(f.key, []).append((t, f.written_at_ms, i))  # the world wrote an old heartbeat dated so
+        elif f.key in old and not (kind == "apply" and f.state.startswith("node ")):
+            old[f.key].append((t, None, i))  # replaced or deleted: no old heartbeat there from now
     if not old:
         return out
-    starts = {events[i][1]: events[i][0] for i in history.of_kind("start")}
+    starts = {events[i].proc: events[i].t_ms for i in history.of_kind("start")}
     # when each process says its guard passed (a claim, read only against the bucket's heartbeats;
     # an old binary started after that is an old version running, logged, not the guard's)
     passed = {}
     for i in history.of_kind("guard_passed"):
-        t, q = events[i][0], events[i][1]
+        t, q = events[i].t_ms, events[i].proc
         if q not in passed:
             passed[q] = (t, i)
     for n, writes in sorted(fx.live_writes.items()):
@@ -66,7 +75,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             continue
         # the guard's last round read every key at some instant of its last R ms: LIST, then one GET
         # per key, each within an attempt timeout, half a period after the round before
-        keys = len({events[k][3][0] for k in history.of_kind("apply") if events[k][3][0].startswith("nodes/")})
+        keys = len({events[k].fields.key for k in history.of_kind("apply") if events[k].fields.key.startswith("nodes/")})
         window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
         for key, beats in sorted(old.items()):
             # what that round read there: the body present at t_g - window, or one written after
@@ -111,3 +120,83 @@ def _forget(key, beats, prev_state, t, q, i, procs, span) -> list[Violation]:
                                      f"written {age / 1000:.3f} s before on its clock: fresh by UP-2's test "
                                      f"(stale after {span / 1000:.3f} s)", (j, i))]
     return []
+
+
+# --- coverage: old-format heartbeats met by the guard and by `cluster forget` ---------------------------
+
+
+@dataclass
+class _Sightings:
+    forget_deleted: bool = False  # `cluster forget` deleted an old-format heartbeat
+    forget_refused_fresh: bool = False  # it refused while the heartbeat in the bucket was fresh by UP-2's test
+    forget_refused_format3: bool = False  # it refused a format-3 object
+    guard_read_lost: bool = False  # a new node's read of a fresh old heartbeat was lost or failed
+
+
+def _old_heartbeats(c: Context) -> _Sightings:
+    """Read from the bucket's applied writes in order: a heartbeat is fresh while it was written less
+    than UP-2's span before the reader's clock (the operator's at its refusal, the new node's at its
+    lost read)."""
+    history = c.history
+    p = c.params
+    out = _Sightings()
+    events = history.events
+    procs = history.processes
+    span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
+    new = {k for k, pr in enumerate(procs) if pr.machine[0] in "mt"}  # new nodes' processes (and their twins)
+    old: dict[str, int | None] = {}  # nodes/ key -> written_at of the old heartbeat it holds (None: none)
+    fmt3: set[str] = set()  # nodes/ keys holding a format-3 object (live, fenced, released)
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done", "fault"):
+        t, q, kind, f = events[i]
+        if kind == "fault":
+            if (q in new and f.what in ("request_lost", "fail_fast", "reply_lost")
+                    and f.target.startswith("GET nodes/")):
+                written_at = old.get(f.target[len("GET "):])
+                if written_at is not None and procs[q].clock.local(t) - written_at < span:
+                    out.guard_read_lost = True
+        elif kind == "fault_put":
+            old[f.key] = f.written_at_ms  # the world wrote an old heartbeat so dated, or another body (None)
+            fmt3.discard(f.key)
+        elif kind == "operator_done":
+            if f.command != "cluster_forget" or not f.outcome.startswith("refused"):
+                continue
+            written_at = old.get("nodes/" + f.node)
+            if written_at is not None and procs[q].clock.local(t) - written_at < span:
+                out.forget_refused_fresh = True
+            if "nodes/" + f.node in fmt3:
+                out.forget_refused_format3 = True
+        elif f.key.startswith("nodes/"):
+            applied = kind == "apply"
+            if applied and f.op == "DELETE" and q >= 0 and f.prev_state.startswith("node "):
+                out.forget_deleted = True
+            old[f.key] = (procs[q].clock.local(sent_ms(events[i])) if applied and q >= 0
+                          and f.state.startswith("node ") else None)
+            if applied and f.state.startswith(("live ", "fenced ", "released ")):
+                fmt3.add(f.key)
+            else:
+                fmt3.discard(f.key)
+    return out
+
+
+@point("forget deleted a retired heartbeat",
+       "`cluster forget` deleted an old-format heartbeat stale by UP-2's test (FN-8)", topic="upgrade")
+def _forget_deleted(c: Context) -> bool:
+    return c.scan(_old_heartbeats).forget_deleted
+
+
+@point("forget met a fresh heartbeat", "`cluster forget` was asked while the node's old-format heartbeat in the "
+                                       "bucket was fresh by UP-2's test, and refused (FN-8)", topic="upgrade")
+def _forget_refused_fresh(c: Context) -> bool:
+    return c.scan(_old_heartbeats).forget_refused_fresh
+
+
+@point("guard read lost on a fresh heartbeat", "a new node's read of an old-format heartbeat still fresh by UP-2's "
+       "test was lost or failed (the start guard must hold on a read that proves nothing)", topic="upgrade")
+def _guard_read_lost(c: Context) -> bool:
+    return c.scan(_old_heartbeats).guard_read_lost
+
+
+@point("forget met a format-3 object", "`cluster forget` was asked of a node whose object is in format 3 (a node "
+                                       "gone for good, or retired), and refused (FN-8)", topic="upgrade")
+def _forget_refused_format3(c: Context) -> bool:
+    return c.scan(_old_heartbeats).forget_refused_format3

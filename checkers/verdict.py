@@ -3,8 +3,9 @@
 Campaigns, replay, shrink and the explorer all judge a history here, so that "does this run
 fail?" has one answer everywhere. A violation a known finding about the ADR explains
 (checkers/findings.py) is counted as that finding, not as a failure; with `strict` it fails
-the run too. Invariants a history cannot judge (liveness without a quiet phase that ran to its
-end, anything but safety in a run its environment cut short) are left out, with why.
+the run too. Invariants a history cannot judge are left out, with why, as their declarations
+say (checkers/registry.py): those judged in the quiet phase, in a run without one; those and
+the ones judged on a whole run, in a run its environment cut short.
 
 Exceptions are not caught here: a checker that cannot read a history is a bug of the tool,
 which the caller reports as such (never as a violation).
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 from history import History, Violation
 
-from . import LIVENESS, blip, check_all, measure_all
+from . import check_all, measure_all, registry
 from .findings import classify
 
 
@@ -33,25 +34,21 @@ class Verdict:
 
 
 def not_judged(history: History, env_failure: str | None = None) -> dict[str, str]:
-    """The invariants a history cannot judge, and why: liveness needs a quiet phase that ran to
-    its end (INV-4, INV-7), and a run cut short by its environment judges safety only."""
+    """The invariants a history cannot judge, and why."""
     if env_failure is not None:
-        return {inv: "the run was cut short by its environment" for inv in LIVENESS + (blip.INVARIANT,)}
+        return {inv.id: "the run was cut short by its environment" for inv in registry.invariants()
+                if inv.quiet or inv.whole_run}
     if not history.of_kind("quiet"):
-        return {inv: "no quiet phase" for inv in LIVENESS}
+        return {inv.id: "no quiet phase" for inv in registry.invariants() if inv.quiet}
     return {}
 
 
 def judge(history: History, strict: bool = False, env_failure: str | None = None,
           measure: bool = False) -> Verdict:
-    """Every checker over `history` (but those it cannot judge), findings classified."""
+    """Every checker over `history` (but those it cannot judge), findings classified; with
+    `measure`, the figures a report sums (those of an invariant not judged: nothing measured)."""
     skip = not_judged(history, env_failure)
     found = check_all(history, skip=frozenset(skip))
     unexplained, by_finding = classify(history, found)
-    measures = measure_all(history) if measure else {}
-    if measures:
-        if "INV-7" in skip:
-            measures["failover_ms"] = []
-        if "INV-9" in skip:
-            measures["blip_judged"] = 0
+    measures = measure_all(history, skip=frozenset(skip)) if measure else {}
     return Verdict(found if strict else unexplained, by_finding, skip, measures)

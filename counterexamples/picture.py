@@ -158,7 +158,7 @@ def render(history, violation, plan: dict | None = None) -> str:
     # outages
     for i, (t, _p, kind, f) in enumerate(ev):
         if kind == "outage":
-            machine, until = f
+            machine, until = f.machine, f.until_ms
             for k, p in enumerate(lanes):
                 if machine == "*" or procs[p].machine == machine:
                     svg.rect(t, min(until, history.end_ms), TOP + k * LANE_H, LANE_H - 4, "outage",
@@ -177,7 +177,7 @@ def render(history, violation, plan: dict | None = None) -> str:
         believed = []
         for i, (t, q, kind, f) in enumerate(ev):
             if q == p and kind == "lease_valid":
-                believed.append((t, min(clock.true_at(f[1]), end), i))
+                believed.append((t, min(clock.true_at(f.until_ms), end), i))
         world = [(s, e) for s, e, _i in fx.lease.get(p, ())]
         for s, e, i in _merge(believed):
             for a, b in _minus((s, e), world):  # where the model believes more than the world's facts give
@@ -227,7 +227,8 @@ def render(history, violation, plan: dict | None = None) -> str:
             continue
         y = TOP + lane_of[p] * LANE_H + LANE_H - 4
         if kind == "apply":
-            key, op, cond, _ps, named, serial, state, _prev, sent = f
+            key, op, cond, state, sent = f.key, f.op, f.cond, f.state, f.sent_ms
+            named, serial = f.named_serial, f.serial
             renewal = _renewal(history, i)
             cls = "w " + ("renewal" if renewal else "cond" if cond else "uncond")
             late = t - sent > history.params["attempt_timeout_ms"]
@@ -243,26 +244,25 @@ def render(history, violation, plan: dict | None = None) -> str:
             if r is not None:
                 svg.text(t, bucket_y + 14 + r * 13, text, "wlabel", tip)
         elif kind == "refused":
-            key, op, cond, met, sent = f[:5]
-            status = f[5] if len(f) > 5 else 412
+            key, op, cond, met, sent, status = f.key, f.op, f.cond, f.met, f.sent_ms, f.status
             tip = f"{op} {key} ({cond}) refused: {status}, it met \"{met}\"\n" + history.describe(i)
             svg.line(sent, y, t, bucket_y, "w refused", tip)
             r = label_row(t, f"{cond} {status} {key}")
             if r is not None:
                 svg.text(t, bucket_y + 14 + r * 13, f"{cond} {status} {key}", "wlabel refused", tip)
-        elif kind == "fault" and f[0] in ("request_lost", "late", "held_back"):
+        elif kind == "fault" and f.what in ("request_lost", "late", "held_back"):
             late_ms[i] = t
-            lost = f[0] == "request_lost"
+            lost = f.what == "request_lost"
             svg.line(t, y, t, y + 8, "w lost" if lost else "w late", history.describe(i))
-            svg.text(t, y + 8, "✕ lost" if lost else "late", "wlabel lost", history.describe(i) + "\n" + f[1])
+            svg.text(t, y + 8, "✕ lost" if lost else "late", "wlabel lost", history.describe(i) + "\n" + f.target)
     for i, (t, p, kind, f) in enumerate(ev):
         if p < 0 and kind == "fault_delete":
-            svg.text(t, bucket_y + 56, f"✕ {f[0]} deleted", "wlabel refused", history.describe(i))
+            svg.text(t, bucket_y + 56, f"✕ {f.key} deleted", "wlabel refused", history.describe(i))
     # the violation: its proving events ringed, the true time between them shaded
     if violation is not None and proving:
-        times = [ev[i][0] for i in proving if 0 <= i < len(ev)]
+        times = [ev[i].t_ms for i in proving if 0 <= i < len(ev)]
         lo, hi = min(times), max(times)
-        involved = sorted({lane_of[ev[i][1]] for i in proving if ev[i][1] in lane_of})
+        involved = sorted({lane_of[ev[i].proc] for i in proving if ev[i].proc in lane_of})
         if hi > lo:
             for k in involved or range(n):
                 svg.rect(lo, hi, TOP + k * LANE_H, LANE_H - 4, "overlap",
@@ -270,9 +270,9 @@ def render(history, violation, plan: dict | None = None) -> str:
         for i in sorted(proving):
             if not 0 <= i < len(ev):
                 continue
-            t, p = ev[i][0], ev[i][1]
+            t, p = ev[i].t_ms, ev[i].proc
             yy = TOP + lane_of[p] * LANE_H + LANE_H / 2 if p in lane_of else bucket_y + 10
-            if ev[i][2] in ("apply", "refused"):
+            if ev[i].kind in ("apply", "refused"):
                 yy = bucket_y + 4
             svg.line(t, 16, t, height, "proving", history.describe(i))
             svg.dot(t, yy, 7, "violation", f"{violation.invariant}: {violation.message}\n" + history.describe(i))

@@ -22,53 +22,50 @@ def _s(ms: int) -> str:
     return f"{ms / 1000:8.3f} s"
 
 
-def fault_phrase(d: dict) -> str:
+def fault_phrase(f) -> str:
     """A `fault` event's fields for people: its kind, what it hit, its length, its word."""
-    what = d["what"].replace("_", " ")
-    ms = f", {d['ms']} ms" if d.get("ms") is not None else ""
-    detail = f": {d['detail']}" if d.get("detail") else ""
-    return f"fault {what} ({d['target']}{ms}){detail}"
+    what = f.what.replace("_", " ")
+    ms = f", {f.ms} ms" if f.ms is not None else ""
+    detail = f": {f.detail}" if f.detail else ""
+    return f"fault {what} ({f.target}{ms}){detail}"
 
 
 def phrase(history, i: int) -> str:
     """One event as a sentence (a fallback: its kind and fields)."""
-    from model.observations import KINDS
-
-    t, p, kind, f = history.events[i]
-    d = dict(zip(KINDS.get(kind, ()), f))
+    _t, _p, kind, f = history.events[i]
     if kind == "apply":
-        cond = {"if-match": f"if-match #{d['named_serial']}", "if-none-match": "if-none-match", None: "unconditional"}
-        what = "deleted" if d["op"] == "DELETE" else f'wrote "{d["state"]}"' if d["state"] else "wrote"
-        return (f"{what} to {d['key']} ({cond.get(d['cond'], d['cond'])}, sent at {d['sent_ms'] / 1000:.3f} s): "
-                f"#{d['prev_serial']} -> #{d['serial']}" + (f', was "{d["prev_state"]}"' if d["prev_state"] else ""))
+        cond = {"if-match": f"if-match #{f.named_serial}", "if-none-match": "if-none-match", None: "unconditional"}
+        what = "deleted" if f.op == "DELETE" else f'wrote "{f.state}"' if f.state else "wrote"
+        return (f"{what} to {f.key} ({cond.get(f.cond, f.cond)}, sent at {f.sent_ms / 1000:.3f} s): "
+                f"#{f.prev_serial} -> #{f.serial}" + (f', was "{f.prev_state}"' if f.prev_state else ""))
     if kind == "refused":
-        status = d.get("status", 412)
-        met = f': it met "{d["met"]}"' if d["met"] else ": the object is absent"
-        return f'{d["op"]} {d["key"]} ({d["cond"]}) refused with {status}{met}'
+        met = f': it met "{f.met}"' if f.met else ": the object is absent"
+        return f"{f.op} {f.key} ({f.cond}) refused with {f.status}{met}"
     if kind == "fault":
-        return fault_phrase(d)
+        return fault_phrase(f)
     if kind == "fault_delete":
-        return f"fault: {d['key']} deleted by mistake (outside the protocol)"
+        return f"fault: {f.key} deleted by mistake (outside the protocol)"
     if kind == "start":
-        return f"starts on {d['machine']}"
+        return f"starts on {f.machine}"
     if kind == "crash":
         return "crashes (no write on the way out)"
     if kind == "exit":
-        return f"exits ({d['status']}): {d['reason']}"
+        return f"exits ({f.status}): {f.reason}"
     if kind == "client":
-        return f"a client asks for {d['actor']} (request {d['request']})"
+        return f"a client asks for {f.actor} (request {f.request})"
+    named = f._asdict()  # the kind's fields by name, in its order (model/observations.py)
     if kind in ("served", "data_acked", "hold_began", "hold_ended", "released", "release_pending", "release_dropped",
                 "acquire_unresolved", "resolver_release", "unresolved_ended", "restored", "event_cut"):
-        rest = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("actor", "generation", "version"))
-        return f"{kind.replace('_', ' ')} {d['actor']} at generation {d['generation']}" + (f" ({rest})" if rest else "")
-    return kind.replace("_", " ") + (" " + ", ".join(f"{k} {v}" for k, v in d.items()) if d else "")
+        rest = ", ".join(f"{k} {v}" for k, v in named.items() if k not in ("actor", "generation", "version"))
+        return f"{kind.replace('_', ' ')} {f.actor} at generation {f.generation}" + (f" ({rest})" if rest else "")
+    return kind.replace("_", " ") + (" " + ", ".join(f"{k} {v}" for k, v in named.items()) if named else "")
 
 
 def _renewal(history, i: int) -> bool:
     """A lease write that changes nothing a reader needs: `live` over `live` of the same instance."""
     _t, _p, kind, f = history.events[i]
-    return (kind == "apply" and f[0].startswith("nodes/") and f[6].startswith("live ")
-            and f[7].startswith("live ") and f[6].split(" ")[1] == f[7].split(" ")[1])
+    return (kind == "apply" and f.key.startswith("nodes/") and f.state.startswith("live ")
+            and f.prev_state.startswith("live ") and f.state.split(" ")[1] == f.prev_state.split(" ")[1])
 
 
 def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
@@ -83,7 +80,7 @@ def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
     ends = {}
     for t, p, kind, f in history.events:
         if kind in ("crash", "exit") and p not in ends:
-            ends[p] = (t, "crashed" if kind == "crash" else f"exited: {f[1]}")
+            ends[p] = (t, "crashed" if kind == "crash" else f"exited: {f.reason}")
     base = history.options.get("clock_base", 0)  # the reading of true time: offsets count from it
     for p, proc in enumerate(history.processes):
         if proc.node_id == "operator":
@@ -97,16 +94,16 @@ def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
     lines.append(f"  timing: ttl {p['ttl_ms']} ms, grace {p['grace_ms']}, safety {p['safety_ms']}, max_skew "
                  f"{p['max_skew_ms']}, heartbeat {p['heartbeat_period_ms']}, attempt timeout {p['attempt_timeout_ms']}")
     lines.append("")
-    faults = [i for i, e in enumerate(history.events) if e[2] in FAULTS]
+    faults = [i for i, e in enumerate(history.events) if e.kind in FAULTS]
     lines.append(f"The faults, in order ({len(faults)}):" if faults else "No fault struck.")
     for i in faults[:limit]:
-        lines.append(f"  {_s(history.events[i][0])}  {_who(history, i):<16} {phrase(history, i)}")
+        lines.append(f"  {_s(history.events[i].t_ms)}  {_who(history, i):<16} {phrase(history, i)}")
     if len(faults) > limit:
         lines.append(f"  ... and {len(faults) - limit} more (see the timeline)")
     lines.append("")
     lines.append("What happened (>> marks the events that prove the violation):")
     proving = set(violation.events)
-    told = [i for i, e in enumerate(history.events) if e[2] in TOLD and e[2] not in FAULTS or i in proving]
+    told = [i for i, e in enumerate(history.events) if e.kind in TOLD and e.kind not in FAULTS or i in proving]
     shown = 0
     k = 0
     while k < len(told):
@@ -114,17 +111,17 @@ def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
         if _renewal(history, i) and i not in proving:
             j = k
             while j + 1 < len(told) and _renewal(history, told[j + 1]) and told[j + 1] not in proving \
-                    and history.events[told[j + 1]][1] == history.events[i][1]:
+                    and history.events[told[j + 1]].proc == history.events[i].proc:
                 j += 1
             if j > k:
-                last = history.events[told[j]][0]
-                lines.append(f"  {_s(history.events[i][0])}  {_who(history, i):<16} renews its node lease "
+                last = history.events[told[j]].t_ms
+                lines.append(f"  {_s(history.events[i].t_ms)}  {_who(history, i):<16} renews its node lease "
                              f"{j - k + 1} times, until {last / 1000:.3f} s")
                 k = j + 1
                 shown += 1
                 continue
         mark = ">>" if i in proving else "  "
-        lines.append(f"{mark}{_s(history.events[i][0])}  {_who(history, i):<16} {phrase(history, i)}")
+        lines.append(f"{mark}{_s(history.events[i].t_ms)}  {_who(history, i):<16} {phrase(history, i)}")
         shown += 1
         k += 1
         if shown >= 4 * limit:
@@ -137,5 +134,5 @@ def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
 
 
 def _who(history, i: int) -> str:
-    p = history.events[i][1]
+    p = history.events[i].proc
     return history.processes[p].label if p >= 0 else "world"

@@ -429,7 +429,7 @@ class Explorer:
         """The violating path as a plan, cut 1 ms after the last event the violation names, and its
         run in the SimPy world."""
         w = out.world
-        cut = max((w.history.events[i][0] for i in out.violation.events), default=w.t) + 1
+        cut = max((w.history.events[i].t_ms for i in out.violation.events), default=w.t) + 1
         plan, history = self.as_plan(w, cut, {"invariant": out.violation.invariant, "distinct_states": out.distinct})
         plan["invariant"] = out.violation.invariant
         return plan, history
@@ -452,6 +452,8 @@ class Explorer:
         rest.deciding = False
         while not rest.begun or rest.next_due() is not None and rest.next_due() < cut:
             rest.advance()
+        # (each event's true time by position: the events are compared as plain data, and a history
+        # doctored by hand may hold plain tuples)
         mine = [e for e in rest.history.events if e[0] < cut]
         if json.loads(json.dumps(history.events)) != json.loads(json.dumps(mine)):
             raise FidelityError("the SimPy world's replay of the explored path differs from the explorer's run")

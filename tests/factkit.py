@@ -105,39 +105,38 @@ def listed(h: History, t_ms: int, proc: int, actor: str, keys: list[str], sent: 
 
 def finish(h: History, ix: dict | None = None) -> History:
     """True-time order (stable), chain fields filled, `ix`'s indices remapped; the history."""
-    order = sorted(range(len(h.events)), key=lambda i: h.events[i][0])
+    order = sorted(range(len(h.events)), key=lambda i: h.events[i].t_ms)
     new_of = {old: new for new, old in enumerate(order)}
     events = [h.events[i] for i in order]
     objects: dict[str, tuple[int, str]] = {}  # key -> (serial, state)
     serial = 0
     for k, (t, p, kind, f) in enumerate(events):
         if kind == "fault_delete":
-            objects.pop(f[0], None)
-        elif kind == "apply" and f[3] is None:
-            key, op, cond, _prev, _named, _serial, state, _prev_state, sent = f
-            prev, prev_state = objects.get(key, (0, ""))
-            if cond == AUTO:
-                cond = "if-match" if prev else "if-none-match"
-            named = None if cond is None else prev
-            if op == "DELETE":
+            objects.pop(f.key, None)
+        elif kind == "apply" and f.prev_serial is None:
+            prev, prev_state = objects.get(f.key, (0, ""))
+            cond = ("if-match" if prev else "if-none-match") if f.cond == AUTO else f.cond
+            if f.op == "DELETE":
                 new = 0
-                objects.pop(key, None)
+                objects.pop(f.key, None)
             else:
                 serial += 1
                 new = serial
-                objects[key] = (new, state)
-            events[k] = event(t, p, kind, (key, op, cond, prev, named, new, state, prev_state, sent))
+                objects[f.key] = (new, f.state)
+            named = None if cond is None else prev
+            events[k] = event(t, p, kind, f._replace(cond=cond, prev_serial=prev, named_serial=named, serial=new,
+                                                     prev_state=prev_state))
         elif kind == "apply":
-            if f[5]:
-                objects[f[0]] = (f[5], f[6])
-                serial = max(serial, f[5])
+            if f.serial:
+                objects[f.key] = (f.serial, f.state)
+                serial = max(serial, f.serial)
             else:
-                objects.pop(f[0], None)
+                objects.pop(f.key, None)
     h.events = events
     h.cache.clear()
     h._sha = None
     if h.end_ms == 0 and events:
-        h.end_ms = events[-1][0] + 1_000  # a run ends after its last event
+        h.end_ms = events[-1].t_ms + 1_000  # a run ends after its last event
     if ix is not None:
         for name, i in ix.items():
             ix[name] = new_of[i] if isinstance(i, int) else i

@@ -1,10 +1,13 @@
 """Reading a history in scripted-scenario tests: events by kind, node, process and time.
 
-Shared by tests/test_scenarios_*.py. Events are (t_ms, proc, kind, fields); `evs` returns
-(index, t_ms, proc, fields) so an assertion can point at the event it found.
+Shared by tests/test_scenarios_*.py. Events are `Event(t_ms, proc, kind, fields)`, the fields named
+by kind (history/schema.py); `evs` returns `Found(i, t_ms, proc, fields)` so an assertion can point
+at the event it found.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from checkers import check_all
 
@@ -12,8 +15,15 @@ A0 = "t0/c/a0"
 OFFSET_MS = 100_000  # every machine's clock in a scripted world: true time + 100 s
 
 
+class Found(NamedTuple):
+    i: int  # the event's index in the history
+    t_ms: int
+    proc: int
+    fields: tuple  # named: FIELDS[kind]
+
+
 def evs(h, kind=None, node=None, proc=None, since=None, until=None, where=None):
-    """Events as (index, t_ms, proc, fields), filtered."""
+    """Events as Found(i, t_ms, proc, fields), filtered (`where`: a test of the named fields)."""
     out = []
     for i, (t, p, k, f) in enumerate(h.events):
         if kind is not None and k != kind and not (isinstance(kind, tuple) and k in kind):
@@ -28,7 +38,7 @@ def evs(h, kind=None, node=None, proc=None, since=None, until=None, where=None):
             continue
         if where is not None and not where(f):
             continue
-        out.append((i, t, p, f))
+        out.append(Found(i, t, p, f))
     return out
 
 
@@ -44,8 +54,9 @@ def procs(h, node_id):
 
 
 def applies(h, key, **kw):
-    """Bucket writes that took effect on `key` (fields: key, op, cond, prev, named, serial, state, prev_state)."""
-    return evs(h, "apply", where=lambda f: f[0] == key, **kw)
+    """Bucket writes that took effect on `key` (fields: key, op, cond, prev_serial, named_serial, serial, state,
+    prev_state, sent_ms)."""
+    return evs(h, "apply", where=lambda f: f.key == key, **kw)
 
 
 def owner_state(node, instance, generation):

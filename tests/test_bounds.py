@@ -114,7 +114,7 @@ def test_fn1_fn2_a_node_fences_only_after_renewing_itself():
     w.at(21_000, "outage", "n1", 40_000)
     h = w.run(until_ms=90_000)
     n1 = [i for i, pr in enumerate(h.processes) if pr.node_id == "n1"][0]
-    recovered = [t for t, pp, kind, f in h.events if pp == n1 and kind == "lease_valid" and f[2] == "recovered"]
+    recovered = [t for t, pp, kind, f in h.events if pp == n1 and kind == "lease_valid" and f.how == "recovered"]
     fenced = [t for t, pp, kind, f in h.events if pp == n1 and kind == "fenced"]
     assert recovered and fenced
     assert fenced[0] >= recovered[0] + p.period_ms + p.attempt_timeout_ms

@@ -381,10 +381,10 @@ def test_bd1_the_mass_fault_puts_more_than_eight_fences_in_flight():
     w = SimWorld(21, broken.MODEL, "swarm", model_name="unbounded_fences")
     assert w.options["mass"] and w.options["delay_ms_max"] == 5
     h = w.run()
-    assert max(e[3][1] for e in h.events if e[2] == "fence_sent") == 9
+    assert max(e.fields.in_flight for e in h.events if e.kind == "fence_sent") == 9
     assert [v.invariant for v in CHECKERS["BD-1"](h)] == ["BD-1"]
     h = SimWorld(21, MODEL, "swarm").run()
-    assert max(e[3][1] for e in h.events if e[2] == "fence_sent") <= 8
+    assert max(e.fields.in_flight for e in h.events if e.kind == "fence_sent") <= 8
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
 
@@ -402,7 +402,7 @@ def test_a_record_storm_catches_the_unlocked_resolver_in_the_swarm():
     w = SimWorld(19, broken.MODEL, "swarm", model_name="unlocked_resolver")
     assert w.options["record_storms"] and w.options["p_client_retry"] == 0.9
     h = w.run()
-    assert any(e[2] == "fault" and e[3][0] == "record_storm" for e in h.events)
+    assert any(e.kind == "fault" and e.fields.what == "record_storm" for e in h.events)
     assert {v.invariant for v in check_all(h)} & {"INV-1", "INV-6"}
     h = SimWorld(19, MODEL, "swarm").run()
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
@@ -423,7 +423,7 @@ def test_a_guard_storm_catches_a_guard_failing_open_in_the_swarm():
     w = SimWorld(66, broken.MODEL, "swarm", model_name="guard_fails_open")
     assert w.options["upgrade"]["guard_storm"]
     h = w.run()
-    assert any(e[2] == "fault" and e[3][0] == "guard_storm" for e in h.events)
+    assert any(e.kind == "fault" and e.fields.what == "guard_storm" for e in h.events)
     assert {v.invariant for v in check_all(h)} == {"UP-2"}
     h = SimWorld(66, MODEL, "swarm").run()
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
@@ -444,17 +444,17 @@ def test_a_drain_waits_for_holds_and_catches_a_drain_that_keeps_them():
     w = SimWorld(15, broken.MODEL, "swarm", model_name="drain_keeps_holds")
     assert w.options["drains"][0][:2] == ["n1", 1139] and w.options["drains_wait_for_holds"]
     h = w.run()
-    i = next(k for k, e in enumerate(h.events) if e[2] == "told" and e[3][0] == "drain")
-    assert h.events[i][0] > 10_000
+    i = next(k for k, e in enumerate(h.events) if e.kind == "told" and e.fields.command == "drain")
+    assert h.events[i].t_ms > 10_000
     named = {}
     for t, _p, kind, f in h.events[:i]:
-        if kind == "apply" and f[0].startswith("owners/"):
-            named[f[0]] = f[6]
+        if kind == "apply" and f.key.startswith("owners/"):
+            named[f.key] = f.state
     assert any(state.startswith("held n1 ") for state in named.values()), named
     assert [v.invariant for v in check_all(h)] == ["INV-11"]
     h = SimWorld(15, MODEL, "swarm").run()
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
-    assert any(e[2] == "drained" for e in h.events)
+    assert any(e.kind == "drained" for e in h.events)
 
 
 def test_a_silencing_twin_wins_and_catches_adopting_any_instance():
@@ -473,11 +473,12 @@ def test_a_silencing_twin_wins_and_catches_adopting_any_instance():
     w = SimWorld(1, broken.MODEL, "swarm", model_name="adopt_any_instance")
     assert w.options["twins"][0][0] == "n1" and w.options["twin_silences"] == [0]
     h = w.run()
-    assert any(e[2] == "fault" and e[3][:2] == ("outage", "m1") and e[3][3] == "lease" for e in h.events)
+    assert any(e.kind == "fault" and (e.fields.what, e.fields.target, e.fields.detail) == ("outage", "m1", "lease")
+               for e in h.events)
     assert "LEASE-1" in {v.invariant for v in check_all(h)}
     h = SimWorld(1, MODEL, "swarm").run()
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
-    assert any(e[2] == "exit" and "live under another instance" in e[3][1] for e in h.events)
+    assert any(e.kind == "exit" and "live under another instance" in e.fields.reason for e in h.events)
     assert "twin won" in reached(h)
 
 
@@ -497,11 +498,12 @@ def test_a_silenced_release_catches_a_stop_that_retries_forever():
     assert "CS-2" in {v.invariant for v in check_all(h)}
     h = SimWorld(31, MODEL, "swarm").run()
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
-    (cut,) = [k for k, e in enumerate(h.events) if e[2] == "fault" and e[3][:2] == ("outage", "m2") and e[3][3] == "lease"]
-    t = h.events[cut][0]
-    sent = [e for e in h.events if e[2] == "released_sent" and e[0] == t]
-    assert sent and h.processes[sent[0][1]].machine == "m2"  # the outage begins as the write leaves
-    assert any(e[2] == "exit" and e[1] == sent[0][1] for e in h.events)
+    (cut,) = [k for k, e in enumerate(h.events) if e.kind == "fault"
+              and (e.fields.what, e.fields.target, e.fields.detail) == ("outage", "m2", "lease")]
+    t = h.events[cut].t_ms
+    sent = [e for e in h.events if e.kind == "released_sent" and e.t_ms == t]
+    assert sent and h.processes[sent[0].proc].machine == "m2"  # the outage begins as the write leaves
+    assert any(e.kind == "exit" and e.proc == sent[0].proc for e in h.events)
 
 
 def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
@@ -513,8 +515,8 @@ def test_bd1_the_world_counts_a_fence_in_flight_until_its_answer():
     w.at(20_000, "fence", "n1")
     w.at(25_000, "fence", "n1")
     h = w.run(until_ms=30_000)
-    sent = [(h.processes[e[1]].node_id, e[3]) for e in h.events if e[2] == "fence_sent"]
-    assert sent and all(f == ("nodes/n1", 1) for _n, f in sent), sent
+    sent = [(h.processes[e.proc].node_id, e.fields) for e in h.events if e.kind == "fence_sent"]
+    assert sent and all((f.key, f.in_flight) == ("nodes/n1", 1) for _n, f in sent), sent
     assert {n for n, _f in sent} <= {"operator", "n0"}
 
 

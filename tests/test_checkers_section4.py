@@ -235,7 +235,7 @@ def test_inv7_the_takers_clock_may_run_two_skews_behind():
     waits until its own clock passes written_at + ttl + grace; its clock may run 2 * max_skew behind the
     owner's, so a request at 28.5 s (past ttl + grace + P + A + one max_skew, before two) judges nothing."""
     h, _ = _failover_run(new_hold_at=None)
-    h.events = [e for e in h.events if e[2] != "client"]
+    h.events = [e for e in h.events if e.kind != "client"]
     ev(h, 28_500, 1, "client", actor=A0, node="n1", request=1)
     finish(h)
     assert INV_7(h) == []
@@ -244,7 +244,7 @@ def test_inv7_the_takers_clock_may_run_two_skews_behind():
 def test_inv7_request_before_the_bound_is_not_judged():
     """INV-7: a request before the actor had to be free (29.02 s) judges nothing; the one after it does."""
     h, _ = _failover_run(new_hold_at=None)
-    h.events = [e for e in h.events if e[2] != "client"]
+    h.events = [e for e in h.events if e.kind != "client"]
     ev(h, 15_000, 1, "client", actor=A0, node="n1", request=1)
     finish(h)
     assert INV_7(h) == []

@@ -102,8 +102,8 @@ def test_a_planned_run_draws_nothing():
     calm = dict(plan, choices={})
     h = run_plan(calm)
     # (a scheduled outage's refusals are the plan's options, not drawn: "failed fast (refused: cut off)")
-    assert not any(kind == "fault" and f[0] in ("request_lost", "reply_lost", "fail_fast", "late", "held_back")
-                   and "cut off" not in (f[3] or "") for _t, _p, kind, f in h.events)
+    assert not any(kind == "fault" and f.what in ("request_lost", "reply_lost", "fail_fast", "late", "held_back")
+                   and "cut off" not in (f.detail or "") for _t, _p, kind, f in h.events)
     assert MODEL is not None and len(h.events) > 0
 
 
@@ -116,12 +116,12 @@ def test_removing_one_drawn_fault_removes_it_and_only_it():
     dropped = faults[len(faults) // 2]
     cand = dict(plan, choices={k: v for k, v in plan["choices"].items() if k != dropped})
     h = run_plan(cand)
-    before = [e for e in history.events if e[2] == "fault"]
-    after = [e for e in h.events if e[2] == "fault"]
+    before = [e for e in history.events if e.kind == "fault"]
+    after = [e for e in h.events if e.kind == "fault"]
     first_diff = next(i for i, (a, b) in enumerate(zip(history.events, h.events)) if a != b)
     # up to where the two runs part, the same faults struck
-    assert [e for e in before if e[0] < history.events[first_diff][0]] == \
-           [e for e in after if e[0] < history.events[first_diff][0]]
+    parted_ms = history.events[first_diff].t_ms
+    assert [e for e in before if e.t_ms < parted_ms] == [e for e in after if e.t_ms < parted_ms]
     assert len(after) < len(before)
 
 
@@ -298,9 +298,9 @@ def test_a_conditional_write_on_a_deleted_object_is_recorded_with_its_status(abs
 
     world = ScriptedWorld(nodes=1, absent_if_match=absent).at(20_000, "delete", "nodes/n0")
     h = world.run(until_ms=30_000)
-    refused = [i for i, e in enumerate(h.events) if e[2] == "refused" and e[3][0] == "nodes/n0"]
+    refused = [i for i, e in enumerate(h.events) if e.kind == "refused" and e.fields.key == "nodes/n0"]
     assert refused, "the lease write after the delete is refused"
-    assert h.events[refused[0]][3][5] == absent
+    assert h.events[refused[0]].fields.status == absent
     assert f"refused with {absent}: the object is absent" in phrase(h, refused[0])
     assert f"if-match {absent} nodes/n0" in render(h, None)
 

@@ -31,7 +31,8 @@ def _kept_plan(name: str):
 
 
 def _judged_doctored(h, index: int, fields: tuple):
-    """(unexplained violations, findings) of a copy of `h` whose event `index` has these fields."""
+    """(unexplained violations, findings) of a copy of `h` whose event `index` has these fields (named:
+    the event's own, `_replace`d)."""
     doctored = copy.deepcopy(h)
     doctored._sha = None
     doctored.cache.clear()
@@ -68,8 +69,8 @@ def test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other():
     w.at(20_900, "delete", "nodes/n0")
     h = w.run(until_ms=40_000)
     first, twin = procs(h, "n0")
-    created = evs(h, "apply", proc=twin, where=lambda f: f[0] == "nodes/n0" and f[2] == "if-none-match")
-    assert created and created[0][1] > 20_900  # landed after the delete, on no object
+    created = evs(h, "apply", proc=twin, where=lambda f: f.key == "nodes/n0" and f.cond == "if-none-match")
+    assert created and created[0].t_ms > 20_900  # landed after the delete, on no object
     found = _found(h)
     assert list(found) == ["F-1"] and found["F-1"][0].invariant == "LEASE-1"
 
@@ -89,7 +90,7 @@ def test_f2_a_drain_waits_forever_on_a_lost_acquire(action):
     (p0,) = procs(h, "n0")
     assert evs(h, "acquire_unresolved", proc=p0) and evs(h, "drain_began", proc=p0)
     assert evs(h, "drained", proc=p0) == []  # never
-    assert evs(h, "apply", where=lambda f: f[0] == "owners/" + A0) == []  # the record never changed
+    assert evs(h, "apply", where=lambda f: f.key == "owners/" + A0) == []  # the record never changed
     found = _found(h)
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
 
@@ -118,10 +119,10 @@ def test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again(
     h = w.run(until_ms=45_000)
     (p0,) = procs(h, "n0")
     me = h.processes[p0].instance
-    fenced = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith(f"fenced {me} "))
-    live_again = evs(h, "apply", proc=p0, since=fenced[0][1],
-                     where=lambda f: f[0] == "nodes/n0" and f[6].startswith(f"live {me} "))
-    assert fenced and live_again and live_again[0][3][7] == ""  # written over no object
+    fenced = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.state.startswith(f"fenced {me} "))
+    live_again = evs(h, "apply", proc=p0, since=fenced[0].t_ms,
+                     where=lambda f: f.key == "nodes/n0" and f.state.startswith(f"live {me} "))
+    assert fenced and live_again and live_again[0].fields.prev_state == ""  # written over no object
     found = _found(h)
     assert list(found) == ["F-3"]
 
@@ -141,8 +142,8 @@ def test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced():
     w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
     h = w.run(until_ms=60_000)
     p0 = procs(h, "n0")[0]  # (the supervisor restarts it afterwards)
-    (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith("fenced "))
-    assert h.processes[fence[2]].node_id == "n1" and 37_500 <= fence[1] < 38_500
+    (fence,) = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.state.startswith("fenced "))
+    assert h.processes[fence.proc].node_id == "n1" and 37_500 <= fence.t_ms < 38_500
     assert evs(h, "exit", proc=p0)
     found = _found(h)
     assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
@@ -156,8 +157,8 @@ def test_f4_also_when_the_fence_lands_just_after_the_fencer_lapsed():
     on a lease valid until 79.692 s, and the fence landed at 79.703 s. The fencer decided on a valid lease:
     F-4, judged at the fence's send, not at its landing."""
     h = _kept_plan("f4-fence-sent-before-the-fencer-lapsed")
-    (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[6].startswith("fenced "))
-    assert fence[3][8] == 79_660 and fence[1] == 79_703
+    (fence,) = evs(h, "apply", where=lambda f: f.key == "nodes/n1" and f.state.startswith("fenced "))
+    assert fence.fields.sent_ms == 79_660 and fence.t_ms == 79_703
     found = _found(h)
     assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
 
@@ -172,7 +173,7 @@ def test_f4_with_cadences_in_lockstep_the_blip_restarts_nothing():
     w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
     w.options.update(starts=[0, 0], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
     h = w.run(until_ms=60_000)
-    assert evs(h, "apply", where=lambda f: f[0].startswith("nodes/") and f[6].startswith("fenced ")) == []
+    assert evs(h, "apply", where=lambda f: f.key.startswith("nodes/") and f.state.startswith("fenced ")) == []
     assert check_all(h) == []
 
 
@@ -188,12 +189,12 @@ def test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced():
     w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
     h = w.run(until_ms=45_000)
     p0 = procs(h, "n0")[0]
-    first = evs(h, "apply", proc=p0, where=lambda f: f[0] == "nodes/n0")
-    assert len(first) == 1 and first[0][3][2] == "if-none-match" and first[0][1] < 15_500
+    first = evs(h, "apply", proc=p0, where=lambda f: f.key == "nodes/n0")
+    assert len(first) == 1 and first[0].fields.cond == "if-none-match" and first[0].t_ms < 15_500
     assert len(evs(h, "check_began", proc=p0)) == 2  # back to the check after the blip's failed re-read
-    (fence,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[6].startswith("fenced "))
-    assert h.processes[fence[2]].node_id == "n1" and 29_000 <= fence[1] < 31_000
-    assert evs(h, "exit", proc=p0)[0][3][0] == 1
+    (fence,) = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.state.startswith("fenced "))
+    assert h.processes[fence.proc].node_id == "n1" and 29_000 <= fence.t_ms < 31_000
+    assert evs(h, "exit", proc=p0)[0].fields.status == 1
     found = _found(h)
     assert list(found) == ["F-5"] and found["F-5"][0].invariant == "INV-9"
 
@@ -207,8 +208,8 @@ def test_f5_also_when_the_first_write_lands_inside_the_blip():
     w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", ms=600, times=1))
     h = w.run(until_ms=45_000)
     p0 = procs(h, "n0")[0]
-    (first,) = evs(h, "apply", proc=p0, where=lambda f: f[0] == "nodes/n0")
-    assert first[3][8] < 15_300 < first[1]  # sent before the blip, applied in it
+    (first,) = evs(h, "apply", proc=p0, where=lambda f: f.key == "nodes/n0")
+    assert first.fields.sent_ms < 15_300 < first.t_ms  # sent before the blip, applied in it
     found = _found(h)
     assert list(found) == ["F-5"] and found["F-5"][0].invariant == "INV-9"
 
@@ -219,7 +220,7 @@ def test_f5_without_the_blip_the_late_reply_restarts_nothing():
     w.options.update(starts=[0, 0])
     w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
     h = w.run(until_ms=45_000)
-    assert evs(h, "apply", where=lambda f: f[0].startswith("nodes/") and f[6].startswith("fenced ")) == []
+    assert evs(h, "apply", where=lambda f: f.key.startswith("nodes/") and f.state.startswith("fenced ")) == []
     assert check_all(h) == []
 
 
@@ -232,7 +233,7 @@ def test_a_check_that_reads_its_own_fence_exits():
     h = w.run(until_ms=45_000)
     (p0,) = procs(h, "n0")
     (exit_,) = evs(h, "exit", proc=p0)
-    assert exit_[3][0] == 1 and "fenced naming this instance" in exit_[3][1]
+    assert exit_.fields.status == 1 and "fenced naming this instance" in exit_.fields.reason
     assert check_all(h) == []
 
 
@@ -245,16 +246,16 @@ def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
     for good. nodes/n1 stays "node n1": it frees nothing (FN-5) and takes no fence (FN-7), so t0/c/a0 stays
     held at the end."""
     h = _kept_plan("f6-old-heartbeat-over-a-new-node")
-    (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[7].startswith("live ") and f[6] == "node n1")
-    assert over[3][8] == 9_009 and over[1] == 11_381  # sent before the guard passed, landed after
-    assert evs(h, "guard_passed", node="n1")[0][1] < over[1]
-    exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e[3][1]]
-    assert exits and exits[0][3][0] == 1
+    (over,) = evs(h, "apply", where=lambda f: f.key == "nodes/n1" and f.prev_state.startswith("live ")
+                  and f.state == "node n1")
+    assert over.fields.sent_ms == 9_009 and over.t_ms == 11_381  # sent before the guard passed, landed after
+    assert evs(h, "guard_passed", node="n1")[0].t_ms < over.t_ms
+    exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e.fields.reason]
+    assert exits and exits[0].fields.status == 1
     found = _found(h)
     assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-4"}
     # the same end, but the old heartbeat written over another instance's object: not F-6, a violation
-    f = over[3]
-    unexplained, found = _judged_doctored(h, over[0], f[:7] + ("live 0badcafe 581967",) + f[8:])
+    unexplained, found = _judged_doctored(h, over.i, over.fields._replace(prev_state="live 0badcafe 581967"))
     assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
 
 
@@ -266,14 +267,14 @@ def test_f6_also_delays_a_failover_past_t5s_bound():
     actor waits for n1's next process, whose start guard waits out that heartbeat first: the new hold
     comes later than T-5's failover bound."""
     h = _kept_plan("f6-old-heartbeat-delays-a-failover")
-    (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n1" and f[7].startswith("live ") and f[6] == "node n1")
-    exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e[3][1]]
-    assert exits and exits[0][1] > over[1]
+    (over,) = evs(h, "apply", where=lambda f: f.key == "nodes/n1" and f.prev_state.startswith("live ")
+                  and f.state == "node n1")
+    exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e.fields.reason]
+    assert exits and exits[0].t_ms > over.t_ms
     found = _found(h)
     assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-7"}
     # the same failover, but the heartbeat landed over another instance's object: a violation, no finding
-    f = over[3]
-    unexplained, found = _judged_doctored(h, over[0], f[:7] + ("live 0badcafe 510696",) + f[8:])
+    unexplained, found = _judged_doctored(h, over.i, over.fields._replace(prev_state="live 0badcafe 510696"))
     assert "F-6" not in found and "INV-7" in {v.invariant for v in unexplained}
 
 
@@ -284,15 +285,16 @@ def test_f6_also_when_a_forget_deletes_the_old_heartbeat_with_no_fence_after():
     format, FN-7), then forgets it (FN-8 deletes the stale old heartbeat): nodes/n0 ends absent, which frees
     nothing (FN-5), so t0/c/a8 stays held. The remedy is forget, then fence."""
     h = _kept_plan("f6-old-heartbeat-forgotten-not-fenced")
-    (over,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[7].startswith("live ") and f[6] == "node n0")
-    (forgot,) = evs(h, "apply", where=lambda f: f[0] == "nodes/n0" and f[1] == "DELETE")
-    assert forgot[1] > over[1] and forgot[3][7] == "node n0"
+    (over,) = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.prev_state.startswith("live ")
+                  and f.state == "node n0")
+    (forgot,) = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.op == "DELETE")
+    assert forgot.t_ms > over.t_ms and forgot.fields.prev_state == "node n0"
     found = _found(h)
     assert list(found) == ["F-6"] and {v.invariant for v in found["F-6"]} == {"INV-4"}
     # the same end, but a fence of n0 landed after the landing (a format-3 object again): no finding
-    f = forgot[3]
-    unexplained, found = _judged_doctored(h, forgot[0], ("nodes/n0", "PUT", "if-match") + f[3:5]
-                                          + (f[3] + 1000, "fenced 68e1a746 0") + f[7:])
+    f = forgot.fields
+    fenced = f._replace(op="PUT", cond="if-match", serial=f.prev_serial + 1000, state="fenced 68e1a746 0")
+    unexplained, found = _judged_doctored(h, forgot.i, fenced)
     assert "F-6" not in found and "INV-4" in {v.invariant for v in unexplained}
 
 
@@ -301,7 +303,7 @@ def test_f2_also_when_the_acquire_write_failed_fast():
     record write failed fast (refused before it was sent: it never reached the bucket), its read-back
     failed too, and the drain that followed never ended."""
     h = _kept_plan("f2-acquire-write-failed-fast")
-    assert any(e[2] == "fault" and e[3][0] == "fail_fast" and e[3][1].startswith("PUT owners/")
+    assert any(e.kind == "fault" and e.fields.what == "fail_fast" and e.fields.target.startswith("PUT owners/")
                for e in h.events)
     found = _found(h)
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
@@ -314,12 +316,12 @@ def test_f2_also_when_the_acquire_write_was_refused_409():
     back finds the record unchanged, and the unresolved acquire is read for ever (OR-8): the drain that
     follows never ends (CS-3)."""
     h = _kept_plan("f2-acquire-write-conflicted")
-    (conflict,) = evs(h, "conflicted", where=lambda f: f[0] == "owners/t0/c/a2")
+    (conflict,) = evs(h, "conflicted", where=lambda f: f.key == "owners/t0/c/a2")
     found = _found(h)
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
     # the same drain, the 409 on a record that changed before the drain's bound (n0 released t1/c/a1 as it
     # drained): nothing waits on it, no finding
-    unexplained, found = _judged_doctored(h, conflict[0], ("owners/t1/c/a1",) + conflict[3][1:])
+    unexplained, found = _judged_doctored(h, conflict.i, conflict.fields._replace(key="owners/t1/c/a1"))
     assert "F-2" not in found and "INV-11" in {v.invariant for v in unexplained}
 
 
@@ -332,4 +334,4 @@ def test_f3_also_when_the_first_write_met_its_fence_and_a_twin_replaced_it():
     found = _found(h)
     assert list(found) == ["F-3"] and found["F-3"][0].invariant == "INV-10"
     j = found["F-3"][0].events[0]
-    assert h.events[j][2] == "refused" and h.events[j][3][3].startswith("fenced ")
+    assert h.events[j].kind == "refused" and h.events[j].fields.met.startswith("fenced ")

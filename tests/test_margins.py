@@ -180,7 +180,7 @@ def test_deadline_races_run_and_the_correct_model_keeps_a_margin(deadline_histor
     for h in deadline_histories:
         p = Params(**h.params)
         assert "T-2" in on_bounds(p), h.params
-        races = [f for _t, _q, kind, f in h.events if kind == "fault" and f[0] == "deadline_race"]
+        races = [f for _t, _q, kind, f in h.events if kind == "fault" and f.what == "deadline_race"]
         raced += bool(races)
         margins = takeover_margins(h)
         measured += bool(margins)
@@ -212,18 +212,20 @@ def test_a_lapse_race_loses_only_the_owners_lease_writes(deadline_histories):
     for h in deadline_histories:
         if not h.options.get("lapse_acquires"):
             continue
-        lease_cuts = {(t, f[1]) for t, _q, kind, f in h.events if kind == "fault" and f[0] == "outage" and f[3] == "lease"}
+        lease_cuts = {(t, f.target) for t, _q, kind, f in h.events
+                      if kind == "fault" and f.what == "outage" and f.detail == "lease"}
         for t, _q, kind, f in h.events:
-            if kind != "outage" or (t, f[0]) not in lease_cuts:
+            if kind != "outage" or (t, f.machine) not in lease_cuts:
                 continue
-            machine, until = f
-            until = min([until] + [e[0] for e in h.events if e[2] == "quiet"])  # the quiet phase ends every cut
+            machine = f.machine
+            # the quiet phase ends every cut
+            until = min([f.until_ms] + [e.t_ms for e in h.events if e.kind == "quiet"])
             lapse_races += 1
             mine = {k for k, pr in enumerate(h.processes) if pr.machine == machine}
-            during = [e for e in h.events if e[2] == "apply" and e[1] in mine and t < e[0] <= until
-                      and e[3][8] > t]  # sent during the cut too
-            assert not [e for e in during if e[3][0] == "nodes/" + h.processes[e[1]].node_id], (h.seed, machine)
-            reached_bucket += any(e[3][0].startswith(("owners/", "wal/")) for e in during)
+            during = [e for e in h.events if e.kind == "apply" and e.proc in mine and t < e.t_ms <= until
+                      and e.fields.sent_ms > t]  # sent during the cut too
+            assert not [e for e in during if e.fields.key == "nodes/" + h.processes[e.proc].node_id], (h.seed, machine)
+            reached_bucket += any(e.fields.key.startswith(("owners/", "wal/")) for e in during)
     assert lapse_races and reached_bucket, (lapse_races, reached_bucket)
 
 
@@ -407,9 +409,9 @@ def _failed_guard_reads(model=None, model_name: str = "correct"):
     """New n0 starts at 7 s, its reads of nodes/o... failing until 20 s: its guard cannot read o0's old
     heartbeat (fresh until about 30 s) for 13 s."""
     h, new = _guard_reads_failing(7_000, 20_000, model, model_name)
-    beats = [t for _i, t, _p, f in applies(h, "nodes/o0") if f[6] == "node o0"]
+    beats = [t for _i, t, _p, f in applies(h, "nodes/o0") if f.state == "node o0"]
     assert beats, h.timeline()
-    failed = evs(h, "fault", proc=new, where=lambda f: f[0] == "fail_fast" and f[1] == "GET nodes/o0")
+    failed = evs(h, "fault", proc=new, where=lambda f: f.what == "fail_fast" and f.target == "GET nodes/o0")
     assert failed, h.timeline()  # the guard's reads did fail
     return h, new, beats[-1]
 
@@ -419,9 +421,9 @@ def test_up2_guard_holds_while_its_reads_fail():
     passes only once the old heartbeat it finally reads is stale (written_at + 24 s); n0's first lease write
     follows it."""
     h, new, last_beat = _failed_guard_reads()
-    _, t_passed, _, _ = one(h, "guard_passed", proc=new)
+    t_passed = one(h, "guard_passed", proc=new).t_ms
     assert t_passed >= last_beat + GUARD_SPAN_MS - 50, (t_passed, last_beat)
-    assert applies(h, "nodes/n0", proc=new)[0][1] > t_passed
+    assert applies(h, "nodes/n0", proc=new)[0].t_ms > t_passed
     assert h.rules.get("UP-2", 0) >= 1
     assert check_all(h) == []
     assert "guard read lost on a fresh heartbeat" in reached(h)
@@ -432,7 +434,7 @@ def test_a_failed_read_of_a_stale_old_heartbeat_is_not_the_guard_margin():
     clock: n0 starts at 32 s, after o0's last heartbeat (near 6 s) went stale (24 s later), and its reads of
     nodes/o... fail fast for 2 s: failed reads, but of a stale heartbeat."""
     h, new = _guard_reads_failing(32_000, 34_000)
-    assert evs(h, "fault", proc=new, where=lambda f: f[0] == "fail_fast" and f[1] == "GET nodes/o0")
+    assert evs(h, "fault", proc=new, where=lambda f: f.what == "fail_fast" and f.target == "GET nodes/o0")
     assert check_all(h) == []
     assert "guard read lost on a fresh heartbeat" not in reached(h)
 
@@ -443,7 +445,7 @@ def test_up2_guard_failing_open_is_caught():
     broken = broken_models.load("guard_fails_open")
     assert broken.CATCHES == "UP-2"
     h, new, last_beat = _failed_guard_reads(broken.MODEL, "guard_fails_open")
-    _, t_passed, _, _ = one(h, "guard_passed", proc=new)
+    t_passed = one(h, "guard_passed", proc=new).t_ms
     assert t_passed < last_beat + GUARD_SPAN_MS
     found = check_all(h)
     assert [v.invariant for v in found] == ["UP-2"], "\n".join(v.explain(h) for v in found)
@@ -469,9 +471,10 @@ def test_fn8_forget_refuses_a_fresh_old_heartbeat_and_deletes_a_stale_one():
     the version it read); the world check finds nothing, and both of coverage's forget points are reached."""
     h = _forget_history()
     done = [f for _i, _t, _p, f in evs(h, "operator_done")]
-    assert done[0][:2] == ("cluster_forget", "o0") and done[0][2].startswith("refused"), done
-    deletes = [f for _i, _t, _p, f in applies(h, "nodes/o0") if f[1] == "DELETE"]
-    assert len(deletes) == 1 and deletes[0][2] == "if-match" and deletes[0][7] == "node o0"
+    assert (done[0].command, done[0].node) == ("cluster_forget", "o0"), done
+    assert done[0].outcome.startswith("refused"), done
+    deletes = [f for _i, _t, _p, f in applies(h, "nodes/o0") if f.op == "DELETE"]
+    assert len(deletes) == 1 and deletes[0].cond == "if-match" and deletes[0].prev_state == "node o0"
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
     got = reached(h)
     assert "forget met a fresh heartbeat" in got and "forget deleted a retired heartbeat" in got
@@ -494,7 +497,7 @@ def test_fn8_a_delete_of_a_format_3_node_lease_is_no_forget():
     h = history(("n0", "a"), ("operator", "op"), end_ms=30_000)
     live(h, 1_000, 0)
     bad = put(h, 2_000, 1, "nodes/n0", "", op="DELETE")
-    h.events[bad] = h.events[bad][:3] + (h.events[bad][3][:7] + ("live a 1000",) + h.events[bad][3][8:],)
+    h.events[bad] = h.events[bad]._replace(fields=h.events[bad].fields._replace(prev_state="live a 1000"))
     finish(h, {})
     found = [v for v in check_all(h) if v.invariant == "UP-2"]
     assert len(found) == 1 and "not a retired old-format heartbeat" in found[0].message, found
@@ -517,17 +520,20 @@ def test_failed_upload_abandons_the_hold_and_releases_the_record(action, within_
     (p0,) = procs(h, "n0")
     inst = h.processes[p0].instance
     _, t_served, _, served = one(h, "served", proc=p0)
-    assert served[:2] == (A0, 1)
+    assert (served.actor, served.generation) == (A0, 1)
     _, t_ended, _, ended = one(h, "hold_ended", proc=p0)
-    assert ended == (A0, 1, "upload failed") and t_served < t_ended < t_served + within_ms
+    assert (ended.actor, ended.generation, ended.reason) == (A0, 1, "upload failed")
+    assert t_served < t_ended < t_served + within_ms
     assert evs(h, "data_acked", proc=p0) == []
-    assert [f[1] for _i, _t, _p, f in evs(h, "upload_failed", proc=p0)] == [
+    assert [f.status for _i, _t, _p, f in evs(h, "upload_failed", proc=p0)] == [
         "failed_fast" if action == "fail_fast" else "timed_out"]  # the world's record of the failure it gave
     rel = applies(h, "owners/" + A0, proc=p0)[-1]
-    assert rel[1] > t_ended and rel[3][2] == "if-match"
-    assert (rel[3][6], rel[3][7]) == ("nobody 1", f"held n0 {inst} 1")
-    assert one(h, "released", proc=p0)[3] == (A0, 1)
-    assert one(h, "hold_began", node="n1")[3][:2] == (A0, 2)
+    assert rel.t_ms > t_ended and rel.fields.cond == "if-match"
+    assert (rel.fields.state, rel.fields.prev_state) == ("nobody 1", f"held n0 {inst} 1")
+    released = one(h, "released", proc=p0).fields
+    assert (released.actor, released.generation) == (A0, 1)
+    began = one(h, "hold_began", node="n1").fields
+    assert (began.actor, began.generation) == (A0, 2)
     assert check_all(h) == []
 
 
@@ -545,7 +551,7 @@ def test_a_hold_serving_on_after_a_failed_upload_is_caught():
     h = w.run(until_ms=30_000)
     (p0,) = procs(h, "n0")
     (i_failed, _t, _p, failed), = evs(h, "upload_failed", proc=p0)
-    assert failed[0].startswith(f"wal/{A0}/000001-") and failed[1] == "failed_fast"
+    assert failed.key.startswith(f"wal/{A0}/000001-") and failed.status == "failed_fast"
     found = [v for v in check_all(h) if v.invariant == "INV-8"]
     assert len(found) == 1 and i_failed in found[0].events, "\n".join(v.explain(h) for v in check_all(h))
     assert "(served), after its upload" in found[0].message and "OR-5" in found[0].message
@@ -568,8 +574,9 @@ def test_a_lease_that_recovers_owns_nothing_older():
     in) finds nothing."""
     h = _lapse_script()
     (p0,) = procs(h, "n0")
-    assert evs(h, "lease_ran_out", proc=p0) and one(h, "hold_ended", proc=p0)[3][:2] == (A0, 1)
-    assert [f[:2] for _i, _t, _p, f in evs(h, "hold_began", proc=p0)] == [(A0, 1), (A0, 2)]
+    ended = one(h, "hold_ended", proc=p0).fields
+    assert evs(h, "lease_ran_out", proc=p0) and (ended.actor, ended.generation) == (A0, 1)
+    assert [(f.actor, f.generation) for _i, _t, _p, f in evs(h, "hold_began", proc=p0)] == [(A0, 1), (A0, 2)]
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
 
@@ -580,7 +587,7 @@ def test_holds_surviving_a_lapse_are_caught():
     assert (broken.RULE, broken.CATCHES) == ("NL-11", "INV-1")
     h = _lapse_script(broken.MODEL, "holds_survive_a_lapse")
     (p0,) = procs(h, "n0")
-    assert (A0, 1) in [f[:2] for _i, t, _p, f in evs(h, "served", proc=p0) if t > 30_000]
+    assert (A0, 1) in [(f.actor, f.generation) for _i, t, _p, f in evs(h, "served", proc=p0) if t > 30_000]
     found = [v for v in check_all(h) if v.invariant == "INV-1"]
     assert found and "lapsed at" in found[0].message and "OR-4" in found[0].message, \
         "\n".join(v.explain(h) for v in check_all(h))
@@ -604,7 +611,7 @@ def test_an_acquisition_checks_the_lease_right_before_its_write():
     h = _lease_runs_out_during_an_acquisition()
     p0 = procs(h, "n0")[0]
     assert (A0, 1, "acquire: node lease not valid") in [
-        f for _i, _t, _p, f in evs(h, "request_failed", proc=p0)]
+        (f.actor, f.request, f.reason) for _i, _t, _p, f in evs(h, "request_failed", proc=p0)]
     assert applies(h, "owners/" + A0, proc=p0) == []
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
@@ -641,17 +648,17 @@ def test_lost_acquire_race_forwards_the_waiting_request_to_the_winner(rule):
     (p0,) = procs(h, "n0")
     (p1,) = procs(h, "n1")
     inst0 = h.processes[p0].instance
-    won = [f for _i, _t, _p, f in applies(h, "owners/" + A0, proc=p0) if f[6] == f"held n0 {inst0} 2"]
-    assert len(won) == 1 and won[0][7] == "nobody 1"
+    won = [f for _i, _t, _p, f in applies(h, "owners/" + A0, proc=p0) if f.state == f"held n0 {inst0} 2"]
+    assert len(won) == 1 and won[0].prev_state == "nobody 1"
     assert applies(h, "owners/" + A0, proc=p1) == []  # n1's write never took effect
     if rule.action == "delay_apply":
-        assert one(h, "refused", proc=p1)[3][3] == f"held n0 {inst0} 2"
+        assert one(h, "refused", proc=p1).fields.met == f"held n0 {inst0} 2"
     _, t_fwd, _, fwd = one(h, "forwarded", proc=p1)
-    assert fwd[0] == A0 and fwd[2] == "n0"
+    assert fwd.actor == A0 and fwd.to == "n0"
     assert evs(h, "request_failed", proc=p1) == [] and evs(h, "hold_began", proc=p1) == []
     assert evs(h, "acquire_unresolved", proc=p1) == []
-    served = [f for _i, _t, _p, f in evs(h, "served", proc=p0, since=t_fwd)]
-    assert (A0, 2, fwd[1]) in served
+    served = [(f.actor, f.generation, f.request) for _i, _t, _p, f in evs(h, "served", proc=p0, since=t_fwd)]
+    assert (A0, 2, fwd.request) in served
     assert h.rules.get("OR-7", 0) >= 2  # the read-back and the lost race
     assert check_all(h) == []
 
@@ -682,15 +689,16 @@ def test_quiet_phase_never_retires_the_last_node_standing_nor_restarts_a_gone_ma
         nodes = 2 + seed % 2
         h = _quiet_world(seed, nodes, gone=True).run()
         (t_quiet,) = [t for t, _q, kind, _f in h.events if kind == "quiet"]
-        gone = [f[1] for _t, _q, kind, f in h.events if kind == "fault" and f[0] == "gone_for_good"]
+        gone = [f.target for _t, _q, kind, f in h.events if kind == "fault" and f.what == "gone_for_good"]
         assert sorted(gone) == [f"m{i}" for i in range(1, nodes)], gone
         for i in range(1, nodes):
             assert evs(h, "start", node=f"n{i}", since=19_000) == [], h.timeline()
-        assert evs(h, "told", node="n0", since=t_quiet, where=lambda f: f[0] == "stop") == []
-        fences = [f[1] for t, _q, kind, f in h.events if kind == "operator" and t >= t_quiet and f[0] == "cluster_fence"]
+        assert evs(h, "told", node="n0", since=t_quiet, where=lambda f: f.command == "stop") == []
+        fences = [f.node for t, _q, kind, f in h.events if kind == "operator" and t >= t_quiet
+                  and f.command == "cluster_fence"]
         assert "n0" not in fences
         # FN-8: the operator asks forget of the nodes it knows gone (refused: their objects are format 3)
-        forgets = {f[1] for t, _q, kind, f in h.events if kind == "operator" and f[0] == "cluster_forget"}
+        forgets = {f.node for t, _q, kind, f in h.events if kind == "operator" and f.command == "cluster_forget"}
         assert forgets <= {f"n{i}" for i in range(1, nodes)}, forgets
         retired_gone["none" if not fences else "gone one"] += 1
         last = procs(h, "n0")[-1]
@@ -705,7 +713,7 @@ def test_quiet_phase_never_retires_the_last_node_standing_nor_restarts_a_gone_ma
         h = _quiet_world(seed, 2 + seed % 2, gone=False).run()
         (t_quiet,) = [t for t, _q, kind, _f in h.events if kind == "quiet"]
         stopped.update(h.processes[q].node_id for t, q, kind, f in h.events
-                       if kind == "told" and f[0] == "stop" and t >= t_quiet)
+                       if kind == "told" and f.command == "stop" and t >= t_quiet)
     assert "n0" in stopped, stopped
 
 
@@ -724,7 +732,8 @@ def test_a_gone_machine_whose_object_was_deleted_is_revoked_in_the_quiet_phase_e
         w.later(30_000, lambda: w._calm.update(n0=1 << 40, n1=1 << 40))  # a race's calm, left over
         h = w.run()
         (t_quiet,) = [t for t, _q, kind, _f in h.events if kind == "quiet"]
-        fences = [t for t, _q, kind, f in h.events if kind == "operator" and f == ("cluster_fence", "n1")]
+        fences = [t for t, _q, kind, f in h.events
+                  if kind == "operator" and (f.command, f.node) == ("cluster_fence", "n1")]
         assert fences and fences[0] > t_quiet, (seed, fences)
         assert [v.invariant for v in check_all(h)] == [], "\n".join(v.explain(h) for v in check_all(h))
 
@@ -742,7 +751,8 @@ def test_fn8_forget_of_a_format_3_object_is_caught():
 
     h = script()
     done = [f for _i, _t, _p, f in evs(h, "operator_done")]
-    assert done and done[-1][:2] == ("cluster_forget", "n0") and done[-1][2].startswith("refused")
+    assert done and (done[-1].command, done[-1].node) == ("cluster_forget", "n0")
+    assert done[-1].outcome.startswith("refused")
     assert "forget met a format-3 object" in reached(h) and check_all(h) == []
     broken = broken_models.load("forget_any_format")
     assert (broken.RULE, broken.CATCHES) == ("FN-8", "UP-2")

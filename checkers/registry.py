@@ -1,0 +1,195 @@
+"""The registry of what the checkers judge and what a campaign must reach.
+
+Each checker module declares its invariant(s) with `@invariant(...)` on the check, and the
+coverage points that serve them with `@point(...)` on a predicate (Stateright's *always* and
+*sometimes* properties), at module level, so that a module is the one place where they are
+written down. checkers/__init__.py imports every module of the package and derives from what
+registered here everything callers read (INVARIANTS, CHECKERS, LIVENESS; coverage.POINTS): adding
+an invariant is adding a module (with its points) and its test, and nothing else lists it.
+
+A point's predicate reads one `Context` per history: the history, its facts, its timing, and
+shared scans (`Context.scan`) that several points read and that are computed once, so that the
+cost per history does not grow with the number of points.
+
+Misuse fails at definition time, naming what is wrong: an id or a name registered twice, a kind
+or topic not in the vocabulary below, a rule id not of the spec's form.
+
+Must not know: any invariant, point or checker module by name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from history import History, Violation
+
+from .facts import Facts
+
+INVARIANT_KINDS = ("safety", "liveness")
+_ID = re.compile(r"[A-Z]+-[0-9]+$")  # INV-7, LEASE-1, NL-11 (spec/PROTOCOL.md's ids, and checkers' own families)
+
+# the order in which reports list the coverage points: by topic, then by module, then as declared
+TOPICS = ("configuration", "timing", "blip", "fencing", "twins", "ownership", "bounds", "clean stop and drain",
+          "failover", "upgrade")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A figure a report sums across seeds (not pass or fail), measured on the histories that judge
+    its invariant."""
+
+    figure: str  # its key in measure_all's figures ("failover_ms")
+    of: Callable[[History], Any]
+    # makes its value for a history that does not judge the invariant, nothing measured (`list`: [])
+    unjudged: Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Invariant:
+    id: str  # "INV-7"; the id its violations carry
+    title: str
+    kind: str  # "safety" (nothing bad ever happens) or "liveness" (something good happens within a bound)
+    rules: tuple[str, ...]  # the rules it judges (spec/PROTOCOL.md)
+    check: Callable[[History], list[Violation]]
+    quiet: bool = False  # judged in the quiet phase that ends a run: not judged without one
+    whole_run: bool = False  # judged only on a run that ran to its end (not one its environment cut short)
+    measure: Measure | None = None
+    module: str = ""
+
+    @property
+    def order(self) -> tuple:
+        """INV-1..INV-n by number first, then the others by family, then number."""
+        family, _, n = self.id.rpartition("-")
+        return (0, "", int(n)) if family == "INV" else (1, family, int(n))
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str  # what a report prints
+    doc: str
+    topic: str  # one of TOPICS
+    reached: Callable[["Context"], bool]
+    module: str = ""
+    rank: int = 0  # declaration order within its module
+
+    @property
+    def order(self) -> tuple:
+        return (TOPICS.index(self.topic), self.module, self.rank)
+
+
+class Context:
+    """One history as the coverage points read it. `scan(f)` is `f(self)`, computed once per history;
+    `faults(what)` and `writes(prefix)` are the indices of the faults of a kind and of the applied
+    writes under a key prefix, in order (each one pass over the history for every kind or prefix)."""
+
+    __slots__ = ("history", "facts", "params", "_scans", "_faults", "_writes")
+
+    def __init__(self, history: History, fx: Facts) -> None:
+        self.history = history
+        self.facts = fx
+        self.params = fx.params
+        self._scans: dict = {}
+        self._faults: dict[str, list[int]] | None = None
+        self._writes: dict[str, list[int]] | None = None
+
+    def scan(self, f: Callable[["Context"], Any]) -> Any:
+        try:
+            return self._scans[f]
+        except KeyError:
+            value = self._scans[f] = f(self)
+            return value
+
+    def faults(self, what: str) -> list[int]:
+        """`what`: a fault kind ("request_lost", "late", "gone_for_good", ...: the `fault` event's `what`)."""
+        by_what = self._faults
+        if by_what is None:
+            by_what = self._faults = {}
+            events = self.history.events
+            for i in self.history.of_kind("fault"):
+                by_what.setdefault(events[i].fields.what, []).append(i)
+        return by_what.get(what, [])
+
+    def writes(self, prefix: str) -> list[int]:
+        """`prefix`: a key's first part with its slash ("nodes/", "owners/", "leases/", "wal/")."""
+        by_prefix = self._writes
+        if by_prefix is None:
+            by_prefix = self._writes = {}
+            events = self.history.events
+            for i in self.history.of_kind("apply"):
+                key = events[i].fields.key
+                by_prefix.setdefault(key[:key.find("/") + 1], []).append(i)
+        return by_prefix.get(prefix, [])
+
+
+_invariants: dict[str, Invariant] = {}
+_ordered: tuple[Invariant, ...] | None = None  # _invariants in report order, sorted once
+_points: dict[str, Point] = {}
+_ranks: dict[str, int] = {}  # module -> how many points it declared so far
+
+# name -> doc of every point registered, in report order; kept in that order as points register
+# (coverage.POINTS is this dict; complete once checkers/__init__.py imported every module)
+POINT_DOCS: dict[str, str] = {}
+
+
+def _rule_ids(what: str, rules: tuple[str, ...]) -> tuple[str, ...]:
+    bad = [r for r in rules if not _ID.match(r)]
+    if not rules or bad:
+        raise ValueError(f"{what}: rules must be a non-empty tuple of rule ids like 'NL-4' "
+                         f"(spec/PROTOCOL.md), got {rules!r}")
+    return tuple(rules)
+
+
+def invariant(id: str, title: str, *, kind: str, rules: tuple[str, ...], quiet: bool = False,
+              whole_run: bool = False, measure: Measure | None = None):
+    """Declare the invariant that the decorated `check(history) -> violations` judges."""
+    if not _ID.match(id):
+        raise ValueError(f"invariant id {id!r} is not of the form 'INV-7' or 'LEASE-1'")
+    if kind not in INVARIANT_KINDS:
+        raise ValueError(f"{id}: kind {kind!r} is not one of {', '.join(INVARIANT_KINDS)}")
+    rules = _rule_ids(id, rules)
+
+    def register(check: Callable[[History], list[Violation]]):
+        module = check.__module__
+        old = _invariants.get(id)
+        if old is not None:
+            raise ValueError(f"{id} is declared twice: in {old.module} and in {module}")
+        _invariants[id] = Invariant(id, title, kind, rules, check, quiet, whole_run, measure, module)
+        return check
+
+    return register
+
+
+def point(name: str, doc: str, *, topic: str):
+    """Declare the coverage point that the decorated predicate `reached(context) -> bool` finds."""
+    if topic not in TOPICS:
+        raise ValueError(f"coverage point {name!r}: topic {topic!r} is not one of registry.TOPICS "
+                         f"({', '.join(TOPICS)})")
+
+    def register(reached: Callable[[Context], bool]):
+        module = reached.__module__
+        old = _points.get(name)
+        if old is not None:
+            raise ValueError(f"coverage point {name!r} is declared twice: in {old.module} and in {module}")
+        rank = _ranks[module] = _ranks.get(module, 0) + 1
+        _points[name] = Point(name, doc, topic, reached, module, rank)
+        ordered = sorted(_points.values(), key=lambda p: p.order)
+        POINT_DOCS.clear()
+        POINT_DOCS.update((p.name, p.doc) for p in ordered)
+        return reached
+
+    return register
+
+
+def invariants() -> tuple[Invariant, ...]:
+    """Every invariant registered so far, in report order."""
+    global _ordered
+    if _ordered is None or len(_ordered) != len(_invariants):
+        _ordered = tuple(sorted(_invariants.values(), key=lambda inv: inv.order))
+    return _ordered
+
+
+def points() -> tuple[Point, ...]:
+    """Every coverage point registered so far, in report order."""
+    return tuple(_points[name] for name in POINT_DOCS)
