@@ -23,6 +23,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from history import History
+from scenarios.presets import PRESETS
 
 from . import registry
 from .facts import Facts, facts
@@ -32,13 +33,14 @@ from .registry import Context, point
 POINTS: dict[str, str] = registry.POINT_DOCS
 
 MIN_SEEDS = 2_000  # a campaign this long must reach every point
-REQUIRED_IN = ("swarm",)  # the scenarios that draw every kind of fault; a focused scenario (stops, blip, ...)
-# cannot reach the points of the others, so its campaigns count the points without failing on them
 
 
 def required(scenario: str, seeds: int) -> bool:
-    """Whether a campaign of `seeds` seeds of `scenario` must reach every point."""
-    return scenario in REQUIRED_IN and seeds >= MIN_SEEDS
+    """Whether a campaign of `seeds` seeds of `scenario` must reach every point: the scenarios whose
+    preset draws every kind of fault (scenarios/presets.py: `covers_all`, the swarm); a focused one
+    (stops, blip, ...) cannot reach the others' points, so its campaigns count them without failing."""
+    preset = PRESETS.get(scenario)
+    return preset is not None and preset.covers_all and seeds >= MIN_SEEDS
 
 
 def reached(history: History, fx: Facts | None = None) -> list[str]:

@@ -65,17 +65,24 @@ def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
     """The drained process lost an acquire's record write before the drain (the request never
     reached the bucket: lost on the way, or failed fast, refused before sending; seed 6445 of the
     20,000-seed sweep), or the bucket answered it 409 (a conflict: not applied; seed 854 of a
-    2,000-seed sweep), and that record did not change from then to the drain's bound: the
-    unresolved acquire (OR-7 counts a conflict as not succeeded) is read forever (OR-8) and the
-    drain waits on it (CS-3)."""
+    2,000-seed sweep), and that record did not change from then to the drain: the unresolved
+    acquire (OR-7 counts a conflict as not succeeded) is read until the record changes (OR-8), and
+    the drain waits on it (CS-3). Either the record stays unchanged to the drain's bound (the
+    resolver has no bound: the drain never ends), or another process changes it first and the
+    drain reports drained only then, within the resolver's next read (two attempt timeouts):
+    the entry held it to that change (calm seed 5 at c9ba6c3, kept as a plan)."""
     if v.invariant != "INV-11" or not v.events:
         return False
     told = v.events[0]
     td, p = history.events[told].t_ms, history.events[told].proc
-    end = td + facts(history).params.ttl_ms + facts(history).params.grace_ms
+    params = facts(history).params
+    end = td + params.ttl_ms + params.grace_ms
     lost: dict[str, int] = {}  # owners/ key -> when p's write of it was lost
+    changed: dict[str, int] = {}  # a lost key -> its record's first change after the drain
+    drained_at = None
     for t, q, kind, f in history.events:
-        if t > end:
+        if q == p and kind == "drained" and t >= td:
+            drained_at = t
             break
         if (q == p and kind == "fault" and t < td and f.what in ("request_lost", "fail_fast")
                 and f.target.startswith("PUT owners/")):
@@ -83,8 +90,18 @@ def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
         elif q == p and kind == "conflicted" and t < td and f.op == "PUT" and f.key.startswith("owners/"):
             lost.setdefault(f.key, t)
         elif kind == "apply" and f.key in lost:
-            del lost[f.key]
-    return bool(lost)
+            if t < td:
+                del lost[f.key]  # it changed before the drain: no entry of it held the drain
+            else:
+                changed.setdefault(f.key, t)
+    slack = 2 * params.attempt_timeout_ms  # the resolver's next read after a change: its back-off, and the read
+    for key in lost:
+        tc = changed.get(key)
+        if tc is None or tc > end:
+            return True  # unchanged to the bound: the drain waits for ever (OR-8 has no bound)
+        if drained_at is not None and tc <= drained_at <= tc + slack:
+            return True  # drained only once another's write changed the record the entry read
+    return False
 
 
 def _fence_gone_before_read(history: History, v: Violation) -> bool:

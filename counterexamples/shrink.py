@@ -217,7 +217,7 @@ class Shrinker:
         h, v = self.history, self.violation
         o = self.best["options"]
         base = o["upgrade"]["new_at"] if o.get("upgrade") else 0
-        t_v = max((h.events[i][0] for i in v.events if 0 <= i < len(h.events)), default=h.end_ms)
+        t_v = max((h.events[i].t_ms for i in v.events if 0 <= i < len(h.events)), default=h.end_ms)
         fault_ms = min(o["fault_ms"], max(1, t_v - base + 1_000))
         for quiet in (0, o.get("quiet_ms", 0)):
             if (fault_ms, quiet) != (o["fault_ms"], o.get("quiet_ms", 0)):

@@ -452,9 +452,7 @@ class Explorer:
         rest.deciding = False
         while not rest.begun or rest.next_due() is not None and rest.next_due() < cut:
             rest.advance()
-        # (each event's true time by position: the events are compared as plain data, and a history
-        # doctored by hand may hold plain tuples)
-        mine = [e for e in rest.history.events if e[0] < cut]
+        mine = [e for e in rest.history.events if e.t_ms < cut]  # (compared as plain data)
         if json.loads(json.dumps(history.events)) != json.loads(json.dumps(mine)):
             raise FidelityError("the SimPy world's replay of the explored path differs from the explorer's run")
         plan["history_sha256"] = history.sha256()

@@ -18,6 +18,7 @@ import pytest
 from broken_models import load
 from counterexamples.shrink import run_plan, violations
 from explore.search import MARGINS, Bounds, Explorer, FidelityError
+from history import event
 from model import MODEL
 from model.params import Params
 
@@ -243,7 +244,7 @@ def test_a_growing_history_is_indexed_as_a_fresh_one_and_its_copy_apart():
 
 def test_a_disagreement_with_the_simpy_world_is_loud(monkeypatch):
     explorer, out = explore("unconditional_fence", requests=0, faults=0, outages=1, delays=[1], offsets=[[0, 0]])
-    out.world.history.events.insert(0, (0, -1, "quiet", ()))  # what the SimPy world will not do
+    out.world.history.events.insert(0, event(0, -1, "quiet"))  # what the SimPy world will not do
     with pytest.raises(FidelityError):
         explorer.counterexample(out)
 
