@@ -84,9 +84,9 @@ def test_misuse_fails_at_definition_time():
     with pytest.raises(ValueError, match=r"INV-1 is declared twice: in checkers\.one_owner and in \S*test_registry"):
         registry.invariant("INV-1", "one owner again", kind="safety", rules=("OR-4",))(check)
     with pytest.raises(ValueError, match="kind 'always' is not one of safety, liveness"):
-        registry.invariant("INV-99", "x", kind="always", rules=("OR-4",))
+        registry.invariant("TEST-9", "x", kind="always", rules=("OR-4",))
     with pytest.raises(ValueError, match="rules must be a non-empty tuple of rule ids"):
-        registry.invariant("INV-99", "x", kind="safety", rules=("one owner",))
+        registry.invariant("TEST-9", "x", kind="safety", rules=("one owner",))
     with pytest.raises(ValueError, match="coverage point 'drain judged' is declared twice: in checkers.drain_ends"):
         registry.point("drain judged", "again", topic="clean stop and drain")(lambda c: True)
     with pytest.raises(ValueError, match="topic 'drains' is not one of registry.TOPICS"):
