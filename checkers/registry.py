@@ -28,7 +28,7 @@ from history import History, Violation
 from .facts import Facts
 
 INVARIANT_KINDS = ("safety", "liveness")
-_ID = re.compile(r"[A-Z]+-[0-9]+$")  # INV-7, LEASE-1, NL-11 (spec/PROTOCOL.md's ids, and checkers' own families)
+_ID = re.compile(r"[A-Z]+-[0-9]+$")  # INV-7, LEASE-1, NL-11 (docs/protocol.md's ids, and checkers' own families)
 
 # the order in which reports list the coverage points: by topic, then by module, then as declared
 TOPICS = ("configuration", "timing", "blip", "fencing", "twins", "ownership", "bounds", "clean stop and drain",
@@ -51,7 +51,7 @@ class Invariant:
     id: str  # "INV-7"; the id its violations carry
     title: str
     kind: str  # "safety" (nothing bad ever happens) or "liveness" (something good happens within a bound)
-    rules: tuple[str, ...]  # the rules it judges (spec/PROTOCOL.md)
+    rules: tuple[str, ...]  # the rules it judges (docs/protocol.md)
     check: Callable[[History], list[Violation]]
     quiet: bool = False  # judged in the quiet phase that ends a run: not judged without one
     whole_run: bool = False  # judged only on a run that ran to its end (not one its environment cut short)
@@ -137,7 +137,7 @@ def _rule_ids(what: str, rules: tuple[str, ...]) -> tuple[str, ...]:
     bad = [r for r in rules if not _ID.match(r)]
     if not rules or bad:
         raise ValueError(f"{what}: rules must be a non-empty tuple of rule ids like 'NL-4' "
-                         f"(spec/PROTOCOL.md), got {rules!r}")
+                         f"(docs/protocol.md), got {rules!r}")
     return tuple(rules)
 
 

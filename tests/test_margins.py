@@ -128,7 +128,7 @@ def _run_end(o: dict) -> int:
 
 
 def test_drawn_clocks_stay_within_the_band_and_put_two_nodes_at_its_ends():
-    """T-2 (PROTOCOL's clocks: each within max_skew of true time, so pairs up to 2 * max_skew apart): in every
+    """T-2 (docs/protocol.md's clocks: each within max_skew of true time, so pairs up to 2 * max_skew apart): in every
     drawn world any two machines' clocks differ by at most 2 * max_skew at the run's start and end (the
     "sweep" mode's drift included; the retired `omf` machine of an upgrade, far ahead on purpose, aside).
     In "opposite" mode slow_fast names two node machines exactly 2 * max_skew apart, slow below fast, with
