@@ -2,7 +2,7 @@
 
 Everything else is in pyproject.toml. A build that fails (no C compiler) leaves the checker in pure
 Python: the same results, slower; `python runner.py compile --check` says which state you are in.
-NODELEASE_NO_COMPILE=1 skips the build (a quick install, e.g. tests/test_install.py's wheel).
+NODELEASE_NO_COMPILE=1 skips the build (a quick install, e.g. tests/cli/test_install.py's wheel).
 """
 
 import os

@@ -229,7 +229,7 @@ FINDINGS: tuple[Finding, ...] = (
             "Section 2: 'After an object was deleted anyway, a process started with that --node-id frees its "
             "actors.' Two operator mistakes together (a twin, and a delete during its check) let the twin's "
             "reads miss the other process's object, written and deleted between two of its reads.",
-        reproduction="tests/test_findings.py::test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other",
+        reproduction="tests/checkers/test_findings.py::test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other",
         matches=_twin_straddles_delete,
     ),
     Finding(
@@ -239,7 +239,7 @@ FINDINGS: tuple[Finding, ...] = (
         invariants=("INV-11",),
         adr="Section 3: 'The background task reads the record until it can decide' (OR-8), with no bound; "
             "section 4: 'A drain ... reports drained only when its set of pending releases is empty' (CS-3).",
-        reproduction="tests/test_findings.py::test_f2_a_drain_waits_forever_on_a_lost_acquire",
+        reproduction="tests/checkers/test_findings.py::test_f2_a_drain_waits_forever_on_a_lost_acquire",
         matches=_drain_waits_on_lost_acquire,
     ),
     Finding(
@@ -254,7 +254,7 @@ FINDINGS: tuple[Finding, ...] = (
             "fence, the instance whose late first write was fenced never reads its fence and writes again under "
             "the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
             "was freed under it.",
-        reproduction="tests/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
+        reproduction="tests/checkers/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
         matches=_fence_gone_before_read,
     ),
     Finding(
@@ -268,7 +268,7 @@ FINDINGS: tuple[Finding, ...] = (
             "B's remaining validity is no lapse of B's; if A's last write came earlier in its cadence, A's "
             "validity ran out during the blip, and with grace + safety = 2 * max_skew (T-2's equality) B may "
             "fence A the moment A's validity ends, before A's first write after the blip lands.",
-        reproduction="tests/test_findings.py::test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced",
+        reproduction="tests/checkers/test_findings.py::test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced",
         matches=_blip_lapses_one_not_the_other,
     ),
     Finding(
@@ -283,7 +283,7 @@ FINDINGS: tuple[Finding, ...] = (
             "read after the blip; peers saw the object the first write left live, unchanged, from before the "
             "blip, and fence it first (written_at + ttl + grace on their clocks). The node exits (NL-10) and is "
             "restarted. Nothing is unsafe: the node never acted; the blip restarted it.",
-        reproduction="tests/test_findings.py::test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced",
+        reproduction="tests/checkers/test_findings.py::test_f5_a_blip_swallowing_a_first_write_reply_gets_the_node_fenced",
         matches=_first_write_swallowed,
     ),
     Finding(
@@ -304,7 +304,7 @@ FINDINGS: tuple[Finding, ...] = (
             "fence; a forget alone leaves an absent object, which frees nothing either). If it comes back, its "
             "start guard waits out the old heartbeat first, so the failover outlasts T-5's bound (INV-7). "
             "Nothing is unsafe.",
-        reproduction="tests/test_findings.py::test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held",
+        reproduction="tests/checkers/test_findings.py::test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held",
         matches=_old_heartbeat_over_a_new_node,
     ),
 )

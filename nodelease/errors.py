@@ -12,7 +12,7 @@ from enum import IntEnum
 
 
 class Exit(IntEnum):
-    """What a run's exit status means (the README's table follows it: tests/test_cli.py checks)."""
+    """What a run's exit status means (the README's table follows it: tests/cli/test_cli.py checks)."""
 
     PASSED = 0  # every seed judged passed (or, for `broken`, every broken model was caught)
     VIOLATION = 1  # an invariant was violated (or a broken model was not caught)

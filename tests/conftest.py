@@ -13,8 +13,10 @@ import sys
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+KITS = os.path.join(REPO, "tests", "kits")  # what tests share: hand-made histories, scripted worlds' readers
+for path in (KITS, REPO):
+    if path not in sys.path:
+        sys.path.insert(0, path)
 
 # LEASE-1 bites: adopt_any_instance in the 'twins' scenario was caught at seeds
 # 13, 106, 159, 180, 209, 236, 253 of 0..299 when these tests were written

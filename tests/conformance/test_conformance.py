@@ -221,7 +221,7 @@ def test_seaweedfs_desynchronises_after_an_early_412_to_expect_100_continue(seaw
 
 def test_the_real_s3_world_runs_on_seaweedfs(seaweedfs_server):
     """The correct model for 10 s against SeaweedFS, with the default fault plan: every
-    checker passes (the timed runs against moto, 12 s and, in the slow set, 30 s, are in tests/test_s3_world.py)."""
+    checker passes (the timed runs against moto, 12 s and, in the slow set, 30 s, are in tests/scenarios/test_s3_world.py)."""
     from checkers import check_all
     from model import MODEL
     from scenarios.s3 import S3_PARAMS, S3World

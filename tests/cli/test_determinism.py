@@ -13,7 +13,7 @@ import pytest
 from model import MODEL
 from scenarios.sim import run_seed
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SEEDS = (0, 3, 7)
 
 

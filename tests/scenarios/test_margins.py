@@ -33,7 +33,7 @@ from scenarios.script import NetRule, ScriptedWorld, UpgradeWorld
 from scenarios.sim import SimWorld
 from scenarios.swarm import CONFIG_FAMILIES, draw, draw_params, fit_params, on_bounds
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 A0 = "t0/c/a0"
 CONFIG_SEEDS = range(500)
 CLOCK_SEEDS = range(300)

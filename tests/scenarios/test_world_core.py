@@ -16,7 +16,7 @@ import pytest
 from model.old_lease import gc_collectable
 from model.records import OldLease, encode_marker, encode_old_lease, Marker, state_line
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCENARIOS = os.path.join(REPO, "scenarios")
 
 # What an interpreter supplies to the core (scenarios/core.py, "What a world supplies"), and

@@ -2,7 +2,7 @@
 
 Every run writes its report under a temporary directory (never reports/), and
 runs from the repository root, where a report's `replay` command is meant to
-be run. The subcommands' parsing itself (aliases, refusals) is tests/test_cli.py's.
+be run. The subcommands' parsing itself (aliases, refusals) is tests/cli/test_cli.py's.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import pytest
 
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHA_LINE = re.compile(r"^history sha256: ([0-9a-f]{64})$", re.M)
 
 

@@ -1,6 +1,6 @@
 """A model of the tests only, not a broken rule: it raises as its process starts, a bug in a model.
 Every seed it runs is a tool failure (exit 4), never a violation, and `broken` never counts it
-caught. tests/test_cli.py puts this folder on broken_models' path to register it.
+caught. tests/cli/test_cli.py puts this folder on broken_models' path to register it.
 """
 
 from model.node import Model

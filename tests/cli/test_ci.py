@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # what a joined report may differ in from the unsharded one: how long it took, how it was made
 VOLATILE = {"elapsed_s", "seeds_per_s", "command", "merged_from", "git_commit", "workers", "pictures", "compiled"}
 

@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tests/conformance/servers.py
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/conformance/servers.py
 
 import runner  # noqa: E402
 from broken_models import load  # noqa: E402

@@ -20,8 +20,8 @@ from nodelease.broken import count_catch, judge_row
 from nodelease.cli import SUBCOMMANDS, main, translate
 from nodelease.errors import Exit, UsageError
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODELS = os.path.join(REPO, "tests", "models")  # models of the tests only (a model that raises)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = os.path.join(REPO, "tests", "kits", "models")  # models of the tests only (a model that raises)
 
 
 def refused(capsys, *argv: str) -> str:
@@ -134,7 +134,7 @@ def test_reports_default_to_reports_under_the_working_directory(tmp_path):
 
 @pytest.fixture
 def raising_model(monkeypatch):
-    """`raises_at_start` (tests/models/) registered as a broken model for this test."""
+    """`raises_at_start` (tests/kits/models/) registered as a broken model for this test."""
     monkeypatch.setattr(broken_models, "__path__", [*broken_models.__path__, MODELS])
     yield "raises_at_start"
     sys.modules.pop("broken_models.raises_at_start", None)

@@ -668,7 +668,7 @@ def test_fn2_a_fence_retried_after_the_fencers_own_lapse_waits_the_watch_again(m
     from model.node import Model
     from model.params import Params
 
-    plan = json.loads((Path(__file__).parent / "plans" / "fn2-fence-retry-after-own-lapse.json").read_text())
+    plan = json.loads((Path(__file__).parents[1] / "plans" / "fn2-fence-retry-after-own-lapse.json").read_text())
     h = run_plan(plan)
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
     fencer = next(p for p, pr in enumerate(h.processes) if pr.node_id == "n2")

@@ -43,7 +43,7 @@ from model.io import (
 from model.records import OldHeartbeat, encode_old_heartbeat
 from nodekit import fenced, live, plain, released
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL_DIR = os.path.join(REPO, "model")
 
 FORBIDDEN = {

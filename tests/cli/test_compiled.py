@@ -12,7 +12,7 @@ import pytest
 
 from nodelease import compiled
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILT = not compiled.stale()
 needs_build = pytest.mark.skipif(not BUILT, reason="the hot modules are not compiled here (python runner.py compile)")
 

@@ -32,7 +32,7 @@ INV_7 = CHECKERS["INV-7"]
 INV_8 = CHECKERS["INV-8"]
 INV_9 = CHECKERS["INV-9"]
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 A0 = "t0/c/a0"
 A1 = "t1/c/a1"
 

@@ -1,6 +1,6 @@
 """Reading a history in scripted-scenario tests: events by kind, node, process and time.
 
-Shared by tests/test_scenarios_*.py. Events are `Event(t_ms, proc, kind, fields)`, the fields named
+Shared by tests/scenarios/test_scenarios_*.py. Events are `Event(t_ms, proc, kind, fields)`, the fields named
 by kind (history/schema.py); `evs` returns `Found(i, t_ms, proc, fields)` so an assertion can point
 at the event it found.
 """

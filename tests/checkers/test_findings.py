@@ -25,7 +25,7 @@ from model.params import Params
 
 def _kept_plan(name: str):
     """The history of a plan kept in tests/plans/, replayed byte for byte."""
-    plan = json.loads((Path(__file__).parent / "plans" / f"{name}.json").read_text())
+    plan = json.loads((Path(__file__).parents[1] / "plans" / f"{name}.json").read_text())
     h = run_plan(plan)
     assert h.sha256() == plan["history_sha256"]
     return h
@@ -55,7 +55,7 @@ def test_every_finding_names_its_adr_text_and_reproduction():
     here = open(__file__).read()
     for f in FINDINGS:
         assert f.adr and f.title and f.invariants
-        assert f.reproduction.startswith("tests/test_findings.py::")
+        assert f.reproduction.startswith("tests/checkers/test_findings.py::")
         assert "def " + f.reproduction.split("::")[1] + "(" in here, f.reproduction
 
 

@@ -23,7 +23,7 @@ from model import MODEL
 from model.params import Params
 
 PARAMS = Params(**MARGINS)
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def explore(model_name: str, **bounds):

@@ -33,7 +33,7 @@ from counterexamples.shrink import (
 from scenarios.plan import Choices, NoRandom, is_fault
 from scenarios.sim import SimWorld
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMED = ("unconditional_fence", "reused_generation", "unlocked_resolver")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

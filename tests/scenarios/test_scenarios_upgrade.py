@@ -53,7 +53,7 @@ from scenarios.script import NetRule, ScriptedWorld, UpgradeWorld  # noqa: F401
 from historykit import A0, applies, assert_clean, broken, evs, invariants, one, owner_state, true_ms  # noqa: F401
 from history import event
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 A1 = "t1/c/a1"
 PERIOD_MS = 3_000

@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAYERS = ("model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "nodelease",
           "runner.py")
 ERRORS = "nodelease.errors"
