@@ -70,6 +70,11 @@ class QuietPhase:
             if slot.proc is None or not slot.proc.alive:
                 self.start_process(slot)
             elif slot.proc.draining:
-                self.tell(slot.proc, Command("resume"))
+                # a drain told while faults were on ends within its bound counted from their end (INV-11):
+                # the node is resumed once it reports drained, or once that bound has passed
+                proc = slot.proc
+                proc.resume_when_drained = True
+                running = max(proc.events.values(), default=self.now)
+                self.later(max(running, self.now) - self.now + self.drain_bound_ms(), self._resume_drained, proc)
         for act in self.quiet_acts:
             act(self)

@@ -51,7 +51,7 @@ class Drains(FaultKind):
             elif o.get("drains_with_holds"):
                 # no random network fault on the node's requests from just before the drain until it
                 # must have reported drained: the drain is judged (INV-11) with the holds it drains
-                until = base + at + self.bound_ms(w)
+                until = base + at + w.drain_bound_ms()
                 w.later(base + at - before, w.shield_until, node_id, until)
                 if o.get("drains_wait_for_holds"):
                     # and its actors stay busy: no hibernation or move ends its holds for it, so the
@@ -66,13 +66,6 @@ class Drains(FaultKind):
                 continue
             w.later(base + at, w._command_node, node_id, Command("drain"))
             self.after_drain(w, node_id, base + at + after_ms, then)
-
-    @staticmethod
-    def bound_ms(w) -> int:
-        """From a drain to the instant it must have reported drained, judged (INV-11): ttl + grace, and
-        an attempt timeout for a request in flight."""
-        p = w.params
-        return p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
 
     def after_drain(self, w, node_id: str, at: int, then: str) -> None:
         if then == "resume":
@@ -89,7 +82,7 @@ class Drains(FaultKind):
         if w.in_quiet:
             return
         if waits > 0 and node_id not in w.holders.values():
-            until = w.now + w.tg // 6 + self.bound_ms(w)
+            until = w.now + w.tg // 6 + w.drain_bound_ms()
             w.shield_until(node_id, until)
             w.busy_until(node_id, until)
             for actor in w.actors:
