@@ -45,6 +45,12 @@ def work_ms(history: History, fx: Facts) -> int:
     return 20 * delay + 2 * fx.params.attempt_timeout_ms
 
 
+def settle_from_ms(history: History, fx: Facts) -> int:
+    """Where the quiet phase's last liveness span begins: the world records what processes send from
+    there (and, before it, only what draining ones send)."""
+    return history.end_ms - history.options.get("liveness_ms", fx.params.ttl_ms + fx.params.grace_ms)
+
+
 def _actor_of(op: str, key: str) -> str | None:
     """The actor a request is about (its record, its marker, its restore's listing), else None."""
     for prefix in ACTOR_PREFIXES:
@@ -84,6 +90,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     quiet_t = events[quiet[0]].t_ms
     work = work_ms(history, fx)
     asked = _asked(history, quiet_t)
+    settle = settle_from_ms(history, fx)
+    sent = [i for i in sent if events[i].t_ms >= settle]
     out = _unsettled(history, fx, sent, asked, work)
     out += _unanswered(history, fx, quiet_t, work)
     return out

@@ -379,7 +379,9 @@ class World(Processes, Workload, QuietPhase):
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
-        if now >= self.settle_from_ms:  # convergence is judged on what a process still sends (CONV-1)
+        # what a process still sends once the faults are over (CONV-1), and what a draining one sends
+        # (the entries a drain waits on: F-2's cause)
+        if now >= self.settle_from_ms or proc.draining:
             self.history.events.append(_new_tuple(Event, (now, proc.index, "sent", _new_tuple(SentFields, (req.op, req.key)))))
         if req.op == PUT:
             key = req.key

@@ -74,7 +74,8 @@ class QuietPhase:
                 # the node is resumed once it reports drained, or once that bound has passed
                 proc = slot.proc
                 proc.resume_when_drained = True
-                running = max(proc.events.values(), default=self.now)
-                self.later(max(running, self.now) - self.now + self.drain_bound_ms(), self._resume_drained, proc)
+                running = max(max(proc.events.values(), default=self.now), self.now)
+                self.record(proc.index, "running", (running,))  # INV-11 counts the bound from there
+                self.later(running - self.now + self.drain_bound_ms(), self._resume_drained, proc)
         for act in self.quiet_acts:
             act(self)

@@ -5,7 +5,8 @@ each drain, keeps random network faults off its requests until the drain must ha
 (`drains_with_holds`), and tells it to drain only once an applied record names it, its actors
 kept busy (no hibernation or move ends its holds) to the drain's bound (`drains_wait_for_holds`):
 the drain must release them itself (CS-3), or it never reports drained (INV-11). Half the drains
-come right after one of the node's acquisitions lost its record write (F-2's precondition).
+come right after one of the node's acquisitions lost its record write (F-2's precondition), and
+half of those of a node with an outage are told during it (judged from the faults' end).
 """
 
 from __future__ import annotations
@@ -39,6 +40,21 @@ class Drains(FaultKind):
             node, at = ctx.choice(nodes), rng.randint(0, fault)
             after = ctx.choice((rng.randint(S(2_000), S(20_000)), rng.randint(2 * tg, 4 * tg)))
             o["drains"].append([node, at, min(after, fault - at + 1), ctx.choice(("resume", "stop")), rng.random() < 0.5])
+
+    def draw_outage(self, ctx) -> None:
+        """Half the drains of a node whose machine (or every machine) has an outage are told during one
+        of them: INV-11 judges them from the faults' end, CONV-1 once the quiet phase settles. Drawn
+        last (DRAW_ORDER), so it moves only those drains and no other draw."""
+        rng, o = ctx.rng, ctx.o
+        outs = [x for x in o.get("outages") or () if x]
+        for d in o.get("drains") or ():
+            if not d:
+                continue
+            mine = [x for x in outs if x[0] == "*" or x[0] == d[0]]
+            if mine and rng.random() < 0.5:
+                _who, at, length, _mode = ctx.choice(mine)
+                d[1] = min(at + rng.randint(0, length), o["fault_ms"])
+                d[2] = max(1, min(d[2], o["fault_ms"] - d[1] + 1))
 
     def schedule(self, w, base: int) -> None:
         o = w.options
