@@ -32,7 +32,7 @@ from bisect import bisect_right
 from history import History, Violation
 
 from .facts import Facts, facts
-from .registry import Context, invariant, point
+from .registry import Context, Measure, invariant, point
 
 INVARIANT = "CONV-1"
 ACTOR_PREFIXES = ("owners/", "leases/")  # the keys of an actor's record and marker (and its restore's LIST wal/)
@@ -78,8 +78,24 @@ def _asked(history: History, quiet_t: int) -> dict[tuple[int, str], list[int]]:
     return out
 
 
+def judged(history: History) -> int:
+    """How many blockers a history let CONV-1 judge: the node processes running through the settle
+    span (each must settle), and the requests that reached one in the quiet phase (each must be
+    answered). A report sums it (`convergence_judged`)."""
+    quiet = history.of_kind("quiet")
+    if not quiet:
+        return 0
+    fx = facts(history)
+    quiet_t = history.events[quiet[0]].t_ms
+    procs = len(set(_node_procs(history)) - set(fx.ended))
+    requests = sum(1 for i in history.of_kind("client", "arrived")
+                   if history.events[i].t_ms >= quiet_t and history.events[i].proc >= 0)
+    return procs + requests
+
+
 @invariant(INVARIANT, "every process settles once the faults are over", kind="liveness",
-           rules=("OR-5", "OR-6", "OR-8", "OR-9", "FN-3", "CS-3"), quiet=True)
+           rules=("OR-5", "OR-6", "OR-8", "OR-9", "FN-3", "CS-3"), quiet=True,
+           measure=Measure("convergence_judged", judged, unjudged=int))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     quiet = history.of_kind("quiet")
     sent = history.of_kind("sent")

@@ -102,8 +102,9 @@ def _judged_from_quiet(history: History, p: int, td: int, i: int, q: int, until:
     for t, qp, kind, f in events[i + 1:]:  # from the drain: it may have reported drained under the faults
         if t > until:
             break
-        if qp == p and (kind in ("drained", "exit", "crash")
-                        or kind == "told" and (f.command == "stop" or f.command == "resume" and t < events[q].t_ms)):
+        # resumed or stopped by the world within the bound: not judged (the quiet phase's own resume of a
+        # drain that never reported drained comes only once the bound has passed)
+        if qp == p and (kind in ("drained", "exit", "crash") or kind == "told" and f.command in ("stop", "resume")):
             return []
     tq = events[q].t_ms
     return [Violation(

@@ -76,6 +76,6 @@ class QuietPhase:
                 proc.resume_when_drained = True
                 running = max(max(proc.events.values(), default=self.now), self.now)
                 self.record(proc.index, "running", (running,))  # INV-11 counts the bound from there
-                self.later(running - self.now + self.drain_bound_ms(), self._resume_drained, proc)
+                self.later(running - self.now + self.drain_bound_ms() + 1, self._resume_drained, proc)
         for act in self.quiet_acts:
             act(self)
