@@ -296,7 +296,7 @@ def render(history, violation, plan: dict | None = None) -> str:
             tip = (f"{op} {key} ({label}): applied as #{serial}" + (f', "{state}"' if state else "")
                    + (" - LATE: applied after its sender's timeout" if late else "") + "\n" + history.describe(i))
             svg.line(sent, y, t, bucket_y, cls, tip, f"stroke:{color[p]}")
-            if not renewal or i in proving:
+            if not (renewal or key.startswith("wal/")) or i in proving:  # routine writes only hover
                 svg.label(slots, t, rows, f"{'late ' if late else ''}{label} ✓ {key}", WLABEL_PX,
                           "wlabel" + (" key" if i in proving else ""), tip)
         elif kind == "refused":
@@ -512,11 +512,13 @@ _SCRIPT = """
     svg.querySelectorAll('text.key').forEach(function(e){ var k = e.getBBox(); last = Math.max(last, k.x + k.width); });
     svg.querySelectorAll('circle.violation').forEach(function(e){ first = Math.min(first, +e.getAttribute('cx')); });
     left = Math.max(0, Math.min(Math.max(left, last + 8 - view), first - 20));
-    texts.forEach(function(e){  // and no label cut by the view's left edge, if the right one keeps those labels
-      if (e.style.display === 'none' || e.style.visibility === 'hidden') { return; }
-      var k = e.getBBox();
-      if (k.x < left && k.x + k.width > left && k.x - 4 + view >= last + 8) { left = Math.max(0, k.x - 4); }
-    });
+    for (var pass = 0; pass < 3; pass++){  // and no label cut by the view's left edge, if the right one keeps those
+      texts.forEach(function(e){
+        if (e.style.display === 'none' || e.style.visibility === 'hidden') { return; }
+        var k = e.getBBox();
+        if (k.x < left && k.x + k.width > left && k.x - 4 + view >= last + 8) { left = Math.max(0, k.x - 4); }
+      });
+    }
     scroller.scrollLeft = left;
   }
   function whole(){
