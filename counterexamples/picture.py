@@ -24,6 +24,7 @@ or left to its mark's tooltip, and the script hides the labels that a zoom out m
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 
@@ -60,7 +61,7 @@ class TimeMap:
         keep = min(600, fold_ms // 4)  # kept at full scale on both sides of a fold
         marks = sorted({0, end_ms, *busy})
         folds = []
-        for a, b in zip(marks, marks[1:]):
+        for a, b in itertools.pairwise(marks):
             if b - a > fold_ms:
                 folds.append((a + keep, b - keep))
         shown_ms = end_ms - sum(b - a for a, b in folds)
@@ -97,7 +98,8 @@ class _Slots:
     def take(self, x0: float, x1: float, rows) -> float | None:
         """The baseline of the first of `rows` (baseline, top, bottom) where [x0, x1] is free (now taken), or None."""
         for y, top, bottom in rows:
-            near = [box for band in range(int(top // 16) - 1, int(bottom // 16) + 2) for box in self.bands.get(band, ())]
+            bands = range(int(top // 16) - 1, int(bottom // 16) + 2)
+            near = [box for band in bands for box in self.bands.get(band, ())]
             if all(x1 + 2 <= a or x0 >= b + 2 or bottom <= t or top >= u for a, b, t, u in near):
                 self.bands.setdefault(int(top // 16), []).append((x0, x1, top, bottom))
                 return y
@@ -348,7 +350,8 @@ def _focus(history, violation) -> list[int] | None:
         return None
     lo, hi = min(times), max(times)
     beat = history.params.get("heartbeat_period_ms", 3_000)
-    return [max(0, lo - max(3 * beat, (hi - lo) // 4)), lo, hi, min(history.end_ms, hi + max(beat // 2, (hi - lo) // 10))]
+    before, after = max(3 * beat, (hi - lo) // 4), max(beat // 2, (hi - lo) // 10)
+    return [max(0, lo - before), lo, hi, min(history.end_ms, hi + after)]
 
 
 def _lane_labels(lanes, procs, color, base: int, bucket_y: float) -> tuple[str, int]:
@@ -462,6 +465,17 @@ _SCRIPT = """
     }
     return x * zoom;
   }
+  function timeAt(px){
+    // the inverse of xOf: the true time drawn at x = px
+    var x = 0;
+    for (var i = 0; i < segs.length; i++){
+      var s = segs[i], w = (!folded && i % 2 === 1 ? (s[1] - s[0]) * SCALE : s[3] - s[2]) * zoom;
+      if (px <= x + w || i === segs.length - 1) {
+        return s[0] + (s[1] - s[0]) * Math.max(0, px - x) / Math.max(w, 1e-9);
+      }
+      x += w;
+    }
+  }
   function declutter(w){
     // a label that a zoom out or an unfold brings onto another, or off the page, hides (its mark still hovers)
     var kept = [], hidden = 0;
@@ -534,7 +548,14 @@ _SCRIPT = """
   var back = document.getElementById('focus');
   if (focus) { back.onclick = function(){
     folded = true; document.getElementById('fold').textContent = 'unfold quiet stretches'; show.apply(null, focus); }; } else { back.style.display = 'none'; }
-  document.getElementById('fold').onclick = function(){ folded = !folded; this.textContent = folded ? 'unfold quiet stretches' : 'fold quiet stretches'; redraw(); };
+  document.getElementById('fold').onclick = function(){
+    // fold or unfold, the instant at the middle of the view staying there
+    var view = scroller.clientWidth, t = timeAt(scroller.scrollLeft + view / 2);
+    folded = !folded;
+    this.textContent = folded ? 'unfold quiet stretches' : 'fold quiet stretches';
+    redraw();
+    scroller.scrollLeft = xOf(t) - view / 2;
+  };
   scroller.addEventListener('wheel', function(ev){
     if (ev.ctrlKey){
       ev.preventDefault();

@@ -51,7 +51,8 @@ MEASURE = """
     var scroller = document.getElementById('timeline').parentNode;
     out.view = box(scroller);
     out.view[2] = out.view[0] + scroller.clientWidth;  // without the scroll bar
-    document.querySelectorAll('#timeline text.key').forEach(function(t){ out.keys.push({box: box(t), shown: shown(t)}); });
+    document.querySelectorAll('#timeline text.key').forEach(function(t){
+      out.keys.push({box: box(t), shown: shown(t)}); });
     document.querySelectorAll('#timeline circle.violation').forEach(function(c){ out.rings.push(box(c)); });
     out.zoom = document.getElementById('zoomlevel').textContent;
     return out;
@@ -76,9 +77,9 @@ def laid_out(page: str, folder) -> list[dict]:
     html = folder / "page.html"
     html.write_text(page.replace("</body>", MEASURE + "</body>"))
     r = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={folder / 'profile'}", "--dump-dom", html.as_uri()],
-                       capture_output=True, text=True, timeout=120)
+                       capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 0, r.stderr[-2000:]
-    found = re.search(r'<pre id="layout">(.*?)</pre>', r.stdout, re.S)
+    found = re.search(r'<pre id="layout">(.*?)</pre>', r.stdout, re.DOTALL)
     assert found, "the measuring script did not run: " + r.stdout[-500:]
     return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
                       .replace("&amp;", "&"))
