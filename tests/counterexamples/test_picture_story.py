@@ -82,7 +82,7 @@ def test_every_renewal_is_told_once_and_runs_are_folded_whole(fence):
 
 
 def test_the_shrunk_fence_is_told_in_a_minute(fence):
-    """83 events, 7 faults: 47 lines of what happened before the per-node fold, now under 40,
+    """83 events, 7 faults: 45 lines of what happened before the per-node fold, now under 40,
     with each of the 7 faults in its place and the unconditional fence marked."""
     history, violation = fence
     lines = happened(tell(None, history, violation))
