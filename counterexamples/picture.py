@@ -13,23 +13,33 @@ time between them shaded. Hovering any mark shows its fields.
 Long quiet stretches (nothing but lease renewals) are folded to a narrow band, and the page
 zooms (buttons or ctrl + wheel), so a 2,000-event history stays readable. Every position is
 computed here; the page's small script only rescales them when the reader zooms or unfolds.
+
+The page opens on its point (issue 27): zoomed and scrolled to the events that prove the
+violation, with some time before them for their causes; the whole run stays a scroll, a
+zoom or the "whole run" button away. No label overlaps another or runs off the page: every
+text is placed here in a free slot of its row (_Slots, with widths from the fonts' advance),
+or left to its mark's tooltip, and the script hides the labels that a zoom out makes collide.
 """
 
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import os
 
-LABEL_W = 250
 LANE_H = 64
 TOP = 34
-BUCKET_H = 70
+TICK_Y, FOLD_Y = 12, 26  # baselines of the axis' seconds and of the folds' lengths
+BUCKET_H = 76
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22")
 QUIET_KINDS = ("lease_valid", "answered", "check_began", "guard_passed", "listed", "told", "running")
 FOLDED_PX = 28
-RIGHT_PAD = 260  # room for the labels of the last writes
+RIGHT_PAD = 300  # room for the labels of the last writes
+MONO_EM = 0.62  # advance of DejaVu Sans Mono (the page's monospace on Debian) is 0.602 em; other glyphs
+WIDE_EM = 1.05  # (✓ ⚡ ▶, drawn from a fallback font) at most about one em
+WLABEL_PX = 9.5  # font sizes, as in _STYLE
 
 
 def write_html(path: str, history, violation, plan: dict | None = None) -> None:
@@ -51,7 +61,7 @@ class TimeMap:
         keep = min(600, fold_ms // 4)  # kept at full scale on both sides of a fold
         marks = sorted({0, end_ms, *busy})
         folds = []
-        for a, b in zip(marks, marks[1:]):
+        for a, b in itertools.pairwise(marks):
             if b - a > fold_ms:
                 folds.append((a + keep, b - keep))
         shown_ms = end_ms - sum(b - a for a, b in folds)
@@ -74,6 +84,28 @@ class TimeMap:
         return round(self.width, 1)
 
 
+def text_w(text: str, font_px: float) -> float:
+    """How wide `text` is drawn in the page's monospace at `font_px`, erring wide."""
+    return sum(MONO_EM if ord(c) < 0x2000 else WIDE_EM for c in text) * font_px
+
+
+class _Slots:
+    """The boxes texts already take: a new text goes only where it overlaps none."""
+
+    def __init__(self) -> None:
+        self.bands: dict[int, list[tuple[float, float, float, float]]] = {}  # 16 px bands of y -> boxes
+
+    def take(self, x0: float, x1: float, rows) -> float | None:
+        """The baseline of the first of `rows` (baseline, top, bottom) where [x0, x1] is free (now taken), or None."""
+        for y, top, bottom in rows:
+            bands = range(int(top // 16) - 1, int(bottom // 16) + 2)
+            near = [box for band in bands for box in self.bands.get(band, ())]
+            if all(x1 + 2 <= a or x0 >= b + 2 or bottom <= t or top >= u for a, b, t, u in near):
+                self.bands.setdefault(int(top // 16), []).append((x0, x1, top, bottom))
+                return y
+        return None
+
+
 def _e(text) -> str:
     return html.escape(str(text), quote=True)
 
@@ -90,16 +122,32 @@ class _Svg:
         self.parts.append(f'<rect class="{cls}" data-a="{a}" data-b="{b}" x="{x0}" y="{y}" width="{max(x1 - x0, 1.5)}" '
                           f'height="{h}"{_style(style)}>{_title(title)}</rect>')
 
-    def line(self, a: int, y1: float, b: int, y2: float, cls: str, title: str = "", style: str = "") -> None:
+    def line(self, a: int, y1: float, b: int, y2: float, cls: str, title: str = "", style: str = "",
+             attrs: str = "") -> None:
         self.parts.append(f'<line class="{cls}" data-a="{a}" data-b="{b}" x1="{self.tm.x(a)}" y1="{y1}" '
-                          f'x2="{self.tm.x(b)}" y2="{y2}"{_style(style)}>{_title(title)}</line>')
+                          f'x2="{self.tm.x(b)}" y2="{y2}"{_style(style)}{attrs}>{_title(title)}</line>')
 
     def dot(self, a: int, y: float, r: float, cls: str, title: str = "", style: str = "") -> None:
         self.parts.append(f'<circle class="{cls}" data-a="{a}" cx="{self.tm.x(a)}" cy="{y}" r="{r}"{_style(style)}>'
                           f'{_title(title)}</circle>')
 
-    def text(self, a: int, y: float, text: str, cls: str, title: str = "") -> None:
-        self.parts.append(f'<text class="{cls}" data-a="{a}" x="{self.tm.x(a)}" y="{y}">{_e(text)}{_title(title)}</text>')
+    def text(self, a: int, y: float, text: str, cls: str, title: str = "", middle: bool = False,
+             attrs: str = "") -> None:
+        anchor = ' text-anchor="middle"' if middle else ""
+        self.parts.append(f'<text class="{cls}" data-a="{a}" x="{self.tm.x(a)}" y="{y}"{anchor}{attrs}>{_e(text)}'
+                          f'{_title(title)}</text>')
+
+    def label(self, slots: _Slots, a: int, ys, text: str, font_px: float, cls: str, title: str = "",
+              middle: bool = False, attrs: str = "") -> float | None:
+        """`text` at time `a` in the first free row of `ys`; None (and nothing drawn) if none is free."""
+        x, w = self.tm.x(a), text_w(text, font_px)
+        x0 = x - w / 2 if middle else x
+        if x0 < 0 or x0 + w > self.tm.width + RIGHT_PAD - 8:  # it would run off the page
+            return None
+        y = slots.take(x0, x0 + w, [(y, y - 0.93 * font_px, y + 0.24 * font_px) for y in ys])
+        if y is not None:
+            self.text(a, y, text, cls, title, middle, attrs)
+        return y
 
 
 def _style(style: str) -> str:
@@ -137,18 +185,25 @@ def render(history, violation, plan: dict | None = None) -> str:
     actor_row = {a: k for k, a in enumerate(actors)}
     hold_h = max(2.5, min(8.0, 22.0 / max(len(actors), 1)))
 
-    # the axis, the folds
+    slots = _Slots()
+    # the axis, the folds: fold lengths on a row of their own, under the seconds
     step = _nice_step(history.end_ms / max(width / 110, 1))
+    steps = [k for k in NICE_STEPS if step / 10 <= k <= step * 10]  # finer ones for zooming in, coarser for out
     for t0, t1, x0, x1 in tm.segments:
         if (t0, t1) in tm.folds:
             svg.rect(t0, t1, 14, height - 14, "fold", f"{(t1 - t0) / 1000:.1f} s folded: lease renewals only")
-            svg.text(t0, 12, f"~{(t1 - t0) / 1000:.0f}s", "foldlabel")
+            svg.label(slots, (t0 + t1) // 2, (FOLD_Y,), f"~{(t1 - t0) / 1000:.0f}s", 10, "foldlabel",
+                      f"{(t1 - t0) / 1000:.1f} s folded", middle=True)
             continue
-        t = ((t0 + step - 1) // step) * step
-        while t <= t1:
-            svg.line(t, 16, t, height, "tick")
-            svg.text(t, 12, f"{t / 1000:g} s", "ticklabel")
-            t += step
+        for t in range(-(-t0 // steps[0]) * steps[0], t1 + 1, steps[0]):
+            level = max(k for k in steps if t % k == 0)
+            if level >= step:  # the ticks of this zoom; the page's script shows the finer or coarser ones
+                svg.line(t, 16, t, height, "tick", attrs=f' data-step="{level}"')
+                svg.label(slots, t, (TICK_Y,), f"{t / 1000:g} s", 10, "ticklabel", attrs=f' data-step="{level}"')
+            else:
+                hide = f' data-step="{level}" style="display:none"'
+                svg.line(t, 16, t, height, "tick", attrs=hide)
+                svg.text(t, TICK_Y, f"{t / 1000:g} s", "ticklabel", attrs=hide)
     # lanes
     folds_at = 0  # backgrounds go first: everything else is drawn over them
     for k, p in enumerate(lanes):
@@ -183,6 +238,8 @@ def render(history, violation, plan: dict | None = None) -> str:
             for a, b in _minus((s, e), world):  # where the model believes more than the world's facts give
                 svg.rect(a, b, y + 14, 5, "belief", f"the model believes its node lease valid here, the world's "
                          f"facts do not ({a / 1000:.3f}-{b / 1000:.3f} s)\n" + history.describe(i))
+    # the violation first: its proving events' labels take their slots before any other
+    order = sorted(range(len(ev)), key=lambda i: i not in proving)
     # holds per actor, in the owner's colour
     for h in fx.holds:
         if h.proc not in lane_of:
@@ -191,9 +248,10 @@ def render(history, violation, plan: dict | None = None) -> str:
         for s, e in fx.windows(h) or [(h.start_ms, h.start_ms)]:
             svg.rect(s, max(e, s + 1), y, hold_h - 1, "hold", f"{h.describe(history)}", f"fill:{color[h.proc]}")
         if len(actors) <= 4:
-            svg.text(h.start_ms, y + hold_h - 1, h.actor, "holdlabel")
-    # marks on the lanes: acts, starts, crashes, exits, faults, fences
-    for i, (t, p, kind, f) in enumerate(ev):
+            svg.label(slots, h.start_ms, (y + hold_h - 1,), h.actor, 9, "holdlabel", h.describe(history))
+    # marks on the lanes: acts, starts, crashes, exits, faults, fences; a glyph with no room is a dot
+    for i in order:
+        t, p, kind, f = ev[i]
         if p not in lane_of:
             continue
         y = TOP + lane_of[p] * LANE_H
@@ -202,30 +260,31 @@ def render(history, violation, plan: dict | None = None) -> str:
         if kind in ("served", "data_acked"):
             svg.dot(t, y + LANE_H - 10, 3 if kind == "served" else 2.2, "act " + kind, tip, f"fill:{color[p]}")
         elif kind in ("start", "crash", "exit"):
-            svg.text(t, mid - 2, {"start": "▶", "crash": "✕", "exit": "■"}[kind], "life " + kind, tip)
+            if svg.label(slots, t, (mid - 2, mid + 12), {"start": "▶", "crash": "✕", "exit": "■"}[kind], 12,
+                         "life " + kind, tip) is None:
+                svg.dot(t, mid, 3, "lifedot " + kind, tip)
         elif kind == "fault":
-            svg.text(t, y + LANE_H - 6, "⚡", "fault", tip)
+            word = {"request_lost": " lost", "reply_lost": " no reply", "late": " late", "held_back": " late",
+                    "slow_reply": " slow"}.get(f.what, "")
+            if f.what in ("request_lost", "late", "held_back"):
+                svg.line(t, y + LANE_H - 4, t, y + LANE_H + 4, "w lost" if f.what == "request_lost" else "w late", tip)
+            if (svg.label(slots, t, (y + LANE_H - 6,), "⚡" + word, 11, "fault", tip) is None
+                    and svg.label(slots, t, (y + LANE_H - 6,), "⚡", 11, "fault", tip) is None):
+                svg.dot(t, y + LANE_H - 10, 2.5, "faultdot", tip)
         elif kind in ("fenced", "lease_ran_out", "lease_lost", "lease_invalidated", "hold_ended", "hold_began",
                       "release_pending", "released", "acquire_unresolved", "resolver_release", "request_failed"):
             svg.dot(t, mid + 6, 1.8, "mark", tip)
     # the bucket lane and the writes, as arrows from the sender at their send to the bucket
     svg.parts.insert(folds_at, f'<rect class="bucket" x="0" y="{bucket_y}" width="{tm.width}" '
                                f'height="{BUCKET_H - 10}"/>')
-    rows = [-1e9] * 4  # where each row of write labels ends (px): a label goes where it fits, else only hovers
-
-    def label_row(t: int, text: str) -> int | None:
-        x = tm.x(t)
-        for r, end in enumerate(rows):
-            if x >= end + 6:
-                rows[r] = x + 5.8 * len(text)
-                return r
-        return None
-
-    late_ms = {}
-    for i, (t, p, kind, f) in enumerate(ev):
+    rows = tuple(bucket_y + 18 + r * 13 for r in range(4))  # a write's label goes where it fits, else only hovers
+    for i in order:
+        t, p, kind, f = ev[i]
+        if kind == "fault_delete" and p < 0:
+            svg.label(slots, t, rows[::-1], f"✕ {f.key} deleted", WLABEL_PX, "wlabel refused", history.describe(i))
         if p not in lane_of:
             continue
-        y = TOP + lane_of[p] * LANE_H + LANE_H - 4
+        y = TOP + lane_of[p] * LANE_H + LANE_H / 2 + 3  # from just under the sender's life line
         if kind == "apply":
             key, op, cond, state, sent = f.key, f.op, f.cond, f.state, f.sent_ms
             named, serial = f.named_serial, f.serial
@@ -239,25 +298,15 @@ def render(history, violation, plan: dict | None = None) -> str:
             tip = (f"{op} {key} ({label}): applied as #{serial}" + (f', "{state}"' if state else "")
                    + (" - LATE: applied after its sender's timeout" if late else "") + "\n" + history.describe(i))
             svg.line(sent, y, t, bucket_y, cls, tip, f"stroke:{color[p]}")
-            text = f"{'late ' if late else ''}{label} ✓ {key}"
-            r = None if renewal else label_row(t, text)
-            if r is not None:
-                svg.text(t, bucket_y + 14 + r * 13, text, "wlabel", tip)
+            if not (renewal or key.startswith("wal/")) or i in proving:  # routine writes only hover
+                svg.label(slots, t, rows, f"{'late ' if late else ''}{label} ✓ {key}", WLABEL_PX,
+                          "wlabel" + (" key" if i in proving else ""), tip)
         elif kind == "refused":
             key, op, cond, met, sent, status = f.key, f.op, f.cond, f.met, f.sent_ms, f.status
             tip = f"{op} {key} ({cond}) refused: {status}, it met \"{met}\"\n" + history.describe(i)
             svg.line(sent, y, t, bucket_y, "w refused", tip)
-            r = label_row(t, f"{cond} {status} {key}")
-            if r is not None:
-                svg.text(t, bucket_y + 14 + r * 13, f"{cond} {status} {key}", "wlabel refused", tip)
-        elif kind == "fault" and f.what in ("request_lost", "late", "held_back"):
-            late_ms[i] = t
-            lost = f.what == "request_lost"
-            svg.line(t, y, t, y + 8, "w lost" if lost else "w late", history.describe(i))
-            svg.text(t, y + 8, "✕ lost" if lost else "late", "wlabel lost", history.describe(i) + "\n" + f.target)
-    for i, (t, p, kind, f) in enumerate(ev):
-        if p < 0 and kind == "fault_delete":
-            svg.text(t, bucket_y + 56, f"✕ {f.key} deleted", "wlabel refused", history.describe(i))
+            svg.label(slots, t, rows, f"{cond} {status} {key}", WLABEL_PX,
+                      "wlabel refused" + (" key" if i in proving else ""), tip)
     # the violation: its proving events ringed, the true time between them shaded
     if violation is not None and proving:
         times = [ev[i].t_ms for i in proving if 0 <= i < len(ev)]
@@ -273,18 +322,11 @@ def render(history, violation, plan: dict | None = None) -> str:
             t, p = ev[i].t_ms, ev[i].proc
             yy = TOP + lane_of[p] * LANE_H + LANE_H / 2 if p in lane_of else bucket_y + 10
             if ev[i].kind in ("apply", "refused"):
-                yy = bucket_y + 4
+                yy = bucket_y  # the write's arrow's tip
             svg.line(t, 16, t, height, "proving", history.describe(i))
             svg.dot(t, yy, 7, "violation", f"{violation.invariant}: {violation.message}\n" + history.describe(i))
-    labels = []
-    for k, p in enumerate(lanes):
-        pr = procs[p]
-        y = TOP + k * LANE_H
-        labels.append(f'<text class="lanelabel" x="8" y="{y + 20}" style="fill:{color[p]}">{_e(pr.label)}</text>'
-                      f'<text class="lanesub" x="8" y="{y + 36}">{_e(pr.machine)}, clock {pr.offset_ms - base:+d} ms'
-                      + (f", drift {pr.drift_ppm:+d} ppm" if pr.drift_ppm else "") + "</text>")
-    labels.append(f'<text class="lanelabel" x="8" y="{bucket_y + 24}">bucket</text>'
-                  f'<text class="lanesub" x="8" y="{bucket_y + 40}">writes as they took effect</text>')
+    focus = _focus(history, violation)
+    names, width_px = _lane_labels(lanes, procs, color, base, bucket_y)
     title = (f"{history.model}: {violation.invariant} violated" if violation is not None
              else f"{history.model}: no violation")
     story = tell(plan, history, violation) if violation is not None else ""
@@ -292,8 +334,40 @@ def render(history, violation, plan: dict | None = None) -> str:
         title=_e(title), seed=history.seed, model=_e(history.model),
         message=_e(f"{violation.invariant}: {violation.message}") if violation is not None else "no violation",
         events=len(ev), seconds=f"{history.end_ms / 1000:.1f}", processes=len(lanes), folds=len(tm.folds),
-        label_w=LABEL_W, height=height, width=round(tm.width) + RIGHT_PAD, scale=tm.scale, pad=RIGHT_PAD, labels="".join(labels), body="\n".join(svg.parts),
-        segments=json.dumps(tm.segments), story=_e(story), script=_SCRIPT, style=_STYLE)
+        label_w=width_px, height=height, width=round(tm.width) + RIGHT_PAD, scale=tm.scale, pad=RIGHT_PAD, labels=names,
+        body="\n".join(svg.parts), focus=json.dumps(focus), segments=json.dumps(tm.segments), story=_e(story),
+        script=_SCRIPT, style=_STYLE)
+
+
+def _focus(history, violation) -> list[int] | None:
+    """The stretch of true time the page opens on, [from, first proving event, last, to]: the proving events,
+    with time before them for their causes (three heartbeats, or a quarter of the stretch) and a little after;
+    None with no violation."""
+    if violation is None:
+        return None
+    times = [history.events[i].t_ms for i in violation.events if 0 <= i < len(history.events)]
+    if not times:
+        return None
+    lo, hi = min(times), max(times)
+    beat = history.params.get("heartbeat_period_ms", 3_000)
+    before, after = max(3 * beat, (hi - lo) // 4), max(beat // 2, (hi - lo) // 10)
+    return [max(0, lo - before), lo, hi, min(history.end_ms, hi + after)]
+
+
+def _lane_labels(lanes, procs, color, base: int, bucket_y: float) -> tuple[str, int]:
+    """The column of lane names beside the timeline, and its width (wide enough for the longest)."""
+    rows = []
+    for k, p in enumerate(lanes):
+        pr = procs[p]
+        y = TOP + k * LANE_H
+        sub = f"{pr.machine}, clock {pr.offset_ms - base:+d} ms" + (f", drift {pr.drift_ppm:+d} ppm" if pr.drift_ppm
+                                                                     else "")
+        rows.append((y, pr.label, sub, f"fill:{color[p]}"))
+    rows.append((bucket_y, "bucket", "writes as they took effect", ""))
+    width = 8 + max(max(text_w(name, 12.5), text_w(sub, 11)) for _y, name, sub, _style in rows) + 12
+    out = "".join(f'<text class="lanelabel" x="8" y="{y + 20}"{_style(style)}>{_e(name)}</text>'
+                  f'<text class="lanesub" x="8" y="{y + 36}">{_e(sub)}</text>' for y, name, sub, style in rows)
+    return out, round(width)
 
 
 def _merge(intervals):
@@ -323,11 +397,11 @@ def _minus(span: tuple[int, int], others: list[tuple[int, int]]) -> list[tuple[i
     return out
 
 
+NICE_STEPS = (100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000, 600_000)
+
+
 def _nice_step(ms: float) -> int:
-    for step in (100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000):
-        if step >= ms:
-            return step
-    return 600_000
+    return next((step for step in NICE_STEPS if step >= ms), NICE_STEPS[-1])
 
 
 _STYLE = """
@@ -346,7 +420,8 @@ button{font:12px system-ui;padding:2px 8px}
 .outage{fill:#999;opacity:.25}
 .life{stroke-width:1.2;opacity:.5} text.life{font-size:12px}
 .lease{opacity:.85} .belief{fill:#fff;stroke:#e00;stroke-width:1.2;stroke-dasharray:3 2}
-.hold{opacity:.9} .holdlabel{font:9px ui-monospace,monospace;fill:#333}
+.hold{opacity:.9} .holdlabel{font:9px ui-monospace,monospace;fill:#222}
+.holdlabel,.wlabel,.fault,.ticklabel,.foldlabel{paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round}
 .act{stroke:#fff;stroke-width:.5} .mark{fill:#555}
 .fault{font-size:11px}
 .w{stroke-width:1.2;opacity:.8;marker-end:url(#arrow)} .w.renewal{opacity:.18}
@@ -364,9 +439,22 @@ summary{padding:8px 16px;cursor:pointer;font-weight:600}
 
 _SCRIPT = """
 (function(){
-  var segs = SEGMENTS, zoom = 1, folded = true;
-  var svg = document.getElementById('timeline');
+  var segs = SEGMENTS, focus = FOCUS, zoom = 1, folded = true;
+  var svg = document.getElementById('timeline'), scroller = svg.parentNode;
   var els = svg.querySelectorAll('[data-a]');
+  var texts = Array.prototype.slice.call(svg.querySelectorAll('text'));
+  texts = texts.filter(function(e){ return e.classList.contains('key'); }).concat(
+          texts.filter(function(e){ return !e.classList.contains('key'); }));  // the proving events' labels first
+  var end = segs[segs.length - 1][1];
+  var tickEls = Array.prototype.slice.call(svg.querySelectorAll('[data-step]'));
+  var levels = tickEls.map(function(e){ return +e.dataset.step; }).filter(function(v, i, all){
+    return all.indexOf(v) === i; }).sort(function(a, b){ return a - b; });
+  function ticks(){
+    // the finest step whose ticks stand at least 90 px apart at this zoom
+    var pick = levels[levels.length - 1];
+    for (var i = 0; i < levels.length; i++){ if (levels[i] * SCALE * zoom >= 90) { pick = levels[i]; break; } }
+    tickEls.forEach(function(e){ e.style.display = +e.dataset.step >= pick ? '' : 'none'; });
+  }
   function xOf(t){
     var x = 0;
     for (var i = 0; i < segs.length; i++){
@@ -377,6 +465,30 @@ _SCRIPT = """
     }
     return x * zoom;
   }
+  function timeAt(px){
+    // the inverse of xOf: the true time drawn at x = px
+    var x = 0;
+    for (var i = 0; i < segs.length; i++){
+      var s = segs[i], w = (!folded && i % 2 === 1 ? (s[1] - s[0]) * SCALE : s[3] - s[2]) * zoom;
+      if (px <= x + w || i === segs.length - 1) {
+        return s[0] + (s[1] - s[0]) * Math.max(0, px - x) / Math.max(w, 1e-9);
+      }
+      x += w;
+    }
+  }
+  function declutter(w){
+    // a label that a zoom out or an unfold brings onto another, or off the page, hides (its mark still hovers)
+    var kept = [], hidden = 0;
+    texts.forEach(function(e){ e.style.visibility = ''; });
+    texts.forEach(function(e){
+      if (e.style.display === 'none') { return; }
+      var b = e.getBBox();
+      var clash = b.x < 0 || b.x + b.width > w || kept.some(function(o){
+        return b.x < o.x + o.width && o.x < b.x + b.width && b.y < o.y + o.height && o.y < b.y + b.height; });
+      if (clash) { e.style.visibility = 'hidden'; hidden++; } else { kept.push(b); }
+    });
+    svg.setAttribute('data-hidden', hidden);
+  }
   function redraw(){
     for (var i = 0; i < els.length; i++){
       var e = els[i], a = xOf(+e.dataset.a), tag = e.tagName;
@@ -385,15 +497,72 @@ _SCRIPT = """
       else if (tag === 'circle'){ e.setAttribute('cx', a); }
       else { e.setAttribute('x', a); }
     }
-    var w = xOf(segs[segs.length - 1][1]) + PAD;
+    var w = xOf(end) + PAD;
     svg.setAttribute('width', w);
     svg.querySelectorAll('.lane,.bucket').forEach(function(r){ r.setAttribute('width', w); });
     document.getElementById('zoomlevel').textContent = Math.round(zoom * 100) + '%';
+    ticks();
+    declutter(w);
   }
-  document.getElementById('zin').onclick = function(){ zoom *= 1.5; redraw(); };
-  document.getElementById('zout').onclick = function(){ zoom /= 1.5; redraw(); };
-  document.getElementById('fold').onclick = function(){ folded = !folded; this.textContent = folded ? 'unfold quiet stretches' : 'fold quiet stretches'; redraw(); };
-  svg.parentNode.addEventListener('wheel', function(ev){ if (ev.ctrlKey){ ev.preventDefault(); zoom *= ev.deltaY < 0 ? 1.2 : 1/1.2; redraw(); } }, {passive:false});
+  function zoomTo(z, at){
+    // zoom to z keeping the point at x = at (default: the middle of the view) where it is on the screen
+    var view = scroller.clientWidth, left = scroller.scrollLeft;
+    if (at === undefined) { at = left + view / 2; }
+    var screen = at - left, old = zoom;
+    zoom = Math.max(0.01, Math.min(z, 80000 / (xOf(end) / zoom)));
+    redraw();
+    scroller.scrollLeft = at * zoom / old - screen;
+  }
+  function show(a, lo, hi, b){
+    // the stretch [a, b] of true time across three quarters of the view (zoomed in at most 8x), the rest on
+    // the right for the labels of the proving writes; zoomed out (down to 1/2, where labels thin out) only
+    // as far as the proving events [lo, hi] need
+    var view = scroller.clientWidth;
+    zoom = 1;
+    var fit = 0.75 * view / Math.max(xOf(b) - xOf(a), 1), need = 0.75 * view / Math.max(xOf(hi) - xOf(lo), 1);
+    zoom = Math.max(0.5, Math.min(8, 80000 / xOf(end), Math.max(fit, Math.min(1, need))));
+    redraw();
+    var left = xOf(b) - xOf(a) <= 0.75 * view ? xOf(a) - 0.05 * view : xOf(b) - 0.8 * view, first = Infinity, last = 0;
+    svg.querySelectorAll('text.key').forEach(function(e){ var k = e.getBBox(); last = Math.max(last, k.x + k.width); });
+    svg.querySelectorAll('circle.violation').forEach(function(e){ first = Math.min(first, +e.getAttribute('cx')); });
+    left = Math.max(0, Math.min(Math.max(left, last + 8 - view), first - 20));
+    for (var pass = 0; pass < 3; pass++){  // and no label cut by the view's left edge, if the right one keeps those
+      texts.forEach(function(e){
+        if (e.style.display === 'none' || e.style.visibility === 'hidden') { return; }
+        var k = e.getBBox();
+        if (k.x < left && k.x + k.width > left && k.x - 4 + view >= last + 8) { left = Math.max(0, k.x - 4); }
+      });
+    }
+    scroller.scrollLeft = left;
+  }
+  function whole(){
+    // the whole run across the view, its labels thinned out to those with room
+    zoom = 1;
+    zoom = Math.max(0.01, (scroller.clientWidth - PAD) / xOf(end));
+    redraw();
+    scroller.scrollLeft = 0;
+  }
+  document.getElementById('zin').onclick = function(){ zoomTo(zoom * 1.5); };
+  document.getElementById('zout').onclick = function(){ zoomTo(zoom / 1.5); };
+  document.getElementById('whole').onclick = whole;
+  var back = document.getElementById('focus');
+  if (focus) { back.onclick = function(){
+    folded = true; document.getElementById('fold').textContent = 'unfold quiet stretches'; show.apply(null, focus); }; } else { back.style.display = 'none'; }
+  document.getElementById('fold').onclick = function(){
+    // fold or unfold, the instant at the middle of the view staying there
+    var view = scroller.clientWidth, t = timeAt(scroller.scrollLeft + view / 2);
+    folded = !folded;
+    this.textContent = folded ? 'unfold quiet stretches' : 'fold quiet stretches';
+    redraw();
+    scroller.scrollLeft = xOf(t) - view / 2;
+  };
+  scroller.addEventListener('wheel', function(ev){
+    if (ev.ctrlKey){
+      ev.preventDefault();
+      zoomTo(zoom * (ev.deltaY < 0 ? 1.2 : 1/1.2), ev.clientX - svg.getBoundingClientRect().left);
+    }
+  }, {passive:false});
+  if (focus) { show.apply(null, focus); } else { redraw(); }
 })();
 """
 
@@ -405,8 +574,10 @@ _PAGE = """<!DOCTYPE html>
 <h1>{title}</h1>
 <div class="msg" id="violation-message">{message}</div>
 <div class="bar">model {model} · seed {seed} · {processes} processes · {events} events · {seconds} s simulated ·
-{folds} quiet stretches folded · <button id="zout">−</button><span id="zoomlevel">100%</span><button id="zin">+</button>
-<button id="fold">unfold quiet stretches</button> (ctrl + wheel zooms; hover a mark for its fields)</div>
+{folds} quiet stretches folded</div>
+<div class="bar"><button id="zout">−</button><span id="zoomlevel">100%</span><button id="zin">+</button>
+<button id="fold">unfold quiet stretches</button> <button id="focus">the violation</button>
+<button id="whole">the whole run</button> (ctrl + wheel zooms; hover a mark for its fields)</div>
 <div class="bar legend"><span>▮ node lease (world facts; red dashes: the model believes more)</span>
 <span>▬ holds, in the owner's colour</span><span>● served · data acked</span><span>→ a write, sent to applied
 (dashed: unconditional; thick: late; red: refused, 412 or 404)</span><span>⚡ fault</span><span>grey: outage</span>
@@ -421,7 +592,7 @@ _PAGE = """<!DOCTYPE html>
 {body}
 </svg></div></div>
 <details open><summary>The story</summary><pre id="story">{story}</pre></details>
-<script>var SEGMENTS = {segments}; var SCALE = {scale}; var PAD = {pad};</script>
+<script>var SEGMENTS = {segments}; var SCALE = {scale}; var PAD = {pad}; var FOCUS = {focus};</script>
 <script>{script}</script>
 </body></html>
 """

@@ -56,6 +56,8 @@ def phrase(history, i: int) -> str:
     named = f._asdict()  # the kind's fields by name, in its order (model/observations.py)
     if kind in ("served", "data_acked", "hold_began", "hold_ended", "released", "release_pending", "release_dropped",
                 "acquire_unresolved", "resolver_release", "unresolved_ended", "restored", "event_cut"):
+        if isinstance(named.get("segments"), (list, tuple)) and len(named["segments"]) > 3:
+            named["segments"] = f"{len(named['segments'])}, the last {named['segments'][-1]}"
         rest = ", ".join(f"{k} {v}" for k, v in named.items() if k not in ("actor", "generation", "version"))
         return f"{kind.replace('_', ' ')} {f.actor} at generation {f.generation}" + (f" ({rest})" if rest else "")
     return kind.replace("_", " ") + (" " + ", ".join(f"{k} {v}" for k, v in named.items()) if named else "")
@@ -95,42 +97,112 @@ def tell(plan: dict | None, history, violation, limit: int = 60) -> str:
                  f"{p['max_skew_ms']}, heartbeat {p['heartbeat_period_ms']}, attempt timeout {p['attempt_timeout_ms']}")
     lines.append("")
     faults = [i for i, e in enumerate(history.events) if e.kind in FAULTS]
-    lines.append(f"The faults, in order ({len(faults)}):" if faults else "No fault struck.")
-    for i in faults[:limit]:
-        lines.append(f"  {_s(history.events[i].t_ms)}  {_who(history, i):<16} {phrase(history, i)}")
-    if len(faults) > limit:
-        lines.append(f"  ... and {len(faults) - limit} more (see the timeline)")
+    kinds: dict[str, int] = {}
+    for i in faults:
+        word = _fault_word(history.events[i])
+        kinds[word] = kinds.get(word, 0) + 1
+    lines.append(f"The faults ({len(faults)}, each in its place below, marked !): "
+                 + ", ".join(f"{w} x{n}" if n > 1 else w for w, n in kinds.items()) if faults else "No fault struck.")
     lines.append("")
-    lines.append("What happened (>> marks the events that prove the violation):")
+    lines.append("What happened (>> marks the events that prove the violation, ! a fault):")
     proving = set(violation.events)
-    told = [i for i, e in enumerate(history.events) if e.kind in TOLD and e.kind not in FAULTS or i in proving]
+    told = [i for i, e in enumerate(history.events) if e.kind in TOLD or e.kind in FAULTS or i in proving]
+    folded = _fold_routine(history, told, proving)
+    inside = {j for _key, run in folded.values() for j in run[1:]}
     shown = 0
-    k = 0
-    while k < len(told):
-        i = told[k]
-        if _renewal(history, i) and i not in proving:
-            j = k
-            while j + 1 < len(told) and _renewal(history, told[j + 1]) and told[j + 1] not in proving \
-                    and history.events[told[j + 1]].proc == history.events[i].proc:
-                j += 1
-            if j > k:
-                last = history.events[told[j]].t_ms
-                lines.append(f"  {_s(history.events[i].t_ms)}  {_who(history, i):<16} renews its node lease "
-                             f"{j - k + 1} times, until {last / 1000:.3f} s")
-                k = j + 1
-                shown += 1
-                continue
-        mark = ">>" if i in proving else "  "
-        lines.append(f"{mark}{_s(history.events[i].t_ms)}  {_who(history, i):<16} {phrase(history, i)}")
+    for k, i in enumerate(told):
+        if i in inside:
+            continue
+        if i in folded:
+            lines.append(f"  {_s(history.events[i].t_ms)}  {_who(history, i):<16} {_run_phrase(history, *folded[i])}")
+        else:
+            mark = ">>" if i in proving else " !" if history.events[i].kind in FAULTS else "  "
+            lines.append(f"{mark}{_s(history.events[i].t_ms)}  {_who(history, i):<16} {phrase(history, i)}")
         shown += 1
-        k += 1
         if shown >= 4 * limit:
-            lines.append(f"  ... {len(told) - k} more (see the timeline)")
+            rest = sum(1 for j in told[k + 1:] if j not in inside)
+            if rest:
+                lines.append(f"  ... {rest} more (see the timeline)")
             break
     lines.append("")
     lines.append("The violation:")
     lines.append(violation.explain(history))
     return "\n".join(lines) + "\n"
+
+
+def _routine(history, i: int):
+    """(family, key) of an event a node repeats without news, or None.
+
+    The families: its lease renewals; and, per actor, its serving (a client's request, served,
+    its segment written to wal/ and acknowledged, at one generation) or its refusing (a
+    client's request failed for one reason)."""
+    _t, _p, kind, f = history.events[i]
+    if _renewal(history, i):
+        return "lease", ("renews",)
+    if kind in ("served", "data_acked"):
+        return f.actor, ("serves", f.generation)
+    if kind == "request_failed":
+        return f.actor, ("refuses", f.reason)
+    if kind == "client":
+        return f.actor, None  # a request reaching the node: it joins the run it opens or continues
+    if kind == "apply" and f.key.startswith("wal/") and f.cond is None:
+        actor, segment = f.key[len("wal/"):].rsplit("/", 1)
+        return actor, ("serves", int(segment.split("-")[0]))
+    return None
+
+
+def _fold_routine(history, told: list[int], proving: set[int]) -> dict[int, tuple[tuple, list[int]]]:
+    """Each node's runs of routine events (see _routine), first event -> (key, the run).
+
+    A run is one process's events of one family and key with nothing else of its own between
+    them: it ends at that process's next other event, at a fault that strikes it (or the whole
+    world), and at an event that proves the violation. Other processes' events may come
+    between: a node renewing every 3 s beside another is one line, not one line per renewal."""
+    open_runs: dict[int, dict[str, list]] = {}  # proc -> family -> [key, indices]
+    runs: dict[int, list] = {}
+    for i in told:
+        _t, p, kind, _f = history.events[i]
+        if kind in FAULTS and p < 0:  # a fault of the world ends every run
+            open_runs.clear()
+            continue
+        routine = _routine(history, i) if i not in proving else None
+        mine = open_runs.setdefault(p, {})
+        if routine is None:
+            mine.clear()
+            continue
+        family, key = routine
+        run = mine.get(family)
+        if run is not None and (key is None or run[0] is None or run[0] == key):
+            run[0] = run[0] or key
+            run[1].append(i)
+        else:
+            mine[family] = runs[i] = [key, [i]]
+    out = {}
+    for first, (key, run) in runs.items():
+        repeats = sum(1 for j in run if history.events[j].kind in ("served", "request_failed") or key == ("renews",))
+        if key is not None and repeats > 1:
+            out[first] = (key, run)
+    return out
+
+
+def _run_phrase(history, key: tuple, run: list[int]) -> str:
+    until = f"until {history.events[run[-1]].t_ms / 1000:.3f} s"
+    kinds = [history.events[j].kind for j in run]
+    if key[0] == "renews":
+        return f"renews its node lease {len(run)} times, {until}"
+    actor = history.events[run[-1]].fields.actor if kinds[-1] != "apply" else \
+        history.events[run[-1]].fields.key[len("wal/"):].rsplit("/", 1)[0]
+    if key[0] == "serves":
+        return (f"serves {kinds.count('served')} requests for {actor} at generation {key[1]}, {until} "
+                f"({kinds.count('apply')} segments written to wal/, {kinds.count('data_acked')} acknowledged)")
+    return f"refuses {kinds.count('request_failed')} requests for {actor}, {until}: {key[1]}"
+
+
+def _fault_word(e) -> str:
+    """A fault's kind in two words: "reply lost", "outage", "crash"."""
+    if e.kind == "fault":
+        return e.fields.what.replace("_", " ")
+    return {"fault_delete": "object deleted", "fault_put": "object overwritten"}.get(e.kind, e.kind)
 
 
 def _who(history, i: int) -> str:
