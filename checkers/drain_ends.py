@@ -7,7 +7,10 @@ Judged on world facts: the world's own instruction (`told drain`), the process's
 (`drained`), and the faults the world gave that process (`fault` events naming it, outages of
 its machine or of everyone) from one attempt timeout before the drain to the end of the
 bound; drains resumed, stopped or ended by the process's end inside the bound are not
-judged. The ADR bounds no resolver (OR-8): an acquire whose write was lost before the drain
+judged. A drain with faults around it is judged from their end instead: still draining when the
+quiet phase begins (the world heals every fault then, and records the events the process still
+runs: `running`), it reports drained within the same bound counted from the later of the quiet
+phase's start and those events' end (the world resumes it only then). The ADR bounds no resolver (OR-8): an acquire whose write was lost before the drain
 leaves an entry the resolver reads forever, and the drain never ends. That is a finding about
 the ADR (checkers/findings.py), counted, not hidden.
 
@@ -41,8 +44,13 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     drains: list[tuple[int, int, int]] = []  # (proc, told at, event)
     draining: set[int] = set()
     running: dict[int, int] = {}  # the drain's event -> when the world ends the events running then
+    quiet = history.of_kind("quiet")
+    quiet_t = events[quiet[0]].t_ms if quiet else None
+    quiet_running: dict[int, int] = {}  # proc -> the end of its events still running when the quiet phase began
     for i in history.of_kind("told", "running"):
         t, p, kind, f = events[i]
+        if kind == "running" and t == quiet_t:
+            quiet_running[p] = f.until_ms
         if kind == "told" and f.command == "drain":
             if p not in draining:  # told again while draining: the first drain is the one judged
                 drains.append((p, t, i))
@@ -71,13 +79,39 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             if q == p and (kind in ("exit", "crash") or kind == "told" and f.command in ("resume", "stop")):
                 disturbed = True
                 break
-        if done or disturbed or _faulted(events, p, machine, td - a, until):
+        if done or disturbed:
+            continue
+        if _faulted(events, p, machine, td - a, until):
+            if p in quiet_running and td < quiet_t:
+                out += _judged_from_quiet(history, p, td, i, quiet[0], quiet_running[p] + bound + a)
             continue
         out.append(Violation(
             INVARIANT,
             f"{procs[p].label} was told to drain at {td / 1000:.3f} s, with no fault around it, and had not "
             f"reported drained {(until - td) / 1000:.3f} s later", (i,)))
     return out
+
+
+def _judged_from_quiet(history: History, p: int, td: int, i: int, q: int, until: int) -> list[Violation]:
+    """A drain told at td (event i) with faults around it, still draining when the quiet phase began
+    (event q): it reports drained by `until` (the bound counted from the faults' end), unless it
+    ends or is stopped first."""
+    events = history.events
+    if until > history.end_ms:
+        return []
+    for t, qp, kind, f in events[i + 1:]:  # from the drain: it may have reported drained under the faults
+        if t > until:
+            break
+        # resumed or stopped by the world within the bound: not judged (the quiet phase's own resume of a
+        # drain that never reported drained comes only once the bound has passed)
+        if qp == p and (kind in ("drained", "exit", "crash") or kind == "told" and f.command in ("stop", "resume")):
+            return []
+    tq = events[q].t_ms
+    return [Violation(
+        INVARIANT,
+        f"{history.processes[p].label} was told to drain at {td / 1000:.3f} s, with faults around it, was still "
+        f"draining when they ended at {tq / 1000:.3f} s, and had not reported drained by {until / 1000:.3f} s "
+        f"(the bound counted from the faults' end and the events it still ran)", (i, q))]
 
 
 def _faulted(events, p: int, machine: str, start: int, end: int) -> bool:
@@ -182,4 +216,21 @@ def _some_drain_after_a_lost_acquire(c: Context) -> bool:
             e = events[k]
             if e.proc == p and e.fields.target.startswith("PUT owners/") and since <= e.t_ms < t:
                 return True
+    return False
+
+
+@point("drain judged from the faults' end", "a drain told with faults around it, still draining when the quiet "
+       "phase began, judged by INV-11 from the faults' end", topic="clean stop and drain")
+def _some_drain_judged_from_quiet(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    quiet = history.of_kind("quiet")
+    if not quiet:
+        return False
+    tq = events[quiet[0]].t_ms
+    bound = bound_ms(c.facts) + c.params.attempt_timeout_ms
+    for i in history.of_kind("running"):
+        t, p, _k, f = events[i]
+        if t == tq and f.until_ms + bound <= history.end_ms:
+            return True
     return False

@@ -61,42 +61,75 @@ def _twin_straddles_delete(history: History, v: Violation) -> bool:
     return False
 
 
-def _drain_waits_on_lost_acquire(history: History, v: Violation) -> bool:
-    """The drained process lost an acquire's record write before the drain (the request never
+def _lost_acquire_writes(history: History, p: int, before: int) -> dict[str, int]:
+    """owners/ key -> when process p's record write of it was lost before `before` (the request never
     reached the bucket: lost on the way, or failed fast, refused before sending; seed 6445 of the
-    20,000-seed sweep), or the bucket answered it 409 (a conflict: not applied; seed 854 of a
-    2,000-seed sweep), and that record did not change from then to the drain: the unresolved
-    acquire (OR-7 counts a conflict as not succeeded) is read until the record changes (OR-8), and
-    the drain waits on it (CS-3). Either the record stays unchanged to the drain's bound (the
-    resolver has no bound: the drain never ends), or another process changes it first and the
-    drain reports drained only then, within the resolver's next read (two attempt timeouts):
-    the entry held it to that change (calm seed 5 at c9ba6c3, kept as a plan)."""
-    if v.invariant != "INV-11" or not v.events:
-        return False
-    told = v.events[0]
-    td, p = history.events[told].t_ms, history.events[told].proc
-    params = facts(history).params
-    end = td + params.ttl_ms + params.grace_ms
-    lost: dict[str, int] = {}  # owners/ key -> when p's write of it was lost
-    changed: dict[str, int] = {}  # a lost key -> its record's first change after the drain
-    drained_at = None
+    20,000-seed sweep) or answered 409 (a conflict: not applied; seed 854 of a 2,000-seed sweep),
+    and the record did not change from then to `before`: OR-7's unresolved acquire, which OR-8's
+    resolver reads until the record changes."""
+    lost: dict[str, int] = {}
     for t, q, kind, f in history.events:
-        if q == p and kind == "drained" and t >= td:
-            drained_at = t
+        if t >= before:
             break
-        if (q == p and kind == "fault" and t < td and f.what in ("request_lost", "fail_fast")
+        if (q == p and kind == "fault" and f.what in ("request_lost", "fail_fast")
                 and f.target.startswith("PUT owners/")):
             lost.setdefault(f.target[len("PUT "):], t)
-        elif q == p and kind == "conflicted" and t < td and f.op == "PUT" and f.key.startswith("owners/"):
+        elif q == p and kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
             lost.setdefault(f.key, t)
         elif kind == "apply" and f.key in lost:
-            if t < td:
-                del lost[f.key]  # it changed before the drain: no entry of it held the drain
-            else:
-                changed.setdefault(f.key, t)
+            del lost[f.key]  # it changed: no entry of it is left to read
+    return lost
+
+
+def _reads(history: History, p: int, key: str, start: int, end: int) -> bool:
+    """The world saw process p send a read of `key` in [start, end] (`sent`: recorded while it drains
+    and in the quiet phase's last span): the resolver is reading exactly that record."""
+    events = history.events
+    return any(start <= events[i].t_ms <= end and events[i].proc == p and events[i].fields.op == "GET"
+               and events[i].fields.key == key for i in history.of_kind("sent"))
+
+
+def _first_change(history: History, key: str, after: int) -> int | None:
+    return next((t for t, _q, kind, f in history.events if t >= after and kind == "apply" and f.key == key), None)
+
+
+def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
+    """F-2 by its cause, never by its preconditions alone. The chain it must see in world facts: a
+    process's acquisition lost its record write (`_lost_acquire_writes`), the record never changed
+    since, and the process is seen reading exactly that record where it is blocked (OR-8's resolver,
+    which has no bound).
+
+    - INV-11: the drained process is the one whose write was lost before the drain was judged (at
+      the drain, or at the faults' end for a drain told with faults around it), it read that record
+      during the drain's bound, and the record stayed unchanged to the bound (the drain never ends), or
+      changed and the drain reported drained only then, within the resolver's next read (two attempt
+      timeouts): the entry held it to that change (calm seed 5 at c9ba6c3, kept as a plan).
+    - CONV-1: the blocker is a process reading an owners/ record whose write it lost, and that record
+      did not change from the loss to its reads (but for the one read after a change that decides)."""
+    events = history.events
+    params = facts(history).params
+    if v.invariant == "CONV-1":
+        sent = [events[i] for i in v.events if events[i].kind == "sent"]
+        if not sent or any(e.fields.op != "GET" or not e.fields.key.startswith("owners/") for e in sent):
+            return False
+        p, key, first, last = sent[0].proc, sent[0].fields.key, sent[0].t_ms, sent[-1].t_ms
+        lost = _lost_acquire_writes(history, p, first)
+        if key not in lost:
+            return False
+        tc = _first_change(history, key, lost[key])
+        # unchanged while it read, but for the resolver's next read after a change (its back-off, the read)
+        return tc is None or last <= tc + 2 * params.attempt_timeout_ms
+    if v.invariant != "INV-11" or not v.events:
+        return False
+    td, p = events[v.events[0]].t_ms, events[v.events[0]].proc
+    t0 = events[v.events[1]].t_ms if len(v.events) > 1 else td  # judged from the faults' end
+    end = t0 + params.ttl_ms + params.grace_ms + params.attempt_timeout_ms
+    drained_at = next((t for t, q, kind, _f in events[v.events[0]:] if q == p and kind == "drained"), None)
     slack = 2 * params.attempt_timeout_ms  # the resolver's next read after a change: its back-off, and the read
-    for key in lost:
-        tc = changed.get(key)
+    for key, _t in _lost_acquire_writes(history, p, t0).items():
+        if not _reads(history, p, key, td, end):
+            continue  # not waiting on that entry
+        tc = _first_change(history, key, t0)
         if tc is None or tc > end:
             return True  # unchanged to the bound: the drain waits for ever (OR-8 has no bound)
         if drained_at is not None and tc <= drained_at <= tc + slack:
@@ -234,13 +267,15 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="F-2",
-        title="a drain waits forever on an acquire whose record write was lost (or refused 409): the resolver has "
-              "no bound",
-        invariants=("INV-11",),
+        title="an acquire whose record write was lost (or refused 409) is resolved for ever while the record "
+              "stays unchanged (the resolver has no bound): a drain waits on it for ever",
+        invariants=("INV-11", "CONV-1"),
         adr="Section 3: 'The background task reads the record until it can decide' (OR-8), with no bound; "
-            "section 4: 'A drain ... reports drained only when its set of pending releases is empty' (CS-3).",
+            "section 4: 'A drain ... reports drained only when its set of pending releases is empty' (CS-3). "
+            "Once the faults are over the process never settles either (CONV-1): it reads that record for "
+            "ever.",
         reproduction="tests/checkers/test_findings.py::test_f2_a_drain_waits_forever_on_a_lost_acquire",
-        matches=_drain_waits_on_lost_acquire,
+        matches=_resolver_reads_an_unchanged_record,
     ),
     Finding(
         id="F-3",

@@ -284,7 +284,8 @@ class ExploreWorld(SimWorld):
                                                if type(a) is Slot else _canon(a) for a in args)))
         chain_ranks = tuple(sum(1 for e in agenda if e[1] < seq) for _k, seq in sorted(self.chain_seq.items()))
         procs = tuple((p.alive, _canon_state(p.state), tuple(sorted(p.pending.items())),
-                       tuple(sorted(p.deadlines.items())), p.draining, tuple(sorted(p.events.items())),
+                       tuple(sorted(p.deadlines.items())), p.draining, p.resume_when_drained,
+                       tuple(sorted(p.events.items())),
                        tuple(p.stragglers), p.slot.wanted, p.slot.proc is p) for p in self.procs)
         objects = self.bucket.objects
         bucket = tuple((k, objects[k].body, objects[k].write_token, objects[k].read_token) for k in self.bucket._keys)
@@ -307,7 +308,7 @@ def _shallow(obj):
 
 def _copy_proc(p: Proc) -> Proc:
     q = Proc(p.index, p.node_id, p.instance, p.machine, p.clock, p.slot, p.step)
-    q.state, q.alive, q.draining = p.state, p.alive, p.draining
+    q.state, q.alive, q.draining, q.resume_when_drained = p.state, p.alive, p.draining, p.resume_when_drained
     q.timers, q.pending, q.deadlines, q.learned = p.timers.copy(), p.pending.copy(), p.deadlines.copy(), p.learned.copy()
     q.stragglers, q.events, q.watched = p.stragglers.copy(), p.events.copy(), p.watched.copy()
     return q

@@ -60,6 +60,11 @@ KINDS: dict[str, tuple[str, ...]] = {
     "fence_sent": ("key", "in_flight"),
     "released_sent": (),  # a process sent a `released` write of its own node lease (CS-1, CS-2)
     "told": ("command",),  # the world told the process to drain, resume or stop
+    # a request the process sent to the bucket, recorded only in the quiet phase's last liveness span,
+    # where convergence is judged (CONV-1: what a settled process still sends), and while it drains
+    "sent": ("op", "key"),
+    # a forwarded request reached this process (recorded in the quiet phase: CONV-1 judges its answer)
+    "arrived": ("actor", "request"),
     "running": ("until_ms",),  # told to drain, the process had events running: the world ends them by then
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node
     # the bucket refused a conditional write (412; 404: an If-Match on an absent object): the state

@@ -58,7 +58,7 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     tool_failure = world_failure  # an exception in the model or the world, met mid-run
     found: list[tuple[str, str, str, str]] = []
     skip: dict = {}
-    measured = {"failover_ms": [], "blip_judged": 0, "coverage": [], "takeover_margin_ms": []}
+    measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": []}
     try:
         v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True)
         skip = v.not_judged
@@ -72,6 +72,7 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     counts["events"] = len(history.events)
     counts["acquisitions"] = len(history.of_kind("hold_began"))
     counts["blip_runs_judged"] = measured["blip_judged"]
+    counts["convergence_judged"] = measured.get("convergence_judged", 0)  # CONV-1's blockers judged
     counts["acts"] = len(history.of_kind("served")) + len(history.of_kind("data_acked"))
     from model.params import Params
     from scenarios.swarm import PARAM_NAMES, on_bounds
@@ -360,6 +361,9 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "not_judged": dict(sorted(skipped.items())),
         "failover_ms": distribution(failover),
         "protocol_findings": _findings_block(findings),
+        # how many violations each finding's classifier took for its finding (a real bug meeting a
+        # finding's cause would hide here: the count makes it visible)
+        "absorbed": _absorbed(r.findings for r in results),
         "coverage": covered,
         "coverage_missed": covered_missed,
         "takeover_margin_ms": _margins(margins),
@@ -538,6 +542,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "not_judged": dict(sorted(not_judged.items())),
         "failover_ms": distribution(failover),
         "protocol_findings": {fid: found[fid] for fid in sorted(found, key=lambda f: int(f.split("-")[1]))},
+        "absorbed": {fid: sum((r.get("absorbed") or {}).get(fid, 0) for r in parts) for fid in _absorbed(())},
         "coverage": coverage,
         "coverage_missed": missed,
         "takeover_margin_ms": _margins(margins),
@@ -555,6 +560,17 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
     })
     report.pop("pictures", None)
     return report
+
+
+def _absorbed(per_seed) -> dict[str, int]:
+    """finding id -> the violations its classifier explained, over the seeds (every finding listed)."""
+    from checkers.findings import FINDINGS
+
+    out = {f.id: 0 for f in FINDINGS}
+    for found in per_seed:
+        for fid, *_rest in found:
+            out[fid] = out.get(fid, 0) + 1
+    return out
 
 
 def _findings_block(found: dict[str, dict]) -> dict:
@@ -686,6 +702,12 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         rows.append((f"finding {fid}", f"{entry['seeds']} seeds, first {entry['first']['seed']} "
                                          f"({', '.join(entry['invariants'])}): {entry['title']}"))
     rows.append(("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0))))
+    rows.append(("convergence judged (CONV-1)", f"{c.get('convergence_judged', 0)} blockers (processes that must "
+                                                "settle, requests that must be answered)"))
+    absorbed = {k: v for k, v in (report.get("absorbed") or {}).items() if v}
+    if absorbed:
+        rows.append(("absorbed by findings", ", ".join(f"{k} {v}" for k, v in absorbed.items())
+                     + " violations (each classifier's count)"))
     m = report.get("takeover_margin_ms") or {}
     if m.get("count"):
         rows.append(("deadline races", f"{m['count']} takeovers, margin min {m['min']} ms, p50 {m['p50']} ms; "

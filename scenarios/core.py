@@ -81,6 +81,7 @@ RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
 SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "delay_apply": "held_back",
                    "lose_reply": "reply_lost", "delay_reply": "slow_reply"}
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
+SentFields = FIELDS["sent"]
 
 
 _new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
@@ -155,6 +156,7 @@ class World(Processes, Workload, QuietPhase):
         self._busy: dict[str, int] = {}  # node -> until when its actors stay busy (no hibernation or move reaches it)
         self._lose: dict[str, str] = {}  # node -> key prefix: its next write there is lost on the way
         self.quiet_at_ms: int | None = None  # when the quiet phase begins (`schedule` sets it)
+        self.settle_from_ms = 1 << 62  # from when requests sent are recorded: the quiet phase's last span
         self.liveness_ms = o.get("liveness_ms", self.tg)  # the quiet phase's span: its schedule scales with it
         # the fault kinds: each one's state on this world, and the hooks of those this seed uses
         for kind in KINDS.values():
@@ -249,6 +251,8 @@ class World(Processes, Workload, QuietPhase):
         live = self.liveness_ms
         self.requests_until = end + quiet - 4 * live // 15 if quiet else end
         self.quiet_at_ms = end if quiet else None
+        if quiet:
+            self.settle_from_ms = end + quiet - live
         for step in STEPS:
             if step == "@starts":
                 starts = o.get("starts") or [0] * len(self.node_ids)
@@ -334,6 +338,8 @@ class World(Processes, Workload, QuietPhase):
                     self._event_begins(proc, fields)
                 elif kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
                     self._client_retry(proc, fields)
+                elif kind == "drained" and proc.resume_when_drained:
+                    self.later(0, self._resume_drained, proc)  # the quiet phase resumes it once drained
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
             elif t is Forward:
@@ -373,6 +379,10 @@ class World(Processes, Workload, QuietPhase):
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
+        # what a process still sends once the faults are over (CONV-1), and what a draining one sends
+        # (the entries a drain waits on: F-2's cause)
+        if now >= self.settle_from_ms or proc.draining:
+            self.history.events.append(_new_tuple(Event, (now, proc.index, "sent", _new_tuple(SentFields, (req.op, req.key)))))
         if req.op == PUT:
             key = req.key
             if key.startswith(DATA_PREFIX):

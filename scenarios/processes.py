@@ -21,7 +21,8 @@ class Proc:
     """One process: a node id and instance running on a machine."""
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
-                 "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines")
+                 "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
+                 "resume_when_drained")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -43,6 +44,7 @@ class Proc:
         self.deadlines: dict[int, int] = {}
         self.learned: dict[tuple[str, str], int] = {}  # (key, version token) -> serial, as this process learned it
         self.draining = False  # the world told it to drain and has not told it to resume
+        self.resume_when_drained = False  # the quiet phase resumes it once it reports drained
         self.stragglers: list[tuple[str, int]] = []  # (actor, request): events ended by its `released` write (CS-1)
         self.events: dict[tuple[str, int], int] = {}  # (actor, request) -> when the world ends that event
 
@@ -111,6 +113,19 @@ class Processes:
         op = Slot("operator", "op")
         op.wanted = False
         self.operator = self.start_process(op, getattr(self.model, "operator", OPERATOR).step, instance="op")
+
+    def drain_bound_ms(self) -> int:
+        """From a drain (or the end of the faults around it) to the instant it must have reported drained
+        (INV-11, CS-3): ttl + grace, and an attempt timeout for a request in flight."""
+        p = self.params
+        return p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
+
+    def _resume_drained(self, proc) -> None:
+        """The quiet phase resumes a node it found draining: once the node reports drained, or once the
+        drain's bound from the quiet phase's start has passed (INV-11 then judges it)."""
+        if proc.alive and proc.draining:
+            proc.resume_when_drained = False
+            self.tell(proc, Command("resume"))
 
     def _start_slot(self, slot) -> None:
         if slot.proc is None or not slot.proc.alive:

@@ -70,6 +70,12 @@ class QuietPhase:
             if slot.proc is None or not slot.proc.alive:
                 self.start_process(slot)
             elif slot.proc.draining:
-                self.tell(slot.proc, Command("resume"))
+                # a drain told while faults were on ends within its bound counted from their end (INV-11):
+                # the node is resumed once it reports drained, or once that bound has passed
+                proc = slot.proc
+                proc.resume_when_drained = True
+                running = max(max(proc.events.values(), default=self.now), self.now)
+                self.record(proc.index, "running", (running,))  # INV-11 counts the bound from there
+                self.later(running - self.now + self.drain_bound_ms() + 1, self._resume_drained, proc)
         for act in self.quiet_acts:
             act(self)

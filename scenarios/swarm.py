@@ -271,6 +271,8 @@ DRAW_ORDER = (
     "reply_drops.main", "record_storms.main", "@events", "stops.stragglers", "twins.silences", "stops.silences",
     "@starts", "upgrade.main",
     "@clocks", "upgrade.clock", "@preset_off",
+    # drawn last, so that it moves nothing else: a drain told during an outage (INV-11, CONV-1)
+    "drains.outage",
 )
 
 

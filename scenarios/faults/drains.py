@@ -5,7 +5,8 @@ each drain, keeps random network faults off its requests until the drain must ha
 (`drains_with_holds`), and tells it to drain only once an applied record names it, its actors
 kept busy (no hibernation or move ends its holds) to the drain's bound (`drains_wait_for_holds`):
 the drain must release them itself (CS-3), or it never reports drained (INV-11). Half the drains
-come right after one of the node's acquisitions lost its record write (F-2's precondition).
+come right after one of the node's acquisitions lost its record write (F-2's precondition), and
+half of those of a node with an outage are told during it (judged from the faults' end).
 """
 
 from __future__ import annotations
@@ -40,6 +41,21 @@ class Drains(FaultKind):
             after = ctx.choice((rng.randint(S(2_000), S(20_000)), rng.randint(2 * tg, 4 * tg)))
             o["drains"].append([node, at, min(after, fault - at + 1), ctx.choice(("resume", "stop")), rng.random() < 0.5])
 
+    def draw_outage(self, ctx) -> None:
+        """Half the drains of a node whose machine (or every machine) has an outage are told during one
+        of them: INV-11 judges them from the faults' end, CONV-1 once the quiet phase settles. Drawn
+        last (DRAW_ORDER), so it moves only those drains and no other draw."""
+        rng, o = ctx.rng, ctx.o
+        outs = [x for x in o.get("outages") or () if x]
+        for d in o.get("drains") or ():
+            if not d:
+                continue
+            mine = [x for x in outs if x[0] == "*" or x[0] == d[0]]
+            if mine and rng.random() < 0.5:
+                _who, at, length, _mode = ctx.choice(mine)
+                d[1] = min(at + rng.randint(0, length), o["fault_ms"])
+                d[2] = max(1, min(d[2], o["fault_ms"] - d[1] + 1))
+
     def schedule(self, w, base: int) -> None:
         o = w.options
         before = w.tg // 3  # the node is asked for its actors, or loses a write, this long before the drain
@@ -51,7 +67,7 @@ class Drains(FaultKind):
             elif o.get("drains_with_holds"):
                 # no random network fault on the node's requests from just before the drain until it
                 # must have reported drained: the drain is judged (INV-11) with the holds it drains
-                until = base + at + self.bound_ms(w)
+                until = base + at + w.drain_bound_ms()
                 w.later(base + at - before, w.shield_until, node_id, until)
                 if o.get("drains_wait_for_holds"):
                     # and its actors stay busy: no hibernation or move ends its holds for it, so the
@@ -66,13 +82,6 @@ class Drains(FaultKind):
                 continue
             w.later(base + at, w._command_node, node_id, Command("drain"))
             self.after_drain(w, node_id, base + at + after_ms, then)
-
-    @staticmethod
-    def bound_ms(w) -> int:
-        """From a drain to the instant it must have reported drained, judged (INV-11): ttl + grace, and
-        an attempt timeout for a request in flight."""
-        p = w.params
-        return p.ttl_ms + p.grace_ms + p.attempt_timeout_ms
 
     def after_drain(self, w, node_id: str, at: int, then: str) -> None:
         if then == "resume":
@@ -89,7 +98,7 @@ class Drains(FaultKind):
         if w.in_quiet:
             return
         if waits > 0 and node_id not in w.holders.values():
-            until = w.now + w.tg // 6 + self.bound_ms(w)
+            until = w.now + w.tg // 6 + w.drain_bound_ms()
             w.shield_until(node_id, until)
             w.busy_until(node_id, until)
             for actor in w.actors:

@@ -401,12 +401,13 @@ def test_inv2_increasing_generations_in_the_records_pass_whatever_the_claims_say
 
 
 def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drains: bool = False,
-                 running_until: int | None = None, drained_at: int = 5_200):
+                 running_until: int | None = None, drained_at: int = 5_200, reads: bool = True):
     """n0/a holds a0; it is told to drain at 5 s and (unless `drains`) never reports drained; the run ends at
     40 s (the bound ttl + grace ends at 20 s). `lost_acquire`: at 2 s (before the drain, earlier than one
     attempt timeout before it) its acquire of a1 was lost on its way to the bucket ("request lost",
     "PUT owners/t1/c/a1"), leaving an unresolved acquire (OR-7, OR-8). `record_changed`: n1/b then acquires
-    a1 (10 s), so the record the resolver reads changes. `drains`: it releases a0 and reports drained."""
+    a1 (10 s), so the record the resolver reads changes. `drains`: it releases a0 and reports drained.
+    `reads` (with `lost_acquire`): the world sees n0/a read owners/a1 while it drains (its resolver, OR-8)."""
     h = history(("n0", "a"), ("n1", "b"), end_ms=40_000)
     ix = {}
     heartbeats(h, 0, 0, 40_000)
@@ -420,6 +421,9 @@ def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drain
         ev(h, 5_000, 0, "running", until_ms=running_until)  # events the world ends then (CS-1)
     ev(h, 5_000, 0, "drain_began")
     release(h, 5_100, 0, A0, 1)
+    if lost_acquire and reads:
+        for t in (6_000, 8_000, 12_000, 16_000):
+            ev(h, t, 0, "sent", op="GET", key="owners/" + A1)
     if drains:
         ev(h, drained_at, 0, "drained")
     if record_changed:
@@ -460,6 +464,15 @@ def test_inv11_a_drain_waiting_on_a_lost_acquire_is_finding_f2():
     h, _ = _stuck_drain(lost_acquire=True)
     v = only(h, "INV-11")
     assert classify(h, [v]) == ([], {"F-2": [v]})
+
+
+def test_inv11_a_lost_acquire_the_drain_is_not_seen_reading_is_not_f2():
+    """F-2 by its cause: the lost acquire and the unchanged record are its preconditions; the drain waiting
+    on exactly that entry (the world sees the drained process read that record) is its cause. Without
+    those reads the stuck drain is unexplained: something else holds it."""
+    h, _ = _stuck_drain(lost_acquire=True, reads=False)
+    v = only(h, "INV-11")
+    assert classify(h, [v]) == ([v], {})
 
 
 def test_inv11_a_lost_acquire_whose_record_then_changed_is_not_f2():
