@@ -4,8 +4,11 @@ reach because the ADR allows them.
 A finding is shown, never hidden: the world keeps the faults that produce it, every campaign
 counts the seeds in which it appeared (`protocol_findings` in the report), and `--strict`
 makes them fail the run. Each has an id, the ADR text it concerns, a scripted reproduction
-(a test), and a classifier that recognises it in a history from its preconditions, read from
-world facts. A violation that matches no finding fails the run as always.
+(a test), and a classifier that recognises it in a history by its cause: the causal chain its
+docstring states, read from world facts, never its preconditions alone (a real bug that meets
+them would be counted as the finding and pass). A violation that matches no finding fails the
+run as always; tests/checkers/test_findings.py feeds each classifier a reproduction doctored to
+keep the preconditions without the cause (`test_<id>_without_its_cause_is_a_violation_*`).
 """
 
 from __future__ import annotations
