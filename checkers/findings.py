@@ -177,14 +177,15 @@ def _removed(history: History, key: str, fence: str, writer: int, after: int, un
 
 
 def _in_its_check(history: History, p: int, fence: int) -> bool:
-    """Process p was back in its start check when the fence (event `fence`) landed: its one live write
-    before it (its first, after its check) was late, so it never learnt it landed (NL-7 keeps its
-    instance): applied past its attempt timeout, or its reply lost or slowed past it (a fault noted on it)."""
+    """Process p was back in its start check when the fence (event `fence`) landed over the object of
+    its one live write before it (its first, after its check), and that write was late, so p never
+    learnt it landed (NL-7 keeps its instance): applied past its attempt timeout, or its reply lost or
+    slowed past it (a fault noted on it)."""
     fx = facts(history)
     events = history.events
     t_fence = events[fence].t_ms
     writes = [w for w in fx.live_writes.get(p, ()) if w.applied_ms <= t_fence]
-    if len(writes) != 1:
+    if len(writes) != 1 or events[fence].fields.prev_state != events[writes[0].event].fields.state:
         return False
     w = writes[0]
     a = fx.params.attempt_timeout_ms
