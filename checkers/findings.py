@@ -4,8 +4,11 @@ reach because the ADR allows them.
 A finding is shown, never hidden: the world keeps the faults that produce it, every campaign
 counts the seeds in which it appeared (`protocol_findings` in the report), and `--strict`
 makes them fail the run. Each has an id, the ADR text it concerns, a scripted reproduction
-(a test), and a classifier that recognises it in a history from its preconditions, read from
-world facts. A violation that matches no finding fails the run as always.
+(a test), and a classifier that recognises it in a history by its cause: the causal chain its
+docstring states, read from world facts, never its preconditions alone (a real bug that meets
+them would be counted as the finding and pass). A violation that matches no finding fails the
+run as always; tests/checkers/test_findings.py feeds each classifier a reproduction doctored to
+keep the preconditions without the cause (`test_<id>_without_its_cause_is_a_violation_*`).
 """
 
 from __future__ import annotations
@@ -35,29 +38,53 @@ def _procs_of(history: History, v: Violation) -> set[int]:
 
 
 def _twin_straddles_delete(history: History, v: Violation) -> bool:
-    """A process of node n whose start check straddled a mistaken delete of nodes/n (started
-    before it, its first live write after it) held n's lease while another process of n did,
-    and the violation involves only processes of n."""
+    """F-1 by its cause, never by its preconditions alone (a delete of nodes/n somewhere, a process of
+    n whose check began before it). The chain it must see in world facts, all on one key nodes/n:
+
+    1. a mistaken delete (`fault_delete`) removed the `live` object of a process p of n (the last
+       write on the key before the delete was p's);
+    2. nothing changed the key from the delete to a live write of another process q of n that landed
+       on no object (prev serial 0): q's write took the key the delete emptied (NL-5, NL-7: its
+       check found no object, or its If-None-Match was sent before the delete and held back);
+    3. q had started before the delete (its start check straddled it: the other's object was
+       written, and deleted, between two of its reads, or before its write landed);
+    4. the node-lease window q's write opened overlaps one of p's opened before the delete (LEASE-1:
+       both held n's lease).
+
+    The violation involves only processes of n."""
     procs = history.processes
     involved = _procs_of(history, v)
     nodes = {procs[p].node_id for p in involved}
     if len(nodes) != 1:
         return False
     (node,) = nodes
-    deletes = [t for t, _p, kind, f in history.events if kind == "fault_delete" and f.key == "nodes/" + node]
-    if not deletes:
-        return False
+    key = "nodes/" + node
     fx = facts(history)
     starts = {p: t for t, p, kind, _f in history.events if kind == "start"}
-    mine = [p for p in range(len(procs)) if procs[p].node_id == node]
-    for td in deletes:
-        for q in mine:
-            first = next((w.applied_ms for w in fx.live_writes.get(q, ())), None)
-            if starts.get(q, td + 1) <= td and first is not None and first > td:
-                qs = fx.lease.get(q, ())
-                for p in mine:
-                    if p != q and any(s < e2 and s2 < e for s, e, _i in fx.lease.get(p, ()) for s2, e2, _j in qs):
-                        return True
+    mine = {pr.instance: k for k, pr in enumerate(procs) if pr.node_id == node}
+    events = history.events
+    state = ""  # the object on the key as the world knows it
+    deleted: tuple[int, int] | None = None  # (when, whose live object) of a delete that is the key's last change
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, q, kind, f = events[i]
+        if f.key != key:
+            continue
+        if kind == "fault_delete":
+            parts = state.split(" ")
+            owner = mine.get(parts[1]) if parts[0] == "live" and len(parts) == 3 else None
+            deleted = None if owner is None else (t, owner)  # (1)
+            state = ""
+            continue
+        if (kind == "apply" and deleted is not None and q >= 0 and q != deleted[1] and q in mine.values()
+                and not f.prev_serial and f.state.startswith(f"live {procs[q].instance} ")  # (2)
+                and starts.get(q, t) <= deleted[0]):  # (3)
+            td, p = deleted
+            mine_q = [(s, e) for s, e, _i in fx.lease.get(q, ()) if s <= t < e]
+            before = [(s, e) for s, e, _i in fx.lease.get(p, ()) if s < td]
+            if any(s < e2 and s2 < e for s, e in mine_q for s2, e2 in before):  # (4)
+                return True
+        deleted = None
+        state = f.state if kind == "apply" else "old"
     return False
 
 
@@ -137,79 +164,197 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
     return False
 
 
+def _removed(history: History, key: str, fence: str, writer: int, after: int, until: int) -> int | None:
+    """When the fence `fence` on `key` was gone (deleted by mistake, or written over by another
+    process than `writer`) after event `after` and no later than true time `until`, if it was."""
+    for t, q, kind, f in history.events[after + 1:]:
+        if t > until:
+            break
+        if kind == "fault_delete" and f.key == key or kind == "apply" and f.key == key and q != writer \
+                and f.prev_state == fence:
+            return t
+    return None
+
+
+def _in_its_check(history: History, p: int, fence: int) -> bool:
+    """Process p was back in its start check when the fence (event `fence`) landed over the object of
+    its one live write before it (its first, after its check), and that write was late, so p never
+    learnt it landed (NL-7 keeps its instance): applied past its attempt timeout, or its reply lost or
+    slowed past it (a fault noted on it)."""
+    fx = facts(history)
+    events = history.events
+    t_fence = events[fence].t_ms
+    writes = [w for w in fx.live_writes.get(p, ()) if w.applied_ms <= t_fence]
+    if len(writes) != 1 or events[fence].fields.prev_state != events[writes[0].event].fields.state:
+        return False
+    w = writes[0]
+    a = fx.params.attempt_timeout_ms
+    if w.applied_ms - w.sent_ms >= a:
+        return True
+    key = events[w.event].fields.key
+    return any(q == p and kind == "fault" and f.target == "PUT " + key and w.sent_ms <= t <= w.applied_ms
+               and (f.what == "reply_lost" or f.what == "slow_reply" and (f.ms or 0) >= a)
+               for t, q, kind, f in events[:w.event + 1])
+
+
 def _fence_gone_before_read(history: History, v: Violation) -> bool:
-    """A process's first write landed late, after it went back to its start check (NL-7 keeps its
-    instance); a peer fenced that object; the fence was gone (deleted by mistake, or replaced
-    by a twin's or replacement's write) before the check read it; the check passed and the same
-    instance wrote live again, not over its fence but over what replaced it."""
+    """F-3 by its cause, never by its preconditions alone (a live write over something else than the
+    fence, or a meeting with a fence that someone changed some time later). Two forms.
+
+    Written live again over the fence (INV-10's first clause). The chain it must see in world facts:
+    1. process p's only live write before the fence, its first after its start check, was late (applied
+       past its attempt timeout, or its reply lost or slowed past it): p went back to its start check
+       keeping its instance (NL-7) and never learnt the write landed (`_in_its_check`);
+    2. a peer (FN-3) or the operator (FN-7) fenced that object;
+    3. the fence was gone before the check read it: deleted by mistake, or written over by another
+       process (a twin or a replacement), between the fence's landing and p's live write;
+    4. p's live write landed over what replaced the fence, never over the fence naming it.
+
+    Met its fence, which was gone before the check re-read it (INV-10's second clause; seed 13073 of
+    the 20,000-seed sweep): p's write was refused by the fence naming it (a 412 does not say what it
+    met), so p went back to its start check (NL-7); the fence was deleted, or another process (a twin)
+    wrote over it, within the reply and re-read INV-10 allows (2 attempt timeouts, with no fault
+    around p: its check read in that time) so the check never read it: p never learns it was fenced,
+    runs on, and may write live again over what replaced the fence and act."""
     if v.invariant != "INV-10" or not v.events:
         return False
     ev = history.events
     j = v.events[0]
     if ev[j].kind == "refused" and ev[j].fields.met.startswith("fenced "):
-        # the other form (seed 13073 of the 20,000-seed sweep): the first write met the fence (a 412
-        # does not say what it met), and another process (a twin) wrote over that fence, or it was
-        # deleted, before the instance's start check read it: the instance never learns it was fenced,
-        # runs on, and may write live again over what replaced the fence and act
         p, key, fence = ev[j].proc, ev[j].fields.key, ev[j].fields.met
-        return any(kind == "fault_delete" and f.key == key or kind == "apply" and f.key == key and q != p
-                   and f.prev_state == fence for _t, q, kind, f in ev[j + 1:])
+        bound = 2 * facts(history).params.attempt_timeout_ms
+        return _removed(history, key, fence, p, j, ev[j].t_ms + bound) is not None
     if len(v.events) != 2:
         return False
     i = v.events[1]
     if ev[j].kind != "apply" or ev[i].kind != "apply":
         return False
-    return ev[i].fields.prev_state != ev[j].fields.state  # it wrote over something else than the fence naming it
+    p, key, fence = ev[i].proc, ev[j].fields.key, ev[j].fields.state
+    if not _in_its_check(history, p, j):  # (1), (2)
+        return False
+    if _removed(history, key, fence, p, j, ev[i].t_ms) is None:  # (3)
+        return False
+    # (4): over what the last change before it left, never over the fence
+    last = next((f for t, _q, kind, f in reversed(ev[j:i]) if kind in ("apply", "fault_delete", "fault_put")
+                 and f.key == key), None)
+    if ev[i].fields.prev_state == fence:
+        return False
+    if last is not None and not hasattr(last, "state"):
+        return True  # bytes written outside the protocol (an old binary): the world does not know their state
+    return ev[i].fields.prev_state == ("" if last is None else last.state)
+
+
+def _blip_span(history: History) -> tuple[int, int]:
+    """(start, end) in true time of the run's global blip: from the world's `outage` of every machine
+    ("*") to its end as recorded, or the quiet phase's start if that came first (it ends every cut)."""
+    start = history.options["blip"][0]
+    start += history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0
+    events = history.events
+    end = start + history.options["blip"][1]
+    for i in history.of_kind("outage"):
+        if events[i].t_ms >= start and events[i].fields.machine == "*":
+            end = events[i].fields.until_ms
+            break
+    quiet = next((events[i].t_ms for i in history.of_kind("quiet")), None)
+    return start, end if quiet is None or quiet < start else min(end, quiet)
 
 
 def _blip_fence(history: History, v: Violation):
-    """(blip start, fencer, fenced process, fence time) of an INV-9 violation that is a fence."""
+    """(blip start, blip end, fencer, fenced process, fence event) of an INV-9 violation that is a fence."""
     if v.invariant != "INV-9" or not v.events:
         return None
-    t, fencer, kind, f = history.events[v.events[0]]
+    j = v.events[0]
+    t, fencer, kind, f = history.events[j]
     if kind != "apply" or not f.state.startswith("fenced ") or fencer < 0:
         return None
-    start = history.options["blip"][0]
-    start += history.options["upgrade"]["new_at"] if history.options.get("upgrade") else 0
+    start, end = _blip_span(history)
     fenced_inst = f.state.split(" ")[1]
     fenced = next((k for k, pr in enumerate(history.processes)
                    if pr.instance == fenced_inst and f.key == "nodes/" + pr.node_id), None)
-    return None if fenced is None else (start, fencer, fenced, t)
+    return None if fenced is None else (start, end, fencer, fenced, j)
 
 
 def _first_write_swallowed(history: History, v: Violation) -> bool:
-    """The fenced process had written its node lease once, its first write after the start check,
-    sent less than an attempt timeout before the blip began (applied before it or in it): the blip
-    swallowed that write's reply (NL-7: back to the start check, whose wait starts again)."""
+    """F-5 by its cause, never by its preconditions alone (one write sent shortly before the blip).
+    The chain it must see in world facts:
+
+    1. the fenced process had written its node lease once before the fence, its first write after its
+       start check, sent less than an attempt timeout before the blip began and applied before the blip
+       ended: its reply was due in the blip;
+    2. that reply could not have reached it before the blip began: the write was applied in the blip,
+       or its way back (at most the world's `delay_ms_max`, plus a slowing the world noted on that
+       request) ended in it, or the world lost it: the blip swallowed it, and NL-9's re-read failed in
+       the blip too (NL-7: back to the start check, whose wait starts again);
+    3. the fence replaced exactly the object that write left (nothing renewed it: the process was back
+       in its check), as peers fence an object unchanged for ttl + grace on their clocks (FN-3)."""
     found = _blip_fence(history, v)
     if found is None:
         return False
-    start, _fencer, fenced, t = found
+    start, end, _fencer, fenced, j = found
+    events = history.events
+    t = events[j].t_ms
     fx = facts(history)
     writes = [w for w in fx.live_writes.get(fenced, ()) if w.applied_ms < t]
-    return len(writes) == 1 and 0 <= start - writes[0].sent_ms < fx.params.attempt_timeout_ms
+    if len(writes) != 1:
+        return False
+    w = writes[0]
+    if not (0 <= start - w.sent_ms < fx.params.attempt_timeout_ms and w.applied_ms < end):  # (1)
+        return False
+    written = events[w.event].fields
+    way_back = history.options.get("delay_ms_max", 0)
+    for tf, q, kind, f in events[:w.event + 1]:
+        if q == fenced and kind == "fault" and tf >= w.sent_ms and f.target == "PUT " + written.key:
+            if f.what == "reply_lost":
+                way_back = 1 << 62
+            elif f.what == "slow_reply":
+                way_back = max(way_back, f.ms or 0)
+    if w.applied_ms + way_back < start:  # (2): the reply was in before the blip began
+        return False
+    return events[j].fields.prev_state == written.state  # (3)
 
 
 def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
-    """A global blip: the fenced node's lease ran out after the blip began (its last write came
-    early in its cadence, or its next attempt after the blip came too late) while the fencer's
-    did not, so the fencer's watch never restarted (FN-2 restarts it after its *own* lapse only)
-    and it fenced the other as soon as the other's written_at + ttl + grace passed on its clock,
-    before the other's first write after the blip landed."""
+    """F-4 by its cause, never by its preconditions alone (a lease that ran out after a blip began).
+    The chain it must see in world facts, for a global blip [start, end):
+
+    1. the fencer's node lease held from the blip's start to the sending of its fence, when it decided:
+       it never lapsed, so its watch never restarted (FN-2 restarts it after its *own* lapse only; the
+       fence may land after that lease ran out: a fencer whose first write after the blip waits on an
+       attempt the blip swallowed lapses just after deciding);
+    2. the fenced process's lease was valid when the blip began and ran out after, before the fence:
+       no write of it landed from the blip's start to the fence (the blip cost it the writes that would
+       have renewed it), and the fence replaced the object it last wrote before the blip (the fencer
+       watched it unchanged since);
+    3. the blip's span against the deadlines: the fence landed, or the fenced process sent its first
+       write after the blip, within a period and an attempt timeout of the blip's end (a write in
+       flight when it ended, then the cadence's next): the fenced process renewed as soon as the bucket
+       let it, and too late. A node that stayed silent longer after the blip lapsed on its own.
+
+    Not F-5 (the blip swallowed the reply to the fenced process's first write)."""
     found = _blip_fence(history, v)
     if found is None or _first_write_swallowed(history, v):
         return False
-    start, fencer, fenced, t = found
+    start, end, fencer, fenced, j = found
+    events = history.events
+    t = events[j].t_ms
     fx = facts(history)
-    # the fencer's lease held from the blip to the sending of its fence, when it decided (it never
-    # lapsed, so never restarted its watch; the fence may land after that lease ran out: a fencer whose
-    # first write after the blip waits on an attempt the blip swallowed lapses just after deciding); the
-    # fenced node's ran out after the blip began, before that fence (the blip cost it the writes that
-    # would have renewed it)
-    decided = sent_ms(history.events[v.events[0]])
-    whole = any(s <= start and e >= decided for s, e, _i in fx.lease.get(fencer, ()))
+    decided = sent_ms(events[j])
+    whole = any(s <= start and e >= decided for s, e, _i in fx.lease.get(fencer, ()))  # (1)
     lapsed = any(s <= start < e <= t for s, e, _i in fx.lease.get(fenced, ()))
-    return whole and lapsed
+    if not (whole and lapsed):
+        return False
+    writes = fx.live_writes.get(fenced, ())
+    before = [w for w in writes if w.applied_ms < start]
+    if not before or any(start <= w.applied_ms <= t for w in writes):  # (2)
+        return False
+    if events[j].fields.prev_state != events[before[-1].event].fields.state:
+        return False
+    key = events[j].fields.key
+    after = next((sent_ms(events[i]) for i in history.of_kind("apply", "refused")
+                  if events[i].proc == fenced and events[i].fields.key == key and sent_ms(events[i]) >= end), None)
+    renewed = t if after is None else min(t, after)
+    clock = history.processes[fenced].clock  # (NL-2: a write every period from the previous send, on its clock)
+    return renewed <= clock.true_at(clock.local(end) + fx.params.period_ms + fx.params.attempt_timeout_ms)  # (3)
 
 
 def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:

@@ -366,3 +366,136 @@ def test_f3_also_when_the_first_write_met_its_fence_and_a_twin_replaced_it():
     assert list(found) == ["F-3"] and found["F-3"][0].invariant == "INV-10"
     j = found["F-3"][0].events[0]
     assert h.events[j].kind == "refused" and h.events[j].fields.met.startswith("fenced ")
+
+
+# --- each finding's preconditions without its cause: a violation, never the finding -------------------------
+# A classifier recognises its finding by the causal chain its docstring states (checkers/findings.py), read in
+# world facts. Each test below doctors a reproduction so that the finding's preconditions still hold but one
+# link of its chain is gone, and expects the violation to fail the run.
+
+
+def _judged_moved(h, index: int, to_ms: int, fields: tuple | None = None):
+    """(unexplained violations, findings) of a copy of `h` whose event `index` happens at `to_ms` instead
+    (moved to its place in time order; `fields`: its fields changed too), or is gone (`to_ms` None)."""
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    t, p, kind, f = doctored.events.pop(index)
+    if to_ms is not None:
+        at = next((k for k, e in enumerate(doctored.events) if e.t_ms > to_ms), len(doctored.events))
+        doctored.events.insert(at, event(to_ms, p, kind, f if fields is None else fields))
+    return classify(doctored, check_all(doctored))
+
+
+def _f1_script():
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.at(0, "twin", "n0", "t0")
+    w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.at(20_900, "delete", "nodes/n0")
+    return w.run(until_ms=40_000)
+
+
+def test_f1_without_its_cause_is_a_violation_the_delete_before_the_others_object():
+    """F-1's chain (NL-5, NL-7, LEASE-1): the mistaken delete removed the other process's live object, and
+    the twin's write took the key it emptied. The doctored copy has the delete at 14 s, before n0 wrote
+    its object at 15 s: every precondition still holds (a delete of nodes/n0, the twin started before it,
+    its first live write landed after it, both held the lease), but the twin's write on no object landed
+    over n0's live one, which nothing removed: not F-1, a violation."""
+    h = _f1_script()
+    (delete,) = evs(h, "fault_delete", where=lambda f: f.key == "nodes/n0")
+    first, twin = procs(h, "n0")
+    created = evs(h, "apply", proc=twin, where=lambda f: f.key == "nodes/n0")[0]
+    own = evs(h, "apply", proc=first, where=lambda f: f.key == "nodes/n0")
+    assert own[0].t_ms > 14_000 and created.t_ms > delete.t_ms and h.events[4].proc == twin  # started at 0
+    unexplained, found = _judged_moved(h, delete.i, 14_000)
+    assert "F-1" not in found and "LEASE-1" in {v.invariant for v in unexplained}
+
+
+def test_f3_without_its_cause_is_a_violation_the_fence_never_gone():
+    """F-3's chain (NL-7, FN-7, INV-10): the late first write, the fence, and the fence gone before the check
+    read it. The doctored copy has no mistaken delete: n0 still writes live on no object over its fence
+    (the history says so, nothing explains it), which is what the precondition "it wrote over something
+    else than the fence" saw. Not F-3: a violation."""
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.at(21_300, "fence", "n0")
+    w.at(21_500, "delete", "nodes/n0")
+    h = w.run(until_ms=45_000)
+    assert list(_found(h)) == ["F-3"]
+    (delete,) = evs(h, "fault_delete", where=lambda f: f.key == "nodes/n0")
+    unexplained, found = _judged_moved(h, delete.i, None)
+    assert "F-3" not in found and "INV-10" in {v.invariant for v in unexplained}
+
+
+def test_f3_without_its_cause_is_a_violation_the_fence_replaced_after_the_reread():
+    """F-3's other form (seed 13073, kept as a plan): the twin wrote over the fence 0.257 s after the
+    instance's write met it, within the reply and re-read INV-10 allows (2 attempt timeouts), so the check
+    never read it. The doctored copy has that write land 1.5 s after the meeting: the check had read the
+    fence by then, and an instance that runs on after reading its fence is a bug (NL-10), not F-3."""
+    h = _kept_plan("f3-fence-met-then-replaced-by-a-twin")
+    (v,) = _found(h)["F-3"]
+    met = h.events[v.events[0]]
+    bound = 2 * Params(**h.params).attempt_timeout_ms
+    (over,) = evs(h, "apply", where=lambda f: f.key == met.fields.key and f.prev_state == met.fields.met)
+    assert met.t_ms < over.t_ms <= met.t_ms + bound and over.proc != met.proc
+    unexplained, found = _judged_moved(h, over.i, met.t_ms + 3 * bound)
+    assert "F-3" not in found and "INV-10" in {v.invariant for v in unexplained}
+
+
+def _f4_script():
+    p = Params(ttl_ms=10_000, grace_ms=0, safety_ms=2_000, max_skew_ms=1_000, heartbeat_period_ms=3_000,
+               attempt_timeout_ms=2_000)
+    w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
+    w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
+    return w.run(until_ms=60_000)
+
+
+def test_f4_without_its_cause_is_a_violation_the_blip_ended_long_before_the_deadline():
+    """F-4's chain (FN-2, INV-9, T-2): the blip lasted until after n0's validity ran out, and n0 renewed as
+    soon as the bucket let it, too late. The doctored copy's blip ends after 0.2 s (the world's outage
+    record says so): n0's lease still ran out in it (37.5 s) and n1 still fenced it, but n0 stayed silent
+    for 6 s after the bucket was back, far past a period and an attempt timeout: its lapse is its own, not
+    the blip's. Not F-4 (nor F-5): a violation."""
+    h = _f4_script()
+    assert list(_found(h)) == ["F-4"]
+    (outage,) = evs(h, "outage", where=lambda f: f.machine == "*")
+    assert outage.t_ms == 31_000 and outage.fields.until_ms == 37_500
+    unexplained, found = _judged_doctored(h, outage.i, outage.fields._replace(until_ms=31_200))
+    assert not found and [v.invariant for v in unexplained] == ["INV-9"]
+
+
+def test_f5_without_its_cause_is_a_violation_the_reply_in_before_the_blip():
+    """F-5's chain (NL-7, NL-9, INV-9): the blip swallowed the reply to n0's first write. In the doctored copy
+    the world slowed that reply by 1 ms, not 1.5 s: the write applied at 15.023 s was answered by 15.029 s
+    (delay_ms_max 5), before the blip began at 15.5 s, so n0 knew its lease was valid, and being fenced at
+    30 s for a write 0.5 s before a 5 s blip is a bug. The precondition (one write, sent less than an
+    attempt timeout before the blip) still holds. Not F-5 (nor F-4): a violation."""
+    w = ScriptedWorld(nodes=2)
+    w.options.update(starts=[0, 0], blip=[15_500, 5_000, "blackhole"], blip_alone=True)
+    w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
+    h = w.run(until_ms=45_000)
+    assert list(_found(h)) == ["F-5"]
+    slowed = evs(h, "fault", where=lambda f: f.what == "slow_reply" and f.target == "PUT nodes/n0")
+    assert slowed and h.options["delay_ms_max"] == 5
+    doctored = copy.deepcopy(h)
+    for s in slowed:
+        doctored.events[s.i] = event(s.t_ms, s.proc, "fault", s.fields._replace(ms=1))
+    doctored._sha = None
+    doctored.cache.clear()
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert not found and [v.invariant for v in unexplained] == ["INV-9"]
+
+
+def test_f6_without_its_cause_is_a_violation_the_heartbeat_landed_after_the_death():
+    """F-6 under INV-7 (UP-4, FN-5, NL-10, kept as a plan): the old heartbeat over n1's live object is what
+    the failover waited on. The doctored copy has it land after the owner died: at the death nodes/n1 was
+    the new n1's own live object, which a peer fences and frees (FN-3, FN-5) within T-5's bound, so the
+    late failover is not F-6 but a violation. (F-6's other doctored copies are in its reproductions.)"""
+    h = _kept_plan("f6-old-heartbeat-delays-a-failover")
+    (v,) = _found(h)["F-6"]
+    died = h.events[v.events[0]]
+    (over,) = evs(h, "apply", where=lambda f: f.key == "nodes/n1" and f.prev_state.startswith("live ")
+                  and f.state == "node n1")
+    assert over.t_ms < died.t_ms
+    unexplained, found = _judged_moved(h, over.i, died.t_ms + 1)
+    assert "F-6" not in found and "INV-7" in {v.invariant for v in unexplained}
