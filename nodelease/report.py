@@ -254,21 +254,36 @@ def load_json(path: str, what: str = "report"):
         raise UsageError(f"the {what} {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
 
 
-def load_report(path: str, report=None) -> dict:
-    """A report read back (from `path`, or already read), checked for the fields a replay needs."""
+def load_report(path: str, report=None, merging: bool = False) -> dict:
+    """A report read back (from `path`, or already read), checked against its schema first
+    (nodelease/validate.py): a malformed one is one line and exit 2, never a traceback."""
+    from .validate import check_report
+
     if report is None:
         report = load_json(path)
-    if not isinstance(report, dict):
-        raise UsageError(f"the report {path} is not a report (expected a JSON object)")
-    for key in ("model", "scenario", "params", "seeds"):
-        if key not in report:
-            raise UsageError(f"the report {path} has no {key!r} field: not a report of this tool")
-    s = report["seeds"]
-    if not (isinstance(s, dict) and isinstance(s.get("start"), int) and isinstance(s.get("count"), int)):
-        raise UsageError(f"the report {path} has a malformed 'seeds' field")
-    if not isinstance(report["params"], dict):
-        raise UsageError(f"the report {path} has a malformed 'params' field")
-    return report
+    return check_report(report, path, merging)
+
+
+def check_writable(path: str, what: str = "the report") -> None:
+    """Before a run: `path` (and its .txt summary beside it) can be created and written, its folder
+    made, so that no run ends unable to save what it found."""
+    targets = [path] + ([os.path.splitext(path)[0] + ".txt"] if path.endswith(".json") else [])
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} {path}: {e.strerror} ({os.path.dirname(os.path.abspath(path))})") \
+            from None
+    for target in targets:
+        if os.path.isdir(target):
+            raise UsageError(f"cannot write {what} {path}: {target} is a directory")
+        existed = os.path.exists(target)
+        try:
+            with open(target, "a"):
+                pass
+        except OSError as e:
+            raise UsageError(f"cannot write {what} {path}: {e.strerror}") from None
+        if not existed:
+            os.remove(target)
 
 
 def timeline_text(history) -> str:
@@ -617,6 +632,11 @@ def exit_status(report: dict) -> Exit:
     """The exit status a run's report ends it with. A tool failure outranks a violation: seeds that
     raised were not judged (what they would have shown is unknown), so the run has no verdict to
     trust; its violations are still in the report and its summary, listed apart."""
+    partial = report.get("partial")
+    if partial:
+        from .errors import SIGNAL_STATUS
+
+        return SIGNAL_STATUS.get(partial.get("signal"), Exit.INTERRUPTED)
     if report.get("tool_failures"):
         return Exit.TOOL
     if not report["passed"]:
@@ -628,6 +648,11 @@ def exit_status(report: dict) -> Exit:
 
 def verdict(report: dict) -> str:
     """PASSED, FAILED (n violating seeds), TOOL FAILED or ENVIRONMENT FAILED: one word for the run."""
+    partial = report.get("partial")
+    if partial:
+        of = partial["of"]
+        return (f"INTERRUPTED by {partial['signal']} ({report['seeds']['count']} of {of['count']} seeds run; "
+                f"{report['counts'].get('failing_seeds', 0)} violating so far)")
     tool = report.get("tool_failures") or []
     if tool:
         violating = report["counts"].get("failing_seeds", 0)
@@ -670,6 +695,12 @@ def _figures(report: dict) -> list[tuple[str, str]]:
                  ("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}"),
                  ("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}"),
                  ("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")]
+    partial = report.get("partial")
+    if partial:
+        of = partial["of"]
+        rows.append(("PARTIAL", f"stopped by {partial['signal']}: seeds {report['seeds']['start']}.."
+                                f"{report['seeds']['start'] + report['seeds']['count'] - 1} of {of['start']}.."
+                                f"{of['start'] + of['count'] - 1} run; resume: {partial['resume']}"))
     conf = report.get("configurations") or {}
     if conf.get("families"):
         rows.append(("configurations", ", ".join(f"{k} {v}" for k, v in conf["families"].items())
