@@ -47,7 +47,7 @@ class SeedResult:
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
-          strict: bool = False) -> SeedResult:
+          strict: bool = False, not_calm: str | None = None) -> SeedResult:
     """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
     report sums. A violation a known protocol finding explains is counted as that finding, not
     as a failure (with `strict`, as both). An exception met mid-run (`world_failure`) or raised by
@@ -60,7 +60,7 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     skip: dict = {}
     measured = {"failover_ms": [], "blip_judged": 0, "coverage": [], "takeover_margin_ms": []}
     try:
-        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True)
+        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm)
         skip = v.not_judged
         for fid, vs in v.findings.items():
             found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]
@@ -686,6 +686,8 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         rows.append(("unexpected outcomes", ", ".join(f"{k} {v}" for k, v in odd.items()) if odd else "none"))
         if "cleanup_deleted" in s:
             rows.append(("cleanup", f"{s['cleanup_deleted']} keys deleted"))
+        if "stalls" in s:
+            rows.append(("endpoint stalls", stalls_text(s)))
     else:
         rows += [("seeds", f"{c.get('seeds_run', 0)} ({report['seeds']['start']}.."
                            f"{report['seeds']['start'] + report['seeds']['count'] - 1})"),
@@ -733,6 +735,18 @@ def _figures(report: dict) -> list[tuple[str, str]]:
     if report.get("tool_failures"):
         rows.append(("TOOL FAILURES", f"{len(report['tool_failures'])} seeds raised (not judged; exit 4)"))
     return rows
+
+
+def stalls_text(s3: dict) -> str:
+    """The stalls of a real-S3 run's endpoint, for a person (report["s3"]["stalls"])."""
+    stalls = s3.get("stalls") or []
+    bound = f"the bound, ttl + grace, is {s3['stall_bound_s']:g} s"
+    if not stalls:
+        return f"none ({bound})"
+    return (f"{len(stalls)}: " + "; ".join(f"{x['span_s']:.1f} s from {x['from_s']:.1f} s, {x['requests_held']} "
+                                          f"requests held" + (" (in the quiet phase)" if x["in_quiet_phase"] else "")
+                                          for x in stalls[:5])
+            + ("; ..." if len(stalls) > 5 else "") + f" ({bound})")
 
 
 def summary_text(report: dict) -> str:
