@@ -47,7 +47,6 @@ import queue
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from urllib.parse import urlsplit, urlunsplit
 
@@ -178,6 +177,45 @@ def _condition(req: Request) -> dict:
 # --- the world ------------------------------------------------------------------------------
 
 
+class _Calls:
+    """The threads that make the blocking bucket calls: daemon threads, so that the calls a
+    stalled endpoint holds (each cut at its read timeout) never keep a finished run's process
+    alive (a ThreadPoolExecutor's threads are joined at exit: 5 s more after a stall was judged)."""
+
+    def __init__(self, size: int, on_error) -> None:
+        self._on_error = on_error  # (exception) -> None: a call that raised (a bug of the world)
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"s3-world_{i}", daemon=True) for i in range(size)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn, *args) -> None:
+        if not self._closed:
+            self._q.put((fn, args))
+
+    def _work(self) -> None:
+        while True:
+            job = self._q.get()
+            if job is None or self._closed:
+                return
+            fn, args = job
+            try:
+                fn(*args)
+            except Exception as e:
+                self._on_error(e)
+
+    def shutdown(self, wait: bool = True) -> None:
+        """No more calls are made (those queued are dropped); with `wait`, the calls under way end first."""
+        self._closed = True
+        for _ in self._threads:
+            self._q.put(None)
+        if wait:
+            for t in self._threads:
+                t.join()
+
+
+
 class _Versions:
     """What the world knows of each key's versions, for the `apply` events (INV-3, INV-4..6)."""
 
@@ -241,7 +279,7 @@ class S3World(World):
         self._heap: list = []
         self._seq = itertools.count()
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
-        self._pool = ThreadPoolExecutor(POOL_SIZE, thread_name_prefix="s3-world")
+        self._pool = _Calls(POOL_SIZE, lambda e: self._inbox.put((self._raise, (e,))))
         self._progress = progress
         self._progress_every_ms = progress_every_ms
         self._stopped = False
@@ -273,7 +311,7 @@ class S3World(World):
         finally:
             self._stopped = True
             # calls a stalled endpoint holds end by their read timeout (ttl + grace): not waited for
-            self._pool.shutdown(wait=self.env_failure is None and self.failure is None, cancel_futures=True)
+            self._pool.shutdown(wait=self.env_failure is None and self.failure is None)
         stop = self.now if self.failure is not None or self.env_failure is not None else end
         if self._stall is not None and self.env_failure is None:
             self._close_stall(stop, open_at_end=True)
@@ -307,6 +345,11 @@ class S3World(World):
                     break
                 self._guard(fn, args)
 
+    @staticmethod
+    def _raise(error: Exception) -> None:
+        """A bucket call's thread raised: the run stops and fails, as for a callback (_guard)."""
+        raise error
+
     def _guard(self, fn, args) -> None:
         self._frozen = int((time.monotonic() - self._t0) * 1000)
         try:
@@ -326,7 +369,8 @@ class S3World(World):
         endpoint has been stalled longer than ttl + grace: the run ends, an environment failure."""
         with self._lock:
             overdue = {cid: t0 for cid, (t0, deadline) in self._calls.items() if deadline <= now}
-            held = {**self._failed, **overdue}
+            failed = dict(self._failed)
+            held = {**failed, **overdue}
             last = self._last_done_ms
         st = self._stall
         if st is not None and last > st["from_ms"]:
@@ -336,8 +380,9 @@ class S3World(World):
             return False
         since = max(last, min(held.values()))  # silent since the first call it holds was sent
         if st is None:
-            st = self._stall = {"from_ms": since, "held": set()}
+            st = self._stall = {"from_ms": since, "held": set(), "failed": set()}
         st["held"].update(held)
+        st["failed"].update(failed)
         if now - st["from_ms"] > self.failure_limit_ms:
             self._environment_failed(now)
             return True
@@ -358,10 +403,17 @@ class S3World(World):
         st = self._stall
         with self._lock:
             kinds = ", ".join(f"{k} {v}" for k, v in self._unanswered.most_common(3))
-        self.env_failure = (f"the endpoint stalled: no request completed for {(now - st['from_ms']) / 1000:.1f} s "
-                            f"from {st['from_ms'] / 1000:.1f} s into the run, longer than ttl + grace "
-                            f"({self.failure_limit_ms / 1000:g} s); {len(st['held'])} requests held past their "
-                            f"deadlines or failed" + (f" ({kinds})" if kinds else ""))
+        silent = (now - st["from_ms"]) / 1000
+        n, failed = len(st["held"]), len(st["failed"])
+        if 2 * failed >= n:  # most calls came back with an error (a refused connection, HTTP 5xx): not a hang
+            self.env_failure = (f"the endpoint stopped answering: {failed} requests failed over {silent:.1f} s with "
+                                f"no answer, longer than ttl + grace ({self.failure_limit_ms / 1000:g} s) ({kinds})"
+                                + (f"; {n - failed} more past their deadlines" if n > failed else ""))
+            return
+        self.env_failure = (f"the endpoint stalled: no request completed for {silent:.1f} s from "
+                            f"{st['from_ms'] / 1000:.1f} s into the run, longer than ttl + grace "
+                            f"({self.failure_limit_ms / 1000:g} s); {n} requests held ({n - failed} past their "
+                            f"deadlines, {failed} failed" + (f": {kinds}" if kinds else "") + ")")
 
     def _judge_quiet(self) -> None:
         """Liveness is judged in a quiet phase the bucket kept calm: none of its stalls, no errors."""
@@ -376,19 +428,25 @@ class S3World(World):
             self.not_calm = (f"the bucket was not calm in the quiet phase: {self._quiet_errors} requests "
                              f"answered with errors")
 
-    def _bucket_call(self, req, timeout_ms: int) -> tuple[Reply, str | None]:
-        """On a worker thread: one call, watched: in flight until it returns (its deadline: its attempt
-        timeout); answered without an error, it ends any stall."""
+    def _watch(self, timeout_ms: int) -> int:
+        """A call in flight from now (also while it waits for a free thread), due in `timeout_ms`."""
         cid = next(self._call_ids)
         t0 = int((time.monotonic() - self._t0) * 1000)
         with self._lock:
             self._calls[cid] = (t0, t0 + timeout_ms)
+        return cid
+
+    def _bucket_call(self, req, timeout_ms: int, cid: int | None = None) -> tuple[Reply, str | None]:
+        """On a worker thread: one call, watched (from `cid`'s submission, or from now): in flight
+        until it returns, due at its attempt timeout; answered without an error, it ends any stall."""
+        if cid is None:
+            cid = self._watch(timeout_ms)
         try:
             reply, note = self.bucket.call(req)
         finally:
             t1 = int((time.monotonic() - self._t0) * 1000)
             with self._lock:
-                self._calls.pop(cid, None)
+                t0 = self._calls.pop(cid, (t1, t1))[0]
         with self._lock:
             if note is None:
                 self._last_done_ms = max(self._last_done_ms, t1)
@@ -430,11 +488,11 @@ class S3World(World):
         if req.op in (PUT, DELETE):
             self.keys_written.add(req.key)
         timeout = self._attempts.pop((proc.index, rid), self.params.attempt_timeout_ms)
-        self._pool.submit(self._call, proc, rid, req, fate, sent_ms, timeout)
+        self._pool.submit(self._call, proc, rid, req, fate, sent_ms, timeout, self._watch(timeout))
 
-    def _call(self, proc, rid, req, fate, sent_ms, timeout_ms) -> None:
+    def _call(self, proc, rid, req, fate, sent_ms, timeout_ms, cid) -> None:
         """On a worker thread: the one blocking call; its outcome goes back to the loop."""
-        reply, note = self._bucket_call(req, timeout_ms)
+        reply, note = self._bucket_call(req, timeout_ms, cid)
         self._inbox.put((self._answered, (proc, rid, req, reply, note, fate, sent_ms)))
 
     def _answered(self, proc, rid, req, reply, note, fate, sent_ms) -> None:
@@ -486,7 +544,8 @@ class S3World(World):
 
     def remove_object(self, key: str) -> None:
         if not self._stopped:
-            self._pool.submit(self._bucket_call, Request(DELETE, key), self.params.attempt_timeout_ms)
+            a = self.params.attempt_timeout_ms
+            self._pool.submit(self._bucket_call, Request(DELETE, key), a, self._watch(a))
 
     def read_bucket(self, then) -> None:
         if not self._stopped:

@@ -111,7 +111,7 @@ def test_a_stall_longer_than_ttl_plus_grace_is_an_environment_failure_not_a_verd
     code, out, err, report = _stalled_run(capsys, proc, url, tmp_path, 12, 2.5, 8)
     assert code == Exit.ENVIRONMENT, err
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "environment failure: the endpoint stalled" in lines[0]
+    assert len(lines) == 1 and "environment failure: the endpoint stalled" in lines[0] and "past their deadlines" in lines[0]
     assert "longer than ttl + grace (3 s)" in lines[0]
     assert report["environment_failure"].startswith("the endpoint stalled")
     assert {"INV-4", "INV-7"} <= set(report["not_judged"])  # liveness is not judged on a cut-short run
