@@ -138,13 +138,19 @@ def _worker_init(model_name, scenario, params, strict=False) -> None:
 
 def _pool_worker_init(model_name, scenario, params, strict=False) -> None:
     """A pool worker leaves signals to the process that started it: Ctrl-C (sent to the whole
-    process group) is ignored here, and SIGTERM (the pool's own terminate) ends it at once, with
-    no traceback; the parent saves what finished (run_campaign)."""
+    process group) is ignored here, and SIGTERM (the group's, or the pool's own terminate) ends it
+    quietly, as SystemExit: raised in Python, it releases the locks of the pool's queues on its way
+    out (a worker killed holding one would hang the parent's terminate); the parent saves what
+    finished (run_campaign)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _quit)
     _worker_init(model_name, scenario, params, strict)
+
+
+def _quit(_signum, _frame):
+    raise SystemExit(0)
 
 
 def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
