@@ -288,7 +288,9 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
         done = next((i for i, r in enumerate(results) if r.seed != start + i), len(results))
         results = results[:done]
         extra["partial"] = {"signal": interrupted, "of": {"start": start, "count": count},
-                            "resume": f"{invoked_as()} run --resume {os.path.relpath(report_path)}"}
+                            # (a time-budgeted run ends when its time does: there is no rest to resume)
+                            "resume": (f"{invoked_as()} run --resume {os.path.relpath(report_path)}"
+                                       if budget_s is None else None)}
     if budget_s is not None:
         extra["time_budget"] = {"budget_s": budget_s, "seeds_run": len(results), "stopped_by_budget": stopped}
     return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
@@ -367,9 +369,11 @@ def _finish(console, report: dict, path: str, params, args) -> int:
     if partial:
         _save_partial(path, report)
         s, of = report["seeds"], partial["of"]
-        raise Stopped(f"{partial['signal']} after {s['count']} of {of['count']} seeds: the report of seeds "
-                      f"{s['start']}..{s['start'] + s['count'] - 1} is {os.path.relpath(path)} (partial); "
-                      f"continue with: {partial['resume']}", partial["signal"])
+        of_text = f"{of['count']} seeds" if not args.time_budget else f"a {args.time_budget:g} s budget"
+        raise Stopped(f"{partial['signal']} after {s['count']} seeds of {of_text}: the report of seeds "
+                      f"{s['start']}..{s['start'] + s['count'] - 1} is {os.path.relpath(path)} (partial)"
+                      + (f"; continue with: {partial['resume']}" if partial.get("resume") else ""),
+                      partial["signal"])
     if report["failures"]:
         draw_failures(report, path, params, args.strict)
     write_report(path, report)
@@ -425,7 +429,10 @@ def resume(console, args) -> int:
     of = partial.get("of") or {}
     if not (isinstance(of.get("start"), int) and isinstance(of.get("count"), int)):
         raise UsageError(f"the report {args.resume} is malformed: partial.of must hold start and count")
-    if before.get("world", "sim") != "sim" or before.get("time_budget") or before.get("kind"):
+    if before.get("time_budget"):
+        raise UsageError(f"the report {args.resume} is of a --time-budget run, which ends when its time does: "
+                         f"there is no rest to resume (run it again)")
+    if before.get("world", "sim") != "sim" or before.get("kind"):
         raise UsageError(f"the report {args.resume} is not a campaign's of the simulated world: only `run` resumes")
     model_name, scenario, strict = before["model"], check_scenario(before["scenario"]), bool(before.get("strict"))
     load_model(model_name)

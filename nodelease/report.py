@@ -702,7 +702,7 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         of = partial["of"]
         rows.append(("PARTIAL", f"stopped by {partial['signal']}: seeds {report['seeds']['start']}.."
                                 f"{report['seeds']['start'] + report['seeds']['count'] - 1} of {of['start']}.."
-                                f"{of['start'] + of['count'] - 1} run; resume: {partial['resume']}"))
+                                f"{of['start'] + of['count'] - 1} run" + (f"; resume: {partial['resume']}" if partial.get("resume") else "")))
     conf = report.get("configurations") or {}
     if conf.get("families"):
         rows.append(("configurations", ", ".join(f"{k} {v}" for k, v in conf["families"].items())

@@ -93,6 +93,6 @@ def _run(console, args, s3) -> int:
     if status == Exit.TOOL:
         raise tool_failure(report)
     if status == Exit.ENVIRONMENT:
-        raise EnvironmentFailure(f"{world.env_failure}; no verdict (liveness, INV-4 and INV-7, not judged); "
-                                 f"report: {os.path.relpath(path)}")
+        raise EnvironmentFailure(f"{world.env_failure}; no verdict (liveness, INV-4 and INV-7, not judged)"
+                                 + ("; --cleanup skipped" if args.cleanup else "") + f"; report: {os.path.relpath(path)}")
     return status

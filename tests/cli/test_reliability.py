@@ -229,7 +229,7 @@ def test_a_signal_leaves_a_partial_report_and_one_line(tmp_path, sig, status, wo
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err and "BrokenPipe" not in err, err
     name = signal.Signals(sig).name
-    assert f"interrupted: {name} after" in lines[0] and "--resume" in lines[0]
+    assert f"interrupted: {name} after" in lines[0] and "seeds of 60 seeds" in lines[0] and "--resume" in lines[0]
     report = json.loads(path.read_text())
     assert report["partial"]["signal"] == name and report["partial"]["of"] == {"start": 0, "count": 60}
     n = report["seeds"]["count"]
