@@ -33,21 +33,24 @@ class Verdict:
         return bool(self.violations)
 
 
-def not_judged(history: History, env_failure: str | None = None) -> dict[str, str]:
-    """The invariants a history cannot judge, and why."""
+def not_judged(history: History, env_failure: str | None = None, not_calm: str | None = None) -> dict[str, str]:
+    """The invariants a history cannot judge, and why (`not_calm`: why its quiet phase was not calm,
+    as a real bucket may fail to keep it)."""
     if env_failure is not None:
         return {inv.id: "the run was cut short by its environment" for inv in registry.invariants()
                 if inv.quiet or inv.whole_run}
+    if not_calm is not None:
+        return {inv.id: not_calm for inv in registry.invariants() if inv.quiet}
     if not history.of_kind("quiet"):
         return {inv.id: "no quiet phase" for inv in registry.invariants() if inv.quiet}
     return {}
 
 
 def judge(history: History, strict: bool = False, env_failure: str | None = None,
-          measure: bool = False) -> Verdict:
+          measure: bool = False, not_calm: str | None = None) -> Verdict:
     """Every checker over `history` (but those it cannot judge), findings classified; with
     `measure`, the figures a report sums (those of an invariant not judged: nothing measured)."""
-    skip = not_judged(history, env_failure)
+    skip = not_judged(history, env_failure, not_calm)
     found = check_all(history, skip=frozenset(skip))
     unexplained, by_finding = classify(history, found)
     measures = measure_all(history, skip=frozenset(skip)) if measure else {}

@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 import time
 
-from .errors import Exit, ToolFailure, UsageError
+from .errors import Exit, Stopped, ToolFailure, UsageError, signal_name
 from .report import (
     Progress,
+    check_writable,
+    invoked_as,
     SeedResult,
     build_report,
     crashed,
@@ -65,33 +67,26 @@ def _pairs(pairs: list[str]) -> list[tuple[str, int]]:
 
 
 def parse_params(pairs: list[str], base: dict | None = None):
-    """--param KEY=VALUE pairs over the defaults (or `base`), validated (T-2, T-3, T-4)."""
-    from model.params import Params, ParamsError
+    """--param KEY=VALUE pairs over the defaults (or `base`: the real-S3 world's timing), the values
+    not pinned fitted around them as the simulation fits them, validated (NL-4, T-2..T-4 and what
+    the world's draws need: nodelease/validate.py). A whole configuration (Params)."""
+    from model.params import Params
 
-    d = dict(base) if base is not None else Params().to_dict()
-    d.update(_pairs(pairs))
-    try:
-        return Params.from_dict(d)
-    except ParamsError as e:
-        raise UsageError(f"invalid params: {e}") from None
+    from .validate import check_s3
+
+    return check_s3(dict(_pairs(pairs)), dict(base) if base is not None else Params().to_dict())
 
 
-def parse_pins(pairs: list[str], base: dict | None = None) -> dict:
+def parse_pins(pairs: list[str], base: dict | None = None, scenario: str = "swarm", start: int = 0,
+               count: int = 2_000) -> dict:
     """--param KEY=VALUE pairs as the values pinned for every seed (the rest is drawn per seed);
-    refused at once if the pinned values alone break T-2..T-4."""
-    from model.params import Params, ParamsError
-    from scenarios.swarm import fit_params
+    refused at once, in one line naming what the user set, if a seed start..start+count-1 would
+    draw a configuration that breaks NL-4, T-2..T-4 or the world's draws (nodelease/validate.py)."""
+    from .validate import check_sim
 
     pins = dict(base or {})
-    known = Params().to_dict()
-    for key, value in _pairs(pairs):
-        if key not in known:
-            raise UsageError(f"--param: unknown parameter {key!r} (known: {', '.join(sorted(known))})")
-        pins[key] = value
-    try:
-        fit_params({**known, **pins}, pins)
-    except ParamsError as e:
-        raise UsageError(f"invalid params: {e}") from None
+    pins.update(_pairs(pairs))
+    check_sim(pins, scenario, start, count)
     return pins
 
 
@@ -141,6 +136,23 @@ def _worker_init(model_name, scenario, params, strict=False) -> None:
     _W.update(model=model_name, scenario=scenario, params=params, strict=strict)
 
 
+def _pool_worker_init(model_name, scenario, params, strict=False) -> None:
+    """A pool worker leaves signals to the process that started it: Ctrl-C (sent to the whole
+    process group) is ignored here, and SIGTERM (the group's, or the pool's own terminate) ends it
+    quietly, as SystemExit: raised in Python, it releases the locks of the pool's queues on its way
+    out (a worker killed holding one would hang the parent's terminate); the parent saves what
+    finished (run_campaign)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _quit)
+    _worker_init(model_name, scenario, params, strict)
+
+
+def _quit(_signum, _frame):
+    raise SystemExit(0)
+
+
 def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
     return [run_one(s, _W["model"], _W["scenario"], _W["params"], strict=_W["strict"]) for s in seeds]
 
@@ -160,7 +172,7 @@ def run_seeds(model_name, scenario, params, start, count, workers, strict=False,
 
     # forked workers inherit the compiled modules' finder (nodelease/compiled.py) and the imports
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(model_name, scenario, params, strict)) as pool:
+    with ctx.Pool(workers, initializer=_pool_worker_init, initargs=(model_name, scenario, params, strict)) as pool:
         for results in pool.imap(_worker_chunk, chunks):
             yield from results
 
@@ -232,15 +244,19 @@ def run_seeds_dask(address: str, model_name, scenario, params, start, count, str
 
 def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
                  quiet=False, strict=False, budget_s: float | None = None, extra: dict | None = None,
-                 dask: str | None = None):
+                 dask: str | None = None, keep_partial: bool = False):
     """Run seeds start..start+count-1 of the simulated world and build the report (not yet written).
     With `budget_s`, stop taking results once that many seconds have passed: the report covers the
-    seeds start..start+k-1 that finished in order by then (its `time_budget` says so)."""
+    seeds start..start+k-1 that finished in order by then (its `time_budget` says so). Stopped by a
+    signal (SIGINT, SIGTERM: a KeyboardInterrupt), the workers are stopped; with `keep_partial`, the
+    report of the seeds finished in order is returned, marked `partial` (its range, the signal),
+    else the interrupt goes on."""
     prog = Progress(console, count if budget_s is None else budget_s, label or f"{model_name}/{scenario}",
                     unit="seeds" if budget_s is None else "s") if not quiet else None
     t0 = time.monotonic()
     results = []
     stopped = False
+    interrupted = None
     try:
         # under a time budget, small chunks: the run stops close to the budget
         seeds = (run_seeds_dask(dask, model_name, scenario, params, start, count, strict) if dask else
@@ -256,6 +272,10 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
             if budget_s is not None and time.monotonic() - t0 >= budget_s:
                 stopped = len(results) < count
                 break
+    except KeyboardInterrupt as e:  # (the pool is terminated on the way out of run_seeds)
+        if not keep_partial:
+            raise
+        interrupted = signal_name(e)
     finally:
         if prog:
             prog.close()
@@ -263,6 +283,14 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
     if dask:
         results.sort(key=lambda r: r.seed)  # a cluster finishes chunks in any order
         extra["dask"] = dask if dask.startswith("local:") else "a cluster"
+    if interrupted is not None:
+        # only the seeds finished in order from the first: a resume runs the rest
+        done = next((i for i, r in enumerate(results) if r.seed != start + i), len(results))
+        results = results[:done]
+        extra["partial"] = {"signal": interrupted, "of": {"start": start, "count": count},
+                            # (a time-budgeted run ends when its time does: there is no rest to resume)
+                            "resume": (f"{invoked_as()} run --resume {os.path.relpath(report_path)}"
+                                       if budget_s is None else None)}
     if budget_s is not None:
         extra["time_budget"] = {"budget_s": budget_s, "seeds_run": len(results), "stopped_by_budget": stopped}
     return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
@@ -306,7 +334,10 @@ def tool_failure(report: dict) -> ToolFailure:
 
 def command(console, args) -> int:
     """`run`: seeds in, a report out (written under reports/ of the working directory unless
-    --report), an exit status (nodelease.errors.Exit)."""
+    --report), an exit status (nodelease.errors.Exit). Stopped by SIGINT or SIGTERM, the report of
+    the seeds finished is written, marked partial; `run --resume REPORT` continues it."""
+    if getattr(args, "resume", None):
+        return resume(console, args)
     if args.time_budget is not None and args.time_budget <= 0:
         raise UsageError(f"--time-budget must be positive, got {args.time_budget:g}")
     if args.dask and args.time_budget:
@@ -314,16 +345,35 @@ def command(console, args) -> int:
     if args.shard and args.time_budget:
         raise UsageError("--shard and --time-budget go one at a time (a shard must run all its seeds)")
     check_scenario(args.scenario)
-    params = parse_pins(args.param)  # the values pinned for every seed; the rest is drawn per seed
     load_model(args.model)
     seeds = args.seeds if args.seeds is not None else (10 ** 9 if args.time_budget else 1000)
     start, count, shard = parse_shard(args.shard, args.start, seeds)
+    # the values pinned for every seed (the rest is drawn per seed), checked for the seeds to run
+    params = parse_pins(args.param, scenario=args.scenario, start=start, count=count)
     path = args.report or default_report_path(args.model, args.scenario, start, count)
     if args.time_budget and not args.report:
         path = reports_path(f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s.json")
+    check_writable(path)
+    if args.junit:
+        check_writable(args.junit, "the JUnit XML")
     report = run_campaign(console, args.model, args.scenario, params, start, count, args.workers, path,
                           strict=args.strict, budget_s=args.time_budget, extra={"shard": shard} if shard else None,
-                          dask=args.dask)
+                          dask=args.dask, keep_partial=True)
+    return _finish(console, report, path, params, args)
+
+
+def _finish(console, report: dict, path: str, params, args) -> int:
+    """A campaign's report written (its pictures drawn), summed up, its exit status; a partial one
+    (a signal stopped the run) written at once and ended with the signal's status."""
+    partial = report.get("partial")
+    if partial:
+        _save_partial(path, report)
+        s, of = report["seeds"], partial["of"]
+        of_text = f"{of['count']} seeds" if not args.time_budget else f"a {args.time_budget:g} s budget"
+        raise Stopped(f"{partial['signal']} after {s['count']} seeds of {of_text}: the report of seeds "
+                      f"{s['start']}..{s['start'] + s['count'] - 1} is {os.path.relpath(path)} (partial)"
+                      + (f"; continue with: {partial['resume']}" if partial.get("resume") else ""),
+                      partial["signal"])
     if report["failures"]:
         draw_failures(report, path, params, args.strict)
     write_report(path, report)
@@ -339,6 +389,82 @@ def command(console, args) -> int:
     return status
 
 
+def _save_partial(path: str, report: dict) -> None:
+    """The partial report written with further signals held off (a second Ctrl-C must not leave
+    half a file)."""
+    import signal
+
+    held = {}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            held[sig] = signal.signal(sig, signal.SIG_IGN)
+    except ValueError:  # not the main thread: nothing to hold off
+        pass
+    try:
+        write_report(path, report)
+    finally:
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+
+
+# the options a resumed campaign takes from its report (giving one is refused: it would be ignored)
+_RESUME_FIXED = (("seeds", None), ("start", 0), ("model", MAIN_MODEL), ("scenario", DEFAULT_SCENARIO),
+                 ("param", []), ("shard", None), ("time_budget", None), ("dask", None), ("strict", False))
+
+
+def resume(console, args) -> int:
+    """`run --resume REPORT`: the seeds a partial report (a run stopped by a signal) did not run,
+    run now and joined to it: the whole campaign's report, with the digest an uninterrupted run gives."""
+    from .report import load_report, merge_reports
+
+    given = [name for name, default in _RESUME_FIXED if getattr(args, name, default) != default]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"--resume continues the report's campaign as it was: it takes no {flag} (the report "
+                         f"says the model, scenario, params and seeds)")
+    before = load_report(args.resume, merging=True)
+    partial = before.get("partial")
+    if not partial:
+        raise UsageError(f"the report {args.resume} is not partial (no signal stopped its run): nothing to resume")
+    of = partial.get("of") or {}
+    if not (isinstance(of.get("start"), int) and isinstance(of.get("count"), int)):
+        raise UsageError(f"the report {args.resume} is malformed: partial.of must hold start and count")
+    if before.get("time_budget"):
+        raise UsageError(f"the report {args.resume} is of a --time-budget run, which ends when its time does: "
+                         f"there is no rest to resume (run it again)")
+    if before.get("world", "sim") != "sim" or before.get("kind"):
+        raise UsageError(f"the report {args.resume} is not a campaign's of the simulated world: only `run` resumes")
+    model_name, scenario, strict = before["model"], check_scenario(before["scenario"]), bool(before.get("strict"))
+    load_model(model_name)
+    s = before["seeds"]
+    if s["start"] != of["start"] or not 0 <= s["count"] <= of["count"]:
+        raise UsageError(f"the report {args.resume} is malformed: its seeds are not the start of partial.of")
+    start, count = s["start"] + s["count"], of["count"] - s["count"]
+    params = parse_pins([], before["params"], scenario, start, count)
+    path = args.report or args.resume
+    check_writable(path)
+    if args.junit:
+        check_writable(args.junit, "the JUnit XML")
+    shard = before.get("shard")
+    print(f"resuming {os.path.relpath(args.resume)}: seeds {start}..{start + count - 1} of "
+          f"{of['start']}..{of['start'] + of['count'] - 1} ({s['count']} already run)", flush=True)
+    rest = run_campaign(console, model_name, scenario, params, start, count, args.workers, path, strict=strict,
+                        keep_partial=True)
+    stopped = rest.get("partial")
+    done = {k: v for k, v in before.items() if k not in ("partial", "shard")}
+    rest = {k: v for k, v in rest.items() if k not in ("partial", "shard")}
+    report = merge_reports([done, rest], path) if rest["seeds"]["count"] else dict(done)
+    report.pop("merged_from", None)
+    if shard:
+        report["shard"] = shard
+    report["resumed"] = {"from": os.path.relpath(args.resume), "seeds_before": s["count"]}
+    if stopped:
+        report["partial"] = dict(stopped, of=of, resume=f"{invoked_as()} run --resume {os.path.relpath(path)}")
+    from types import SimpleNamespace  # what _finish reads: no time budget, strict as the report says
+
+    return _finish(console, report, path, params, SimpleNamespace(strict=strict, time_budget=None, junit=args.junit))
+
+
 # --- `merge`: shard reports joined -------------------------------------------------------------------
 
 
@@ -347,11 +473,18 @@ def merge_command(console, args) -> int:
     the unsharded run's, which exits as that run would."""
     from .report import load_report, merge_reports
 
-    reports = [load_report(path) for path in args.reports]
+    reports = [load_report(path, merging=True) for path in args.reports]
+    for path, r in zip(args.reports, reports):
+        if r.get("partial"):
+            raise UsageError(f"the report {path} is partial (a signal stopped its run): finish it first with "
+                             f"{invoked_as()} run --resume {os.path.relpath(path)}")
     starts = [r["seeds"]["start"] for r in reports]
     first = reports[starts.index(min(starts))]
     total = sum(r["seeds"]["count"] for r in reports)
     path = args.report or default_report_path(first["model"], first["scenario"], min(starts), total)
+    check_writable(path)
+    if args.junit:
+        check_writable(args.junit, "the JUnit XML")
     report = merge_reports(reports, path)
     write_report(path, report)
     print_summary(console, report, path)

@@ -37,7 +37,7 @@ from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
 from . import bench, broken, campaign, exhaustive, listing, replay, s3  # noqa: E402
-from .errors import Exit, ToolError, UsageError  # noqa: E402
+from .errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
 from .report import program  # noqa: E402
 
 
@@ -120,6 +120,8 @@ def _run_options(p) -> None:
     ci.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster: a scheduler's address, or local:W "
                                                       "for W local worker processes (pip install -e '.[dask]')")
     _junit(ci, "a test case per invariant")
+    p.add_argument("--resume", metavar="REPORT", help="continue the campaign of a partial report (one a signal "
+                                                      "stopped) to the report an uninterrupted run writes")
 
 
 def _replay_options(p) -> None:
@@ -376,11 +378,26 @@ def _refusal(command: str, extras: list[str], parsers: dict) -> str:
             + (f"; {hint}" if hint else ""))
 
 
+def _on_sigterm():
+    """SIGTERM (what a CI timeout sends) stops a run as Ctrl-C does: a KeyboardInterrupt, so that
+    the run saves what finished (nodelease.errors.Interrupted)."""
+    import signal
+    import threading
+
+    def terminated(_signum, _frame):
+        raise Interrupted("SIGTERM")
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, terminated)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit status (nodelease.errors.Exit, or 130 when interrupted)."""
+    """Run the command line; the exit status (nodelease.errors.Exit: 130 on SIGINT, 143 on SIGTERM)."""
     from rich.console import Console
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
+    before = _on_sigterm()
     try:
         args = parse(sys.argv[1:] if argv is None else list(argv))
         return int(BY_NAME[args.command].command(console, args))
@@ -389,9 +406,16 @@ def main(argv: list[str] | None = None) -> int:
     except ToolError as e:
         print(f"{program()}: {e.what}: {' '.join(str(e).split())}", file=sys.stderr)
         return int(e.status)
-    except KeyboardInterrupt:
-        print(f"{program()}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # a signal where no work was there to save (run saves its own: Stopped)
+        name = signal_name(e)
+        print(f"{program()}: interrupted by {name}: no verdict", file=sys.stderr)
+        return int(SIGNAL_STATUS.get(name, Exit.INTERRUPTED))
+    except BrokenPipeError:  # stdout closed by its reader (`list | head`): stop quietly
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that the exit's flush is quiet)
+        except (OSError, ValueError):
+            pass
+        return int(Exit.PIPE_CLOSED)
     except Exception as e:  # a bug of the tool outside any seed's run: one line; the traceback on asking
         if os.environ.get("NODELEASE_TRACEBACK"):
             traceback.print_exc()
@@ -400,3 +424,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{os.path.relpath(where.filename)}:{where.lineno}; NODELEASE_TRACEBACK=1 shows the traceback)",
               file=sys.stderr)
         return int(Exit.TOOL)
+    finally:
+        if before is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, before)

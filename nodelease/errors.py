@@ -17,8 +17,12 @@ class Exit(IntEnum):
     PASSED = 0  # every seed judged passed (or, for `broken`, every broken model was caught)
     VIOLATION = 1  # an invariant was violated (or a broken model was not caught)
     USAGE = 2  # bad usage, input or setup: nothing was judged
-    ENVIRONMENT = 3  # the environment failed during the run (a real bucket stopped answering)
+    ENVIRONMENT = 3  # the environment failed during the run (a real bucket stopped answering, or stalled)
     TOOL = 4  # the tool itself failed: an exception in a model, a world or a checker
+    REPLAY_DIFFERS = 5  # a replay ran, but its history hash differs from the one its report or counterexample holds
+    INTERRUPTED = 130  # SIGINT (Ctrl-C) stopped the run (128 + 2, as a shell says): the seeds finished are saved
+    PIPE_CLOSED = 141  # stdout was closed before the output was written (`list | head`): quiet, output cut (128 + 13)
+    TERMINATED = 143  # SIGTERM (a CI timeout) stopped the run (128 + 15): the seeds finished are saved
 
     @property
     def meaning(self) -> str:
@@ -29,9 +33,20 @@ _MEANING = {
     Exit.PASSED: "passed: every seed held every invariant (broken: every broken model caught by its invariant)",
     Exit.VIOLATION: "a violation: an invariant failed (broken: a broken model not caught, or the control failed)",
     Exit.USAGE: "bad usage, input or setup: nothing was judged",
-    Exit.ENVIRONMENT: "the environment failed (a real bucket stopped answering): no verdict",
+    Exit.ENVIRONMENT: "the environment failed (a real bucket stopped answering or stalled past ttl + grace): "
+                      "no verdict",
     Exit.TOOL: "the tool itself failed (an exception in a model, a world or a checker): no verdict",
+    Exit.REPLAY_DIFFERS: "a replay whose history hash differs from its report's or counterexample's: the code or "
+                         "the environment changed since it was written",
+    Exit.INTERRUPTED: "interrupted by SIGINT (Ctrl-C): the seeds finished are in a report marked partial "
+                      "(`run --resume REPORT` continues it); no verdict",
+    Exit.TERMINATED: "terminated by SIGTERM (a CI timeout): the seeds finished are in a report marked partial "
+                     "(`run --resume REPORT` continues it); no verdict",
+    Exit.PIPE_CLOSED: "stdout was closed early (a pipe into head): the output was cut, quietly",
 }
+
+# the signals a run stops on, and the status each ends it with
+SIGNAL_STATUS = {"SIGINT": Exit.INTERRUPTED, "SIGTERM": Exit.TERMINATED}
 
 
 class ToolError(Exception):
@@ -53,6 +68,41 @@ class EnvironmentFailure(ToolError):
 
     status = Exit.ENVIRONMENT
     what = "environment failure"
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal stopped the run: SIGINT (Ctrl-C; Python's own KeyboardInterrupt says the same) or
+    SIGTERM (what a CI timeout sends), turned into this exception by the command line. A
+    KeyboardInterrupt, not an Exception: nothing that catches a model's or a world's exceptions
+    (a seed's tool failure) may swallow it."""
+
+    def __init__(self, signal_name: str = "SIGINT") -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+def signal_name(interrupt: BaseException) -> str:
+    """Which signal a KeyboardInterrupt stands for (Python raises a bare one on SIGINT)."""
+    return getattr(interrupt, "signal_name", "SIGINT")
+
+
+class Stopped(ToolError):
+    """A signal stopped the run after its work was saved (a partial report): one line saying where,
+    and the signal's status (130 for SIGINT, 143 for SIGTERM)."""
+
+    what = "interrupted"
+
+    def __init__(self, message: str, signal: str = "SIGINT") -> None:
+        super().__init__(message)
+        self.signal = signal
+        self.status = SIGNAL_STATUS.get(signal, Exit.INTERRUPTED)
+
+
+class ReplayDiffers(ToolError):
+    """A replay ran, but its history hash is not the one recorded: exit status 5."""
+
+    status = Exit.REPLAY_DIFFERS
+    what = "replay differs"
 
 
 class ToolFailure(ToolError):

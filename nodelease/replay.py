@@ -13,7 +13,7 @@ import os
 import time
 
 from .campaign import check_scenario, load_model, parse_pins, run_one
-from .errors import Exit, ToolFailure, UsageError
+from .errors import Exit, ReplayDiffers, ToolFailure, UsageError
 from .report import git_commit, invoked_as, load_json, load_report, reports_path, timeline_text
 
 
@@ -68,7 +68,7 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
     model_name = report["model"]
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
-    params = parse_pins([], report["params"])
+    params = parse_pins([], report["params"], scenario, seed, 1)
     result, history = run_one(seed, model_name, scenario, params, keep_history=True,
                               strict=bool(report.get("strict")))
     if history is not None:
@@ -105,6 +105,10 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
         print(f"DIFFERS from the report's {expected}: the code or the environment changed since the report")
     if html and history is not None:
         write_picture(html, history, None, strict=bool(report.get("strict")))
+    if expected is not None and expected != result.sha256:
+        raise ReplayDiffers(f"seed {seed}'s history sha256 {result.sha256[:16]}... differs from the report's "
+                            f"{expected[:16]}...: the code or the environment changed since {path} was written "
+                            f"(what this run shows is above)")
     if result.tool_failure is not None:
         raise ToolFailure(f"seed {seed} raised {result.tool_failure[0]}")
     if result.failures:
@@ -147,6 +151,9 @@ def replay_plan(path: str, doc: dict, html: str | None) -> int:
         print(f"DIFFERS from the counterexample's {expected}: the code changed since it was written")
     if html:
         write_picture(html, history, plan, bool(plan.get("strict")), plan.get("invariant"))
+    if expected is not None and expected != sha:
+        raise ReplayDiffers(f"the history sha256 {sha[:16]}... differs from the counterexample's {expected[:16]}...: "
+                            f"the code changed since {path} was written (what this run shows is above)")
     if found:
         print(f"{len(found)} violation(s): " + ", ".join(sorted({v.invariant for v in found})))
         return Exit.VIOLATION
@@ -174,7 +181,7 @@ def shrink(console, args) -> int:
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
     strict = bool(report.get("strict")) or args.strict  # --strict: a known finding's seed shrinks too
-    plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"]))
+    plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"], scenario, seed, 1))
     found = violations(history, strict)
     if not found:
         raise UsageError(f"seed {seed} of {args.report_path} does not fail here: nothing to shrink")

@@ -47,7 +47,7 @@ class SeedResult:
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
-          strict: bool = False) -> SeedResult:
+          strict: bool = False, not_calm: str | None = None) -> SeedResult:
     """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
     report sums. A violation a known protocol finding explains is counted as that finding, not
     as a failure (with `strict`, as both). An exception met mid-run (`world_failure`) or raised by
@@ -60,7 +60,7 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     skip: dict = {}
     measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": []}
     try:
-        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True)
+        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm)
         skip = v.not_judged
         for fid, vs in v.findings.items():
             found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]
@@ -255,21 +255,36 @@ def load_json(path: str, what: str = "report"):
         raise UsageError(f"the {what} {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
 
 
-def load_report(path: str, report=None) -> dict:
-    """A report read back (from `path`, or already read), checked for the fields a replay needs."""
+def load_report(path: str, report=None, merging: bool = False) -> dict:
+    """A report read back (from `path`, or already read), checked against its schema first
+    (nodelease/validate.py): a malformed one is one line and exit 2, never a traceback."""
+    from .validate import check_report
+
     if report is None:
         report = load_json(path)
-    if not isinstance(report, dict):
-        raise UsageError(f"the report {path} is not a report (expected a JSON object)")
-    for key in ("model", "scenario", "params", "seeds"):
-        if key not in report:
-            raise UsageError(f"the report {path} has no {key!r} field: not a report of this tool")
-    s = report["seeds"]
-    if not (isinstance(s, dict) and isinstance(s.get("start"), int) and isinstance(s.get("count"), int)):
-        raise UsageError(f"the report {path} has a malformed 'seeds' field")
-    if not isinstance(report["params"], dict):
-        raise UsageError(f"the report {path} has a malformed 'params' field")
-    return report
+    return check_report(report, path, merging)
+
+
+def check_writable(path: str, what: str = "the report") -> None:
+    """Before a run: `path` (and its .txt summary beside it) can be created and written, its folder
+    made, so that no run ends unable to save what it found."""
+    targets = [path] + ([os.path.splitext(path)[0] + ".txt"] if path.endswith(".json") else [])
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"cannot write {what} {path}: {e.strerror} ({os.path.dirname(os.path.abspath(path))})") \
+            from None
+    for target in targets:
+        if os.path.isdir(target):
+            raise UsageError(f"cannot write {what} {path}: {target} is a directory")
+        existed = os.path.exists(target)
+        try:
+            with open(target, "a"):
+                pass
+        except OSError as e:
+            raise UsageError(f"cannot write {what} {path}: {e.strerror}") from None
+        if not existed:
+            os.remove(target)
 
 
 def timeline_text(history) -> str:
@@ -633,6 +648,11 @@ def exit_status(report: dict) -> Exit:
     """The exit status a run's report ends it with. A tool failure outranks a violation: seeds that
     raised were not judged (what they would have shown is unknown), so the run has no verdict to
     trust; its violations are still in the report and its summary, listed apart."""
+    partial = report.get("partial")
+    if partial:
+        from .errors import SIGNAL_STATUS
+
+        return SIGNAL_STATUS.get(partial.get("signal"), Exit.INTERRUPTED)
     if report.get("tool_failures"):
         return Exit.TOOL
     if not report["passed"]:
@@ -644,6 +664,11 @@ def exit_status(report: dict) -> Exit:
 
 def verdict(report: dict) -> str:
     """PASSED, FAILED (n violating seeds), TOOL FAILED or ENVIRONMENT FAILED: one word for the run."""
+    partial = report.get("partial")
+    if partial:
+        of = partial["of"]
+        return (f"INTERRUPTED by {partial['signal']} ({report['seeds']['count']} of {of['count']} seeds run; "
+                f"{report['counts'].get('failing_seeds', 0)} violating so far)")
     tool = report.get("tool_failures") or []
     if tool:
         violating = report["counts"].get("failing_seeds", 0)
@@ -677,6 +702,8 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         rows.append(("unexpected outcomes", ", ".join(f"{k} {v}" for k, v in odd.items()) if odd else "none"))
         if "cleanup_deleted" in s:
             rows.append(("cleanup", f"{s['cleanup_deleted']} keys deleted"))
+        if "stalls" in s:
+            rows.append(("endpoint stalls", stalls_text(s)))
     else:
         rows += [("seeds", f"{c.get('seeds_run', 0)} ({report['seeds']['start']}.."
                            f"{report['seeds']['start'] + report['seeds']['count'] - 1})"),
@@ -686,6 +713,12 @@ def _figures(report: dict) -> list[tuple[str, str]]:
                  ("kernel events / seed", f"{c.get('kernel_events', 0) / n:.0f}"),
                  ("bucket requests / seed", f"{c.get('bucket_requests', 0) / n:.0f}"),
                  ("acquisitions / seed", f"{c.get('acquisitions', 0) / n:.1f}")]
+    partial = report.get("partial")
+    if partial:
+        of = partial["of"]
+        rows.append(("PARTIAL", f"stopped by {partial['signal']}: seeds {report['seeds']['start']}.."
+                                f"{report['seeds']['start'] + report['seeds']['count'] - 1} of {of['start']}.."
+                                f"{of['start'] + of['count'] - 1} run" + (f"; resume: {partial['resume']}" if partial.get("resume") else "")))
     conf = report.get("configurations") or {}
     if conf.get("families"):
         rows.append(("configurations", ", ".join(f"{k} {v}" for k, v in conf["families"].items())
@@ -724,6 +757,18 @@ def _figures(report: dict) -> list[tuple[str, str]]:
     if report.get("tool_failures"):
         rows.append(("TOOL FAILURES", f"{len(report['tool_failures'])} seeds raised (not judged; exit 4)"))
     return rows
+
+
+def stalls_text(s3: dict) -> str:
+    """The stalls of a real-S3 run's endpoint, for a person (report["s3"]["stalls"])."""
+    stalls = s3.get("stalls") or []
+    bound = f"the bound, ttl + grace, is {s3['stall_bound_s']:g} s"
+    if not stalls:
+        return f"none ({bound})"
+    return (f"{len(stalls)}: " + "; ".join(f"{x['span_s']:.1f} s from {x['from_s']:.1f} s, {x['requests_held']} "
+                                          f"requests held" + (" (in the quiet phase)" if x["in_quiet_phase"] else "")
+                                          for x in stalls[:5])
+            + ("; ..." if len(stalls) > 5 else "") + f" ({bound})")
 
 
 def summary_text(report: dict) -> str:

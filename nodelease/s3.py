@@ -12,9 +12,9 @@ import sys
 import time
 
 from .campaign import check_scenario, load_model, parse_params, tool_failure
-from .errors import EnvironmentFailure, Exit, UsageError
-from .report import Progress, build_report, exit_status, invoked_as, judge, print_summary, reports_path, timeline_text, \
-    write_report
+from .errors import EnvironmentFailure, Exit, Stopped, UsageError, signal_name
+from .report import Progress, build_report, check_writable, exit_status, invoked_as, judge, print_summary, \
+    reports_path, stalls_text, timeline_text, write_report
 
 
 def command(console, args) -> int:
@@ -41,7 +41,9 @@ def _run(console, args, s3) -> int:
     if prefix == "/":
         raise UsageError("--prefix must not be empty: every key of a run lives under a prefix of its own")
     url = args.url
-    client = s3.make_client(url, args.region, args.addressing_style)
+    path = args.report or reports_path(f"{args.model}-s3-{run_id}.json")
+    check_writable(path)  # before the run (and before --cleanup deletes its keys)
+    client = s3.make_client(url, args.region, args.addressing_style, params)
     bucket = s3.open_bucket(client, url, args.bucket, prefix, args.reuse_prefix)
     where = s3.redact_url(url)
     print(f"s3 world: {where} bucket {args.bucket} prefix {prefix}, run {run_id}, model {args.model}, "
@@ -57,16 +59,22 @@ def _run(console, args, s3) -> int:
     t0 = time.monotonic()
     try:
         history = world.run()
+    except KeyboardInterrupt as e:  # one run, not finished: nothing judged, nothing to save
+        raise Stopped(f"{signal_name(e)} after {time.monotonic() - t0:.1f} s of the s3 run: no verdict, no report "
+                      f"(a run cut short judges nothing); its keys are under the prefix {prefix} of bucket "
+                      f"{args.bucket}", signal_name(e)) from None
     finally:
         prog.close()
     elapsed = time.monotonic() - t0
-    result = judge(seed, history, world.env_failure, world.failure, strict=args.strict)
-    path = args.report or reports_path(f"{args.model}-s3-{run_id}.json")
+    result = judge(seed, history, world.env_failure, world.failure, strict=args.strict, not_calm=world.not_calm)
     o = world.options
     block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
              "addressing_style": args.addressing_style, "reuse_prefix": bool(args.reuse_prefix),
              "duration_s": round(world.duration_ms / 1000, 3), "nodes": o["nodes"], "actors": o["actors"],
-             "keys_written": len(world.keys_written), "approximations": s3.APPROXIMATIONS}
+             "keys_written": len(world.keys_written), "approximations": s3.APPROXIMATIONS,
+             "client_timeouts_s": dict(zip(("connect", "read"), s3.client_timeouts(params))),
+             "stall_bound_s": world.failure_limit_ms / 1000, "stalls": world.stalls,
+             **({"quiet_not_calm": world.not_calm} if world.not_calm else {})}
     if args.cleanup:
         if world.env_failure is None:
             block["cleanup_deleted"] = s3.cleanup(bucket, world.keys_written)
@@ -79,9 +87,12 @@ def _run(console, args, s3) -> int:
                                  "strict": bool(args.strict), "command": " ".join([invoked_as(), *argv])})
     write_report(path, report, timeline=timeline_text(history))
     print_summary(console, report, path)
+    if world.stalls:
+        print(f"endpoint stalls: {stalls_text(block)}")
     status = exit_status(report)
     if status == Exit.TOOL:
         raise tool_failure(report)
     if status == Exit.ENVIRONMENT:
-        raise EnvironmentFailure(f"{world.env_failure}; liveness (INV-4, INV-7) not judged")
+        raise EnvironmentFailure(f"{world.env_failure}; no verdict (liveness, INV-4 and INV-7, not judged)"
+                                 + ("; --cleanup skipped" if args.cleanup else "") + f"; report: {os.path.relpath(path)}")
     return status

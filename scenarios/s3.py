@@ -23,9 +23,17 @@ write claims when its answer arrives); what the writer named is the serial
 under which that process learned the ETag. Writes whose answers never came
 (a read timeout) are missing from the history.
 
-An endpoint that stops answering (every request failing for longer than
-`ttl + grace`, or `NoSuchBucket`) ends the run as an environment failure
-(`env_failure`), not a protocol verdict.
+The endpoint's health is judged, never inferred from the protocol's verdict.
+Every call has a deadline (its attempt timeout, T-4) and client timeouts the
+world sets (`client_timeouts`: connect within an attempt timeout, a read cut
+at ttl + grace); a call still outstanding past its deadline counts as
+failing, as one answered with an error does. While some call is failing and
+none completes, the endpoint is stalled: a stall longer than ttl + grace
+(T-5's takeover span: past it no lease the protocol grants can outlive the
+silence) ends the run as an environment failure (`env_failure`, exit 3),
+as `NoSuchBucket` does; a shorter one is recorded (`stalls`: its span, the
+calls it held) and the run goes on. A quiet phase the bucket did not keep
+calm (a stall or an error in it) cannot judge liveness (`not_calm`).
 
 Must not know: any protocol rule. No `if` about leases belongs here.
 """
@@ -36,9 +44,9 @@ import heapq
 import itertools
 import os
 import queue
+import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from urllib.parse import urlsplit, urlunsplit
 
@@ -70,12 +78,16 @@ S3_PARAMS = Params(ttl_ms=2_000, grace_ms=1_000, safety_ms=400, max_skew_ms=200,
                    heartbeat_period_ms=600, attempt_timeout_ms=500)
 
 DEFAULT_PREFIX_ROOT = "nodelease-check/"
-# A request's socket read timeout: far beyond every attempt timeout the model uses
-# (records 0.5 s, segment uploads 10 s), so the world learns whether a write landed
-# even after its sender gave up on it.
-READ_TIMEOUT_S = 15.0
-CONNECT_TIMEOUT_S = 2.0
 POOL_SIZE = 32
+HEALTH_EVERY_MS = 50  # how often the loop looks at the calls in flight
+
+
+def client_timeouts(params: Params) -> tuple[float, float]:
+    """(connect, read) seconds for the boto3 client, set by the world, never botocore's defaults
+    (60 s, then retries): a connection is made within one attempt timeout (T-4); a read may run past
+    its attempt (the world wants to learn whether a write its sender gave up on landed) but not past
+    ttl + grace, where the world judges a silent endpoint stalled anyway."""
+    return params.attempt_timeout_ms / 1000, (params.ttl_ms + params.grace_ms) / 1000
 
 
 # --- the edge: one Request as one boto3 call ------------------------------------------
@@ -165,6 +177,45 @@ def _condition(req: Request) -> dict:
 # --- the world ------------------------------------------------------------------------------
 
 
+class _Calls:
+    """The threads that make the blocking bucket calls: daemon threads, so that the calls a
+    stalled endpoint holds (each cut at its read timeout) never keep a finished run's process
+    alive (a ThreadPoolExecutor's threads are joined at exit: 5 s more after a stall was judged)."""
+
+    def __init__(self, size: int, on_error) -> None:
+        self._on_error = on_error  # (exception) -> None: a call that raised (a bug of the world)
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"s3-world_{i}", daemon=True) for i in range(size)]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, fn, *args) -> None:
+        if not self._closed:
+            self._q.put((fn, args))
+
+    def _work(self) -> None:
+        while True:
+            job = self._q.get()
+            if job is None or self._closed:
+                return
+            fn, args = job
+            try:
+                fn(*args)
+            except Exception as e:
+                self._on_error(e)
+
+    def shutdown(self, wait: bool = True) -> None:
+        """No more calls are made (those queued are dropped); with `wait`, the calls under way end first."""
+        self._closed = True
+        for _ in self._threads:
+            self._q.put(None)
+        if wait:
+            for t in self._threads:
+                t.join()
+
+
+
 class _Versions:
     """What the world knows of each key's versions, for the `apply` events (INV-3, INV-4..6)."""
 
@@ -212,13 +263,23 @@ class S3World(World):
         self.failure: tuple[str, str] | None = None  # an exception in the model or the world
         # the environment: a bucket that stops answering ends the run as an environment failure
         self.env_failure: str | None = None
-        self.failure_limit_ms = self.tg
-        self._last_answer_ms = 0
-        self._unanswered: Counter = Counter()  # failed calls since the endpoint last answered, by kind
+        self.failure_limit_ms = self.tg  # a stall longer than ttl + grace ends the run (T-5's span)
+        self.stalls: list[dict] = []  # the stalls shorter than that: their spans and the calls they held
+        self.not_calm: str | None = None  # why the quiet phase was not calm at the bucket (liveness not judged)
+        self._lock = threading.Lock()  # guards what the worker threads and the loop share, below
+        self._calls: dict[int, tuple[int, int]] = {}  # call id -> (started, deadline), true ms: calls in flight
+        self._call_ids = itertools.count()
+        self._last_done_ms = 0  # the last call the endpoint answered without an error
+        self._failed: dict[int, int] = {}  # call id -> started: calls answered with an error since then
+        self._unanswered: Counter = Counter()  # those errors by kind
+        self._stall: dict | None = None  # the stall under way: since when, the calls it holds
+        self._next_health_ms = 0
+        self._attempts: dict[tuple[int, int], int] = {}  # (process, rid) -> its attempt timeout, ms
+        self._quiet_errors = 0
         self._heap: list = []
         self._seq = itertools.count()
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
-        self._pool = ThreadPoolExecutor(POOL_SIZE, thread_name_prefix="s3-world")
+        self._pool = _Calls(POOL_SIZE, lambda e: self._inbox.put((self._raise, (e,))))
         self._progress = progress
         self._progress_every_ms = progress_every_ms
         self._stopped = False
@@ -249,8 +310,12 @@ class S3World(World):
             self._loop(end)
         finally:
             self._stopped = True
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            # calls a stalled endpoint holds end by their read timeout (ttl + grace): not waited for
+            self._pool.shutdown(wait=self.env_failure is None and self.failure is None)
         stop = self.now if self.failure is not None or self.env_failure is not None else end
+        if self._stall is not None and self.env_failure is None:
+            self._close_stall(stop, open_at_end=True)
+        self._judge_quiet()
         events = self.history.events
         return self.finish(max(stop, events[-1][0]) if events else stop)
 
@@ -260,9 +325,10 @@ class S3World(World):
             now = self.now
             if now >= end:
                 return
-            if self._unanswered and now - self._last_answer_ms > self.failure_limit_ms:
-                self._environment_failed(now)
-                return
+            if now >= self._next_health_ms:
+                self._next_health_ms = now + HEALTH_EVERY_MS
+                if self._health(now):
+                    return
             while heap and heap[0][0] <= now and self.failure is None:
                 _t, _s, fn, args = heapq.heappop(heap)
                 self._guard(fn, args)
@@ -279,6 +345,11 @@ class S3World(World):
                     break
                 self._guard(fn, args)
 
+    @staticmethod
+    def _raise(error: Exception) -> None:
+        """A bucket call's thread raised: the run stops and fails, as for a callback (_guard)."""
+        raise error
+
     def _guard(self, fn, args) -> None:
         self._frozen = int((time.monotonic() - self._t0) * 1000)
         try:
@@ -290,11 +361,101 @@ class S3World(World):
         finally:
             self._frozen = None
 
+    # --- the endpoint's health (judged here, never inferred from a verdict) -----------------------
+
+    def _health(self, now: int) -> bool:
+        """Look at the calls in flight: a stall begins when a call is past its deadline (or answered
+        with an error) and none completed since it was sent; it ends when one completes. True if the
+        endpoint has been stalled longer than ttl + grace: the run ends, an environment failure."""
+        with self._lock:
+            overdue = {cid: t0 for cid, (t0, deadline) in self._calls.items() if deadline <= now}
+            failed = dict(self._failed)
+            held = {**failed, **overdue}
+            last = self._last_done_ms
+        st = self._stall
+        if st is not None and last > st["from_ms"]:
+            self._close_stall(last)  # a call completed: the stall is over
+            st = None
+        if not held:
+            return False
+        since = max(last, min(held.values()))  # silent since the first call it holds was sent
+        if st is None:
+            st = self._stall = {"from_ms": since, "held": set(), "failed": set()}
+        st["held"].update(held)
+        st["failed"].update(failed)
+        if now - st["from_ms"] > self.failure_limit_ms:
+            self._environment_failed(now)
+            return True
+        return False
+
+    def _close_stall(self, to_ms: int, open_at_end: bool = False) -> None:
+        st, self._stall = self._stall, None
+        span = to_ms - st["from_ms"]
+        if span < self.params.attempt_timeout_ms:
+            return  # one slow call among answered ones: not a stall of the endpoint
+        quiet = self.quiet_at_ms
+        self.stalls.append({"from_s": round(st["from_ms"] / 1000, 3), "to_s": round(to_ms / 1000, 3),
+                            "span_s": round(span / 1000, 3), "requests_held": len(st["held"]),
+                            "in_quiet_phase": quiet is not None and to_ms > quiet,
+                            **({"open_at_end": True} if open_at_end else {})})
+
     def _environment_failed(self, now: int) -> None:
-        n = sum(self._unanswered.values())
-        kinds = ", ".join(f"{k} {v}" for k, v in self._unanswered.most_common(3))
-        self.env_failure = (f"the endpoint stopped answering: {n} requests failed over "
-                            f"{(now - self._last_answer_ms) / 1000:.1f} s with no answer ({kinds})")
+        st = self._stall
+        with self._lock:
+            kinds = ", ".join(f"{k} {v}" for k, v in self._unanswered.most_common(3))
+        silent = (now - st["from_ms"]) / 1000
+        n, failed = len(st["held"]), len(st["failed"])
+        if 2 * failed >= n:  # most calls came back with an error (a refused connection, HTTP 5xx): not a hang
+            self.env_failure = (f"the endpoint stopped answering: {failed} requests failed over {silent:.1f} s with "
+                                f"no answer, longer than ttl + grace ({self.failure_limit_ms / 1000:g} s) ({kinds})"
+                                + (f"; {n - failed} more past their deadlines" if n > failed else ""))
+            return
+        self.env_failure = (f"the endpoint stalled: no request completed for {silent:.1f} s from "
+                            f"{st['from_ms'] / 1000:.1f} s into the run, longer than ttl + grace "
+                            f"({self.failure_limit_ms / 1000:g} s); {n} requests held ({n - failed} past their "
+                            f"deadlines, {failed} failed" + (f": {kinds}" if kinds else "") + ")")
+
+    def _judge_quiet(self) -> None:
+        """Liveness is judged in a quiet phase the bucket kept calm: none of its stalls, no errors."""
+        if self.quiet_at_ms is None or self.env_failure is not None:
+            return
+        stalled = [x for x in self.stalls if x["in_quiet_phase"]]
+        if stalled:
+            x = stalled[0]
+            self.not_calm = (f"the bucket was not calm in the quiet phase: it stalled {x['span_s']:g} s from "
+                             f"{x['from_s']:g} s ({x['requests_held']} requests held)")
+        elif self._quiet_errors:
+            self.not_calm = (f"the bucket was not calm in the quiet phase: {self._quiet_errors} requests "
+                             f"answered with errors")
+
+    def _watch(self, timeout_ms: int) -> int:
+        """A call in flight from now (also while it waits for a free thread), due in `timeout_ms`."""
+        cid = next(self._call_ids)
+        t0 = int((time.monotonic() - self._t0) * 1000)
+        with self._lock:
+            self._calls[cid] = (t0, t0 + timeout_ms)
+        return cid
+
+    def _bucket_call(self, req, timeout_ms: int, cid: int | None = None) -> tuple[Reply, str | None]:
+        """On a worker thread: one call, watched (from `cid`'s submission, or from now): in flight
+        until it returns, due at its attempt timeout; answered without an error, it ends any stall."""
+        if cid is None:
+            cid = self._watch(timeout_ms)
+        try:
+            reply, note = self.bucket.call(req)
+        finally:
+            t1 = int((time.monotonic() - self._t0) * 1000)
+            with self._lock:
+                t0 = self._calls.pop(cid, (t1, t1))[0]
+        with self._lock:
+            if note is None:
+                self._last_done_ms = max(self._last_done_ms, t1)
+                self._failed.clear()
+                self._unanswered.clear()
+            else:
+                self._failed[cid] = t0
+                self._unanswered[note] += 1
+        return reply, note
 
     def counts(self) -> dict:
         counts = super().counts()
@@ -317,25 +478,28 @@ class S3World(World):
 
     # --- the bucket, at the edge ----------------------------------------------------------------
 
+    def send(self, proc, eff) -> None:
+        self._attempts[(proc.index, eff[0])] = eff[2]  # its attempt timeout: the call's deadline
+        super().send(proc, eff)
+
     def to_bucket(self, proc, rid, req, fate, sent_ms) -> None:
         if self._stopped:
             return
         if req.op in (PUT, DELETE):
             self.keys_written.add(req.key)
-        self._pool.submit(self._call, proc, rid, req, fate, sent_ms)
+        timeout = self._attempts.pop((proc.index, rid), self.params.attempt_timeout_ms)
+        self._pool.submit(self._call, proc, rid, req, fate, sent_ms, timeout, self._watch(timeout))
 
-    def _call(self, proc, rid, req, fate, sent_ms) -> None:
+    def _call(self, proc, rid, req, fate, sent_ms, timeout_ms, cid) -> None:
         """On a worker thread: the one blocking call; its outcome goes back to the loop."""
-        reply, note = self.bucket.call(req)
+        reply, note = self._bucket_call(req, timeout_ms, cid)
         self._inbox.put((self._answered, (proc, rid, req, reply, note, fate, sent_ms)))
 
     def _answered(self, proc, rid, req, reply, note, fate, sent_ms) -> None:
-        if note is None:
-            self._last_answer_ms = self.now
-            self._unanswered.clear()
-        else:
+        if note is not None:
             self.notes[note] += 1
-            self._unanswered[note] += 1
+            if self.in_quiet:
+                self._quiet_errors += 1
             if "NoSuchBucket" in note:
                 self.env_failure = (f"the bucket {self.bucket.bucket!r} is gone (NoSuchBucket); "
                                     f"{sum(self._unanswered.values())} requests failed")
@@ -380,7 +544,8 @@ class S3World(World):
 
     def remove_object(self, key: str) -> None:
         if not self._stopped:
-            self._pool.submit(self.bucket.call, Request(DELETE, key))
+            a = self.params.attempt_timeout_ms
+            self._pool.submit(self._bucket_call, Request(DELETE, key), a, self._watch(a))
 
     def read_bucket(self, then) -> None:
         if not self._stopped:
@@ -389,12 +554,13 @@ class S3World(World):
     def _read_all(self, then) -> None:
         """On a worker thread: the bodies under leases/ and the keys under wal/."""
         leases = {}
-        listed = self.bucket.call(Request(LIST, LEASES_PREFIX))[0]
+        a = self.params.attempt_timeout_ms
+        listed = self._bucket_call(Request(LIST, LEASES_PREFIX), a)[0]
         for key, _etag in listed.entries or ():
-            got = self.bucket.call(Request(GET, key))[0]
+            got = self._bucket_call(Request(GET, key), a)[0]
             if got.status == OK:
                 leases[key] = got.body or ""
-        data = self.bucket.call(Request(LIST, DATA_PREFIX))[0]
+        data = self._bucket_call(Request(LIST, DATA_PREFIX), a)[0]
         self._inbox.put((then, (leases, [k for k, _e in data.entries or ()])))
 
 
@@ -429,9 +595,10 @@ class SetupError(Exception):
     """The endpoint, bucket, credentials or prefix cannot be used: one line, exit 2."""
 
 
-def make_client(url: str, region: str | None = None, addressing_style: str | None = None):
+def make_client(url: str, region: str | None = None, addressing_style: str | None = None,
+                params: Params = S3_PARAMS):
     """A boto3 S3 client for `url` from the standard credential chain, with no retries
-    (the model retries, NL-3) and timeouts fit for the world."""
+    (the model retries, NL-3) and the world's own timeouts (`client_timeouts`)."""
     import boto3
     from botocore.config import Config
 
@@ -444,8 +611,9 @@ def make_client(url: str, region: str | None = None, addressing_style: str | Non
                          "or AWS_PROFILE, or a shared credentials file)")
     if addressing_style is None:
         addressing_style = "virtual" if parts.hostname.endswith(".amazonaws.com") else "path"
+    connect_s, read_s = client_timeouts(params)
     kw = dict(s3={"addressing_style": addressing_style}, retries={"max_attempts": 1, "mode": "standard"},
-              connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, max_pool_connections=POOL_SIZE)
+              connect_timeout=connect_s, read_timeout=read_s, max_pool_connections=POOL_SIZE)
     try:  # botocore >= 1.36 adds checksums to every PUT unless told not to; S3-compatibles may refuse them
         config = Config(request_checksum_calculation="when_required", response_checksum_validation="when_required",
                         **kw)
