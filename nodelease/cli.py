@@ -12,6 +12,7 @@ once installed. One subparser per subcommand, each with its own options and --he
     list      the models and scenarios
     mutants   the checkers measured against one-rule mutants (mutants/)
     compile   the hot modules compiled (nodelease/compiled.py)
+    docs      the generated tables of README.md and docs/ rewritten (nodelease/docs.py)
 
 The old mode flags still work, translated before parsing (`--broken` is `broken`, `--replay R` is
 `replay R`, ...; see MODE_FLAGS); two modes at once are refused. An option a subcommand does not
@@ -36,7 +37,7 @@ import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from . import bench, broken, campaign, exhaustive, listing, replay, s3  # noqa: E402
+from . import bench, broken, campaign, docs, exhaustive, listing, replay, s3  # noqa: E402
 from .errors import Exit, ToolError, UsageError  # noqa: E402
 from .report import program  # noqa: E402
 
@@ -285,6 +286,8 @@ SUBCOMMANDS = (
                _mutants_options, _mutants),
     Subcommand("compile", "compile the hot modules with Cython (what setup.py does)",
                _compile_options, compiled.command),
+    Subcommand("docs", "rewrite the generated tables of README.md and docs/ from the registries",
+               docs.options, docs.command),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}
 MODE_FLAGS = {s.mode_flag: s for s in SUBCOMMANDS if s.mode_flag}
