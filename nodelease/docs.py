@@ -176,7 +176,7 @@ def invariants(page: str) -> list[str]:
         if len(text) < 80 and len(paras) > 1:  # a heading-like first line: the paragraph after says it
             text += " " + paras[1]
         if text.startswith(inv.id):  # the docstring names its invariant first: the bold id stands for it
-            text = text[len(inv.id):].lstrip()
+            text = text[len(inv.id):].lstrip(" :,")
         out.append(f"- **{inv.id}** {_text(text)}")
     return out
 
@@ -192,7 +192,8 @@ def models(page: str) -> list[str]:
         return e.summary if e.kind == "correct" else _first_sentence(importlib.import_module(e.module).__doc__)
 
     return _table(("model", "kind", "rule broken", "must be caught by", "what it does"),
-                  [(_link(_module_file(e.module), page, f"`{e.name}`"), kind[e.kind], e.rule, e.catches, summary(e))
+                  [(_link(_module_file(e.module), page, f"`{e.name}`"), kind[e.kind], e.rule,
+                    f"{e.catches} (it does not)" if e.kind == "survivor" else e.catches, summary(e))
                    for e in entries()])
 
 
