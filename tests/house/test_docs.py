@@ -31,11 +31,14 @@ QUICK_START = [
 
 
 def _scratch(tmp_path: Path) -> Path:
-    """A copy of the pages (README.md, docs/*.md) under tmp_path; the code stays the checkout's."""
+    """A copy of the pages (README.md, docs/*.md) under tmp_path, every generated region current; the code
+    stays the checkout's."""
     (tmp_path / "docs").mkdir()
     shutil.copy(ROOT / "README.md", tmp_path / "README.md")
     for page in (ROOT / "docs").glob("*.md"):
         shutil.copy(page, tmp_path / "docs" / page.name)
+    for page, (_text, current, _stale) in docs.generate(str(tmp_path)).items():
+        (tmp_path / page).write_text(current, encoding="utf-8")  # current, whatever the checkout's state
     return tmp_path
 
 
