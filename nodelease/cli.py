@@ -37,7 +37,7 @@ import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from . import bench, broken, campaign, docs, exhaustive, listing, replay, s3  # noqa: E402
+from . import bench, broken, campaign, exhaustive, listing, replay, s3  # noqa: E402
 from .errors import Exit, ToolError, UsageError  # noqa: E402
 from .report import program  # noqa: E402
 
@@ -251,6 +251,18 @@ def _compile_options(p) -> None:
     g.add_argument("--clean", action="store_true", help="remove every compiled module (.compiled/)")
 
 
+def _docs_options(p) -> None:
+    from . import docs
+
+    docs.options(p)
+
+
+def _docs(console, args) -> int:
+    from . import docs
+
+    return docs.command(console, args)
+
+
 # --- the subcommands -------------------------------------------------------------------------------
 
 
@@ -287,7 +299,7 @@ SUBCOMMANDS = (
     Subcommand("compile", "compile the hot modules with Cython (what setup.py does)",
                _compile_options, compiled.command),
     Subcommand("docs", "rewrite the generated tables of README.md and docs/ from the registries",
-               docs.options, docs.command),
+               _docs_options, _docs),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}
 MODE_FLAGS = {s.mode_flag: s for s in SUBCOMMANDS if s.mode_flag}
