@@ -12,6 +12,7 @@ once installed. One subparser per subcommand, each with its own options and --he
     list      the models and scenarios
     mutants   the checkers measured against one-rule mutants (mutants/)
     compile   the hot modules compiled (nodelease/compiled.py)
+    docs      the generated tables of README.md and docs/ rewritten (nodelease/docs.py)
 
 The old mode flags still work, translated before parsing (`--broken` is `broken`, `--replay R` is
 `replay R`, ...; see MODE_FLAGS); two modes at once are refused. An option a subcommand does not
@@ -252,6 +253,18 @@ def _compile_options(p) -> None:
     g.add_argument("--clean", action="store_true", help="remove every compiled module (.compiled/)")
 
 
+def _docs_options(p) -> None:
+    from . import docs
+
+    docs.options(p)
+
+
+def _docs(console, args) -> int:
+    from . import docs
+
+    return docs.command(console, args)
+
+
 # --- the subcommands -------------------------------------------------------------------------------
 
 
@@ -287,6 +300,8 @@ SUBCOMMANDS = (
                _mutants_options, _mutants),
     Subcommand("compile", "compile the hot modules with Cython (what setup.py does)",
                _compile_options, compiled.command),
+    Subcommand("docs", "rewrite the generated tables of README.md and docs/ from the registries",
+               _docs_options, _docs),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}
 MODE_FLAGS = {s.mode_flag: s for s in SUBCOMMANDS if s.mode_flag}

@@ -90,7 +90,7 @@ def test_two_modes_at_once_are_refused(argv, message, capsys):
     (["--seeds", "3", "stray"], "run takes no argument 'stray'"),
     (["--workr", "2"], "run takes no --workr"),  # no abbreviations: `--seed` must never mean --seeds
     (["frobnicate"], "unknown subcommand 'frobnicate' (choices: run, replay, shrink, explore, broken, bench, merge, "
-                     "s3, list, mutants, compile)"),
+                     "s3, list, mutants, compile, docs)"),
 ])
 def test_an_option_a_subcommand_does_not_take_is_refused_naming_who_takes_it(argv, message, capsys):
     assert refused(capsys, *argv) == message

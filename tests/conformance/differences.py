@@ -3,7 +3,7 @@
 Measured by this suite (tests/conformance/test_conformance.py) on moto and
 SeaweedFS; the AWS column is from AWS's documentation of conditional writes
 (a 409 ConditionalRequestConflict cannot be provoked on a local server).
-The README's "Real S3" section shows the same table.
+docs/real-s3.md shows the same table, generated from this file (python runner.py docs).
 """
 
 from __future__ import annotations

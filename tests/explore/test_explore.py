@@ -3,7 +3,7 @@ BM-3) with 2 nodes and 1 actor, writes each as a plan the SimPy world replays by
 explores the correct model to exhaustion within small bounds, and stops cleanly at a budget.
 
 Bounds are small so that each test takes seconds; the figures of larger explorations are in
-the README's "Exhaustive mode".
+docs/exhaustive.md.
 """
 
 from __future__ import annotations
@@ -273,7 +273,7 @@ def test_cli_exhausts_and_is_deterministic_across_hash_seeds(tmp_path):
     for hash_seed in ("0", "4242"):
         report = tmp_path / f"c{hash_seed}.json"
         env = dict(os.environ, PYTHONHASHSEED=hash_seed)
-        # (the old mode flag, as CI and the README run it)
+        # (the old mode flag, as CI and docs/exhaustive.md run it)
         r = _cli("--explore", "--requests", "1", "--faults", "1", "--delays", "1", "--focus", "PUT owners/",
                  "--horizon-s", "9", "--offsets=-1000,1000", "--report", str(report), env=env)
         assert r.returncode == 0, r.stdout + r.stderr
