@@ -18,9 +18,7 @@ from . import io
 from .actor_data import ActorData
 from .io import GET, IF_MATCH, IF_NONE_MATCH, PUT, Command, Forward, Mark, Observe, Request, SetTimer
 from .records import (
-    FENCED,
     LIVE,
-    RELEASED,
     NodeRecord,
     OwnerRecord,
     decode_node,
