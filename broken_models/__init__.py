@@ -50,8 +50,6 @@ def _names() -> list[str]:
 
 def _entry(name: str) -> Entry:
     if name == CORRECT:
-        import model
-
         return Entry(CORRECT, "correct", "-", "-", "the protocol as ADR 0020 specifies it", "model")
     mod = importlib.import_module(f"{__name__}.{name}")
     for attr in ("RULE", "CATCHES", "MODEL"):

@@ -19,7 +19,7 @@ from typing import Callable
 
 from .facts import facts, sent_ms
 from history import History, Violation
-from .records import final_state, old_heartbeat
+from .records import old_heartbeat
 
 
 @dataclass(frozen=True)

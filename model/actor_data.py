@@ -12,6 +12,8 @@ Must not know: which lease makes a hold valid.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from . import io
 from .frozen import replace
 from .io import LIST, PUT, Observe, Request
@@ -22,6 +24,8 @@ UPLOAD_TIMEOUT_MS = 10_000  # a segment upload is bounded, longer than a record'
 
 
 class ActorData:
+    is_valid: Callable[..., bool]  # the version's own (OR-4): model.ownership, or the old binary's
+
     def serve(self, st, actor, req, now_ms, out):
         """Act as owner (OR-4): every request writes a segment keyed by the hold's generation."""
         gen = st.holds[actor].generation

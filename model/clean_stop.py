@@ -15,7 +15,7 @@ from typing import NamedTuple
 from .frozen import replace
 
 from . import io
-from .io import GET, IF_MATCH, PUT, CancelTimer, Exit, Mark, Observe, Request, SetTimer
+from .io import GET, IF_MATCH, PUT, CancelTimer, Mark, Observe, Request, SetTimer
 from .node_lease import FAILED_CONDITION, RUNNING
 from .records import FENCED, RELEASED, NodeRecord, decode_node, encode_node, node_key
 

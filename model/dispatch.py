@@ -38,7 +38,7 @@ class Dispatch:
             elif attr.startswith("on_command_"):
                 self._command_handlers[attr[len("on_command_"):]] = getattr(self, attr)
 
-    def step(self, state, inp: io.Input, now_ms: int):
+    def step(self, state, inp: Any, now_ms: int):  # inp: an io.Input, told apart by its exact type
         """Advance one process by one input at its local time `now_ms`."""
         out: list = []
         t = type(inp)

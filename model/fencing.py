@@ -172,7 +172,6 @@ class Fencing:
             # A wrote: watch again from here (FN-3)
             out.append(Mark("FN-3"))
             return self.saw(st, node, rec, now_ms)
-        p = st.params
         if not self.lease_valid(st, now_ms) or self.free_from_ms(st, rec.written_at_ms) >= now_ms:
             return st  # FN-1, FN-3
         if not self.watched_long_enough(st, watched, now_ms):

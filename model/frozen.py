@@ -21,7 +21,7 @@ class FrozenDict(dict):
     def _refuse(self, *a: Any, **k: Any) -> None:
         raise TypeError("FrozenDict is immutable: use with_item() or without()")
 
-    __setitem__ = __delitem__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = _refuse
     clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
 
     def with_item(self, k: Any, v: Any) -> "FrozenDict":

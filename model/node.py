@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 from . import io
 from .clean_stop import CleanStop, Stop
-from .dispatch import ContractError, Dispatch
+from .dispatch import ContractError, Dispatch  # noqa: F401 - ContractError: model/__init__.py takes it from here
 from .fencing import Fencing
 from .frozen import EMPTY, FrozenDict, replace
 from .node_lease import LeaseState, NodeLease

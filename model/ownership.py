@@ -10,7 +10,7 @@ Must not know: clocks, the world, how a request reached this node.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from .frozen import replace
 
@@ -18,9 +18,7 @@ from . import io
 from .actor_data import ActorData
 from .io import GET, IF_MATCH, IF_NONE_MATCH, PUT, Command, Forward, Mark, Observe, Request, SetTimer
 from .records import (
-    FENCED,
     LIVE,
-    RELEASED,
     NodeRecord,
     OwnerRecord,
     decode_node,
@@ -82,6 +80,9 @@ class Unresolved(NamedTuple):
 
 class Ownership(ActorData):
     """Section 3 handlers, mixed into model.node.Model."""
+
+    lease_valid: Callable[..., bool]  # model.node_lease (NL-8)
+    free_from_ms: Callable[..., int]  # model.fencing (FN-5)
 
     # --- is_valid (OR-4) -----------------------------------------------------------
 

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from . import io
 from .actor_data import DATA_PREFIX
-from .frozen import EMPTY, FrozenDict, replace
+from .frozen import replace
 from .io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, CancelTimer, Mark, Observe, Request, SetTimer
 from .records import (
     NODES_PREFIX,

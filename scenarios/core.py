@@ -38,7 +38,6 @@ from history import Clock, History
 from history.schema import FIELDS, Event, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
-    DELETE,
     FAILED_FAST,
     IF_MATCH,
     IF_NONE_MATCH,

@@ -8,7 +8,12 @@ A part of the world core (core.py): drawn from the run's one RNG, or read from a
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from model.io import Command
+
+if TYPE_CHECKING:
+    from .processes import Proc
 
 WORLD = -1  # the proc index of events the world itself records
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later

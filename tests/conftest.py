@@ -18,6 +18,12 @@ for path in (KITS, REPO):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+# the hot modules run compiled where their build matches their source (nodelease/compiled.py), as the
+# command line runs them; an edited module is imported from its source; NODELEASE_PURE=1: source only
+from nodelease import compiled  # noqa: E402
+
+compiled.install()
+
 # LEASE-1 bites: adopt_any_instance in the 'twins' scenario was caught at seeds
 # 13, 106, 159, 180, 209, 236, 253 of 0..299 when these tests were written
 # (about 12 ms a seed); the scan stops at the first catch.

@@ -16,7 +16,7 @@ from model.frozen import FrozenDict
 from model.io import FAILED_FAST, GET, PUT, Mark, Reply, ReplyArrived, Send, TimerFired
 from model.node import NodeState
 from model.node_lease import RUNNING, LeaseState
-from model.ownership import PENDING_CONCURRENCY, REFUSALS_PER_PASS, Pending
+from model.ownership import PENDING_CONCURRENCY, Pending
 from model.records import Corrupt, OwnerRecord, decode_owner, encode_owner
 from scenarios.script import ScriptedWorld
 

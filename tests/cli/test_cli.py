@@ -211,7 +211,6 @@ def test_broken_warns_naming_both_invariants(tmp_path, capsys, monkeypatch):
     import dataclasses
 
     import broken_models
-    from nodelease import broken
 
     monkeypatch.chdir(tmp_path)
     real = broken_models.entry

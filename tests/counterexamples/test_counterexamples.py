@@ -195,7 +195,7 @@ def test_shrink_from_a_report_writes_a_replayable_counterexample(tmp_path):
     html = str(tmp_path / "cx.html")
     r = run("--shrink", report, "--report", out, "--html", html, "--shrink-budget", "60")
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
-    assert "counterexample" in r.stdout and f"replay: python runner.py replay" in r.stdout
+    assert "counterexample" in r.stdout and "replay: python runner.py replay" in r.stdout
     assert os.path.exists(out) and os.path.exists(html)
     cx = json.load(open(out))
     assert cx["shrunk"]["after"]["events"] < cx["shrunk"]["before"]["events"]

@@ -21,6 +21,7 @@ from explore.search import MARGINS, Bounds, Explorer, FidelityError
 from history import event
 from model import MODEL
 from model.params import Params
+from explorekit import BM1, BM2, CALM
 
 PARAMS = Params(**MARGINS)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -50,18 +51,17 @@ def test_margins_meet_t2_t3_t4_with_equality():
     assert 3 * p.attempt_timeout_ms == p.ttl_ms - p.safety_ms
 
 
-def test_bm1_unconditional_fence_found_and_replayed():
+def test_bm1_unconditional_fence_found_and_replayed(explored):
     # FN-3 broken: an outage of n0 lets n1 fence it; the fence overwrites n0's record unconditionally
-    explorer, out = explore("unconditional_fence", requests=0, faults=0, outages=1, delays=[1], offsets=[[0, 0]])
+    explorer, out = explored("unconditional_fence", **BM1)
     assert out.status == "violation" and out.violation.invariant == "INV-3"
     plan = replayed(explorer, out, "INV-3")
     assert plan["options"]["outages"] and plan["source"]["path"]
 
 
-def test_bm2_reused_generation_found_and_replayed():
+def test_bm2_reused_generation_found_and_replayed(explored):
     # OR-3 broken: a hibernation's release is lost, the next request re-acquires at the same generation
-    explorer, out = explore("reused_generation", horizon_s=12, requests=2, hibernations=1, faults=1, delays=[1],
-                            focus=["PUT owners/"], offsets=[[0, 0]])
+    explorer, out = explored("reused_generation", **BM2)
     assert out.status == "violation" and out.violation.invariant == "INV-2"
     plan = replayed(explorer, out, "INV-2")
     assert [s[1] for s in plan["workload"]] == ["ask", "hibernate", "ask"]
@@ -123,14 +123,12 @@ def test_the_correct_model_survives_a_stop_with_a_straggler(monkeypatch):
     assert out.distinct > 500 and cut
 
 
-def test_correct_model_is_exhausted_without_a_violation():
-    explorer, out = explore("correct", horizon_s=10, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
-                            offsets=[[0, 0], [1000, -1000]])
+def test_correct_model_is_exhausted_without_a_violation(explored):
+    _explorer, out = explored("correct", **CALM)
     assert out.status == "exhausted", out.violation and out.violation.message
     assert out.combinations == 2 and out.distinct > 50
     # the same exploration twice: the same states
-    _, again = explore("correct", horizon_s=10, requests=1, faults=1, delays=[1], focus=["PUT owners/"],
-                       offsets=[[0, 0], [1000, -1000]])
+    _, again = explore("correct", **CALM)
     assert (again.distinct, again.states, again.depth) == (out.distinct, out.states, out.depth)
 
 

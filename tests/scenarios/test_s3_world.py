@@ -44,6 +44,7 @@ from model.params import validate  # noqa: E402
 from model.records import state_line  # noqa: E402
 from scenarios.s3 import S3_PARAMS, S3Bucket, S3World, _explain, make_client  # noqa: E402
 from scenarios.swarm import draw  # noqa: E402
+from scenarios.plan import Choices  # noqa: E402
 
 from conformance.servers import ACCESS_KEY, CREDENTIAL_ENV, SECRET_KEY, client, free_ports, start_moto  # noqa: E402
 
@@ -267,36 +268,55 @@ OTHER_FAULTS_OFF = dict(upgrade=None, stops=[], drains=[], deletes=[], operator_
                         crash_for_good=[], deadline_races=[], reply_drops=[])
 
 
+class _PlannedFates(S3World):
+    """A real-S3 world whose requests' and replies' fates are read from a table keyed as a plan's are
+    (scenarios/plan.py: ``send m0 GET nodes/n0 #1``, the second GET of nodes/n0 machine m0 sent), every
+    other one calm: the faults fall on chosen requests, whatever real time does between them."""
+
+    def __init__(self, *args, fates: dict, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fates = Choices(fates, [])
+
+    def _fate(self, site, draw, proc, req):
+        return self.fates.pick(site, f"{proc.machine} {req.op} {req.key}", draw, proc, req)
+
+
+# the first requests of each node's start check (NL-3..NL-5: it reads its own record before it writes,
+# and reads again after a timeout), so every one is sent however slowly the machine runs
+PLANNED = {"send m0 GET nodes/n0 #0": ["lost", 0], "send m0 GET nodes/n0 #1": ["late", 200],
+           "send m2 GET nodes/n2 #0": ["fail_fast", 5], "reply m2 GET nodes/n2 #1": ["lost", 0],
+           "reply m2 GET nodes/n2 #2": ["slow", 300]}
+
+
 def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
-    # slow replies within the attempt timeout and read replies kept: a start check (a read, a wait,
-    # a read, a write) must get through within the run for the lease to be judged at all
-    # (a start check is five requests and a wait of ttl + grace: at rates of 0.1 each, three nodes
-    # often got none through in 8 s on a loaded machine). Real time decides which draw meets which
-    # request, so once in CI no first write landed in 10 s: up to two runs, the contract judged on
-    # each, the lease's kinds required of one.
-    for seed in (7, 8):
-        rec = ContractRecorder(MODEL, jitter_ms=300)  # real time: a timeout is answered late when the machine is loaded
-        world = _world(moto, rec, f"contract-{seed}/", seed, 10_000, p_fail_fast=0.05, p_reply_lost=0.05,
-                       p_late=0.1, p_request_lost=0.02, p_slow_reply=0.1, slow_tail="within",
-                       read_replies_lost=False, **OTHER_FAULTS_OFF,
-                       outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
-                       crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
-        h = world.run()
-        assert world.failure is None, world.failure
-        assert rec.problems == [], rec.problems[:5]
-        assert rec.replies > 50 and rec.timers_fired > 10
-        times = [e[0] for e in h.events]
-        assert times == sorted(times) and h.end_ms >= times[-1]
-        for t, p, kind, fields in h.events:
-            assert kind in KINDS and len(fields) == len(KINDS[kind]), (kind, fields)
-        kinds = Counter(e[2] for e in h.events)
-        assert {"start", "crash", "twin", "outage"} <= set(kinds)
-        assert len(h.processes) >= 5  # three nodes, a twin, the restarted n0
-        assert check_all(h) == []
-        if {"apply", "lease_valid"} <= set(kinds):
-            break
-    else:
-        pytest.fail(f"no lease landed in either run: events {dict(kinds)}, world notes {dict(world.notes)}")
+    # the request and reply fates at chosen requests (PLANNED: the first reads of the start checks), every
+    # other one calm, and the scheduled faults (outages, a crash, a twin): what happens to whom is the plan's,
+    # not real time's, so the first lease writes land whatever the machine's load. How late a timeout is
+    # answered is real time's (a loaded machine answered one 945 ms after its send, 500 ms timeout): that
+    # clause of the contract is judged in the simulated world (test_world.py); here every other one.
+    import random
+
+    options = draw(random.Random(7), "swarm", S3_PARAMS, duration_ms=10_000, nodes=3, actors=5, liveness_floor_ms=0)
+    options.update(OTHER_FAULTS_OFF, outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
+                   crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
+    rec = ContractRecorder(MODEL, jitter_ms=10_000)
+    world = _PlannedFates(S3Bucket(make_client(moto.url), BUCKET, "contract/"), rec, S3_PARAMS, "correct", 10_000,
+                          seed=7, scenario="swarm", options=options, fates=PLANNED)
+    h = world.run()
+    assert world.failure is None, world.failure
+    assert rec.problems == [], rec.problems[:5]
+    assert rec.replies > 0 and rec.timers_fired > 0
+    times = [e[0] for e in h.events]
+    assert times == sorted(times) and h.end_ms >= times[-1]
+    for t, p, kind, fields in h.events:
+        assert kind in KINDS and len(fields) == len(KINDS[kind]), (kind, fields)
+    kinds = Counter(e[2] for e in h.events)
+    assert {"start", "crash", "twin", "outage", "apply", "lease_valid"} <= set(kinds), dict(kinds)
+    assert len(h.processes) >= 5  # three nodes, a twin, the restarted n0
+    faults = {(e[3][0], e[3][1]) for e in h.events if e[2] == "fault"}
+    assert {("request_lost", "GET nodes/n0"), ("late", "GET nodes/n0"), ("fail_fast", "GET nodes/n2"),
+            ("reply_lost", "GET nodes/n2"), ("slow_reply", "GET nodes/n2")} <= faults, faults
+    assert check_all(h) == []
 
 
 def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
@@ -472,16 +492,23 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
 
 def test_the_timeline_shows_the_faults_injected_at_the_edge(moto, aws_env):
     """An unknown outcome has a visible cause: every fault the core gave a request or a machine is a
-    `fault` event in the real-S3 history (the simulation keeps them out of its hashed history)."""
-    # losses and delays aimed at writes (fault_target): the start checks' reads get through, so
-    # there are lease writes to lose, hold back and slow within the run
-    world = _world(moto, MODEL, "faults/", 5, 8_000, scenario="calm", **OTHER_FAULTS_OFF, slow_tail="within",
-                   read_replies_lost=False, fault_target=["PUT", ""], p_request_lost=0.1, p_late=0.3,
-                   p_reply_lost=0.3, p_fail_fast=0.1, p_slow_reply=0.3,
-                   outages=[["n1", 3_000, 1_000, "refuse"]])
-    # (reply faults at 0.3 each: a loaded machine writes fewer leases in the 5 s, and at 0.2 each
-    # a run once had none to lose or slow)
+    `fault` event in the real-S3 history (the simulation keeps them out of its hashed history). The
+    faults are scheduled at chosen requests (PLANNED) and an outage at 3 s: the test asserts what the
+    plan guarantees, not what a loaded machine reaches in 8 s."""
+    import random
+
+    options = draw(random.Random(5), "calm", S3_PARAMS, duration_ms=8_000, nodes=3, actors=5, liveness_floor_ms=0)
+    options.update(OTHER_FAULTS_OFF, outages=[["n1", 3_000, 1_000, "refuse"]])
+    world = _PlannedFates(S3Bucket(make_client(moto.url), BUCKET, "faults/"), MODEL, S3_PARAMS, "correct", 8_000,
+                          seed=5, scenario="calm", options=options, fates=PLANNED)
     h = world.run()
-    whats = {e[3][0] for e in h.events if e[2] == "fault"}
-    assert {"request_lost", "late", "fail_fast", "outage"} <= whats and whats & {"reply_lost", "slow_reply"}, whats
+    assert world.failure is None, world.failure
+    machine = {p: pr.node_id.replace("n", "m") for p, pr in enumerate(h.processes) if pr.node_id}
+    seen = Counter((machine.get(e[1]), e[3][0], e[3][1]) for e in h.events if e[2] == "fault" and e[3][0] != "outage")
+    named = {"lost": "request_lost", "late": "late", "fail_fast": "fail_fast"}
+    want = Counter((key.split()[1], named[fate[0]] if key.startswith("send") else {"lost": "reply_lost",
+                    "slow": "slow_reply"}[fate[0]], "GET " + key.split()[3]) for key, fate in PLANNED.items())
+    assert seen & want == want, (dict(seen), dict(want))  # every planned fault, as planned
+    # the outage refuses n1's requests (each a fail_fast "refused: cut off"); nothing else was drawn
+    assert set(seen) - set(want) <= {("m1", "fail_fast", t) for (_m, _w, t) in seen}, dict(seen)
     assert any(e[2] == "fault" and e[3][:2] == ("outage", "m1") and e[3][3] == "refuse" for e in h.events)
