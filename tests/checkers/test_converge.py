@@ -15,7 +15,6 @@ import pytest
 
 from broken_models import load_model
 from checkers.verdict import judge
-from history import event
 from historykit import evs
 from scenarios.sim import run_seed
 

@@ -12,7 +12,6 @@ line, never exit 1. The margins (1.8 s below the bound, 5 s above) keep these te
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess

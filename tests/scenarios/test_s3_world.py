@@ -325,7 +325,9 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
     broken = load("unconditional_fence").MODEL
     # real time on a loaded machine shifts the races (the full suite once missed it): up to two runs
     for seed in (3, 4):
-        world = _world(moto, broken, f"bm1-{seed}/", seed, 10_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
+        # 16 s: n0's object is fenceable from about 6.5 s (its last write + ttl + grace), and a peer's
+        # watch (P + A) and listing follow; on a loaded machine 10 s was once not enough for either run
+        world = _world(moto, broken, f"bm1-{seed}/", seed, 16_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
                        p_request_lost=0.0, p_slow_reply=0.0, upgrade=None, deletes=[], operator_fences=[],
                        outages=[], twins=[], crashes=[["n0", 4_000]])
         world.slots[0].wanted = False  # no supervisor brings n0 back: its peers must fence it
