@@ -81,7 +81,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 break
         if done or disturbed:
             continue
-        if _faulted(events, p, machine, td - a, until):
+        if _faulted(events, p, machine, td - a, until) or _release_left_pending(history, p, td):
             if p in quiet_running and td < quiet_t:
                 out += _judged_from_quiet(history, p, td, i, quiet[0], quiet_running[p] + bound + a)
             continue
@@ -112,6 +112,29 @@ def _judged_from_quiet(history: History, p: int, td: int, i: int, q: int, until:
         f"{history.processes[p].label} was told to drain at {td / 1000:.3f} s, with faults around it, was still "
         f"draining when they ended at {tq / 1000:.3f} s, and had not reported drained by {until / 1000:.3f} s "
         f"(the bound counted from the faults' end and the events it still ran)", (i, q))]
+
+
+def _release_left_pending(history: History, p: int, td: int) -> bool:
+    """A write of process p to a record met a fault before the drain at td and no release of p's
+    landed on that record since, while the record still names p at td (world facts: faults, applied
+    writes): a release left pending by earlier faults, which OR-6 retries with a back-off grown up
+    to 8 s, longer than the drain's bound at a short ttl. Such a drain has a fault around it: it is
+    judged from the faults' end. (A lost acquisition's record does not name p: F-2 stays judged.)"""
+    events = history.events
+    pr = history.processes[p]
+    mine = f"held {pr.node_id} {pr.instance} "
+    state: dict[str, str] = {}
+    failed: set[str] = set()
+    for t, q, kind, f in events:
+        if t >= td:
+            break
+        if kind == "apply" and f.key.startswith("owners/"):
+            state[f.key] = f.state
+            if q == p and f.state.startswith("nobody "):
+                failed.discard(f.key)
+        elif q == p and kind == "fault" and f.target.startswith("PUT owners/"):
+            failed.add(f.target[len("PUT "):])
+    return any(state.get(k, "").startswith(mine) for k in sorted(failed))
 
 
 def _faulted(events, p: int, machine: str, start: int, end: int) -> bool:
@@ -152,7 +175,8 @@ def _judged_drains(c: Context) -> list[int]:
                 disturbed = True
                 break
         if not disturbed and not _faulted(events, p, history.processes[p].machine,
-                                          t - fx.params.attempt_timeout_ms, until):
+                                          t - fx.params.attempt_timeout_ms, until) and not _release_left_pending(
+                history, p, t):
             out.append(i)
     return out
 

@@ -140,10 +140,14 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
         if not sent or any(e.fields.op != "GET" or not e.fields.key.startswith("owners/") for e in sent):
             return False
         p, key, first, last = sent[0].proc, sent[0].fields.key, sent[0].t_ms, sent[-1].t_ms
-        lost = _lost_acquire_writes(history, p, first)
-        if key not in lost:
+        # the last loss of p's write of that record before the reads (whatever changed it since: the
+        # reads are judged against the first change after the loss)
+        losses = [t for t, q, kind, f in events if t < first and q == p and (
+            kind == "fault" and f.what in ("request_lost", "fail_fast") and f.target == "PUT " + key
+            or kind == "conflicted" and f.op == "PUT" and f.key == key)]
+        if not losses:
             return False
-        tc = _first_change(history, key, lost[key])
+        tc = _first_change(history, key, losses[-1])
         # unchanged while it read, but for the resolver's next read after a change (its back-off, the read)
         return tc is None or last <= tc + 2 * params.attempt_timeout_ms
     if v.invariant != "INV-11" or not v.events:
@@ -152,6 +156,9 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
     t0 = events[v.events[1]].t_ms if len(v.events) > 1 else td  # judged from the faults' end
     end = t0 + params.ttl_ms + params.grace_ms + params.attempt_timeout_ms
     drained_at = next((t for t, q, kind, _f in events[v.events[0]:] if q == p and kind == "drained"), None)
+    # the drain ended without a report (the world resumed or stopped it, the process ended)
+    ended_at = next((t for t, q, kind, f in events[v.events[0] + 1:] if q == p and (
+        kind in ("exit", "crash") or kind == "told" and f.command in ("resume", "stop"))), None)
     slack = 2 * params.attempt_timeout_ms  # the resolver's next read after a change: its back-off, and the read
     for key, _t in _lost_acquire_writes(history, p, t0).items():
         if not _reads(history, p, key, td, end):
@@ -159,6 +166,10 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
         tc = _first_change(history, key, t0)
         if tc is None or tc > end:
             return True  # unchanged to the bound: the drain waits for ever (OR-8 has no bound)
+        if tc > end - slack and drained_at is None and ended_at is not None and ended_at <= tc + slack:
+            # changed so close to the bound that the drain was ended (resumed, stopped) before the
+            # resolver's next read, which would have decided: it waited on that entry to the end
+            return True
         if drained_at is not None and tc <= drained_at <= tc + slack:
             return True  # drained only once another's write changed the record the entry read
     return False
@@ -192,9 +203,14 @@ def _in_its_check(history: History, p: int, fence: int) -> bool:
     if w.applied_ms - w.sent_ms >= a:
         return True
     key = events[w.event].fields.key
-    return any(q == p and kind == "fault" and f.target == "PUT " + key and w.sent_ms <= t <= w.applied_ms
-               and (f.what == "reply_lost" or f.what == "slow_reply" and (f.ms or 0) >= a)
-               for t, q, kind, f in events[:w.event + 1])
+    # the reply's fault is noted with the landing, just after it (same instant): look to the end of it
+    for t, q, kind, f in events:
+        if t > w.applied_ms:
+            break
+        if (q == p and kind == "fault" and f.target == "PUT " + key and w.sent_ms <= t
+                and (f.what == "reply_lost" or f.what == "slow_reply" and (f.ms or 0) >= a)):
+            return True
+    return False
 
 
 def _fence_gone_before_read(history: History, v: Violation) -> bool:
