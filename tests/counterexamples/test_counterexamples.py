@@ -21,7 +21,6 @@ import pytest
 
 from counterexamples.picture import FOLDED_PX, RIGHT_PAD, TimeMap, _minus, render
 from counterexamples.shrink import (
-    Shrinker,
     _with_params,
     clocks_valid,
     record_seed,
@@ -50,15 +49,14 @@ def first_failing(model_name: str, limit: int = 200) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def shrunk(tmp_path_factory):
-    """model -> (seed, invariant, the recorded plan, its history, the shrunk plan, the shrinker)."""
+def shrunk(tmp_path_factory, shrunk_named):
+    """model -> (seed, invariant, the recorded plan, its history, the shrunk plan, the shrinker, its
+    file): the session's shrinks (tests/counterexamples/conftest.py), each plan written out."""
     out = {}
     folder = tmp_path_factory.mktemp("shrunk")
     for name in NAMED:
-        seed, inv = first_failing(name)
-        plan, history = record_seed(seed, name, "swarm", {})
-        shrinker = Shrinker(plan, inv, budget_s=120)
-        best = shrinker.run()
+        seed, inv, plan, history, best, shrinker = shrunk_named[name]
+        best = dict(best)
         best.update(invariant=inv, history_sha256=shrinker.history.sha256(),
                     shrunk={"before": size(plan, history), "after": size(best, shrinker.history)})
         path = str(folder / f"{name}.json")

@@ -20,7 +20,6 @@ import subprocess
 import pytest
 
 from counterexamples.picture import render
-from counterexamples.shrink import Shrinker, record_seed
 
 NAMED = ("unconditional_fence", "reused_generation", "unlocked_resolver")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -109,18 +108,13 @@ def faults_of(state: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def layouts(tmp_path_factory):
+def layouts(tmp_path_factory, shrunk_named):
     """model -> the states MEASURE records of its shrunk counterexample's page, as `runner.py shrink
-    --html` draws it."""
-    from nodelease.campaign import run_one
-
+    --html` draws it (the session's shrinks: tests/counterexamples/conftest.py)."""
     out = {}
     for name in NAMED:
-        seed, inv = next((seed, r.failures[0][0]) for seed in range(200)
-                         for r in [run_one(seed, name, "swarm", {})] if r.failures)
-        plan, _history = record_seed(seed, name, "swarm", {})
-        shrinker = Shrinker(plan, inv, budget_s=120)
-        best = shrinker.run()
+        *_, best, shrinker = shrunk_named[name]
+        best = dict(best)
         out[name] = laid_out(render(shrinker.history, shrinker.violation, best), tmp_path_factory.mktemp(name))
     return out
 
