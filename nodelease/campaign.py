@@ -143,13 +143,27 @@ def _pool_worker_init(model_name, scenario, params, strict=False) -> None:
     out (a worker killed holding one would hang the parent's terminate); the parent saves what
     finished (run_campaign)."""
     import signal
+    from multiprocessing import util
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _quit)
+    # once the worker's loop is over (its exit functions run, no queue lock held) a SIGTERM ends it
+    # outright: an exception raised past that point escapes the fork's bootstrap into the parent's
+    # code, and the parent waits on that copy for ever (seen once, in a 60-seed run under load)
+    util.Finalize(None, _exiting, exitpriority=1_000)
     _worker_init(model_name, scenario, params, strict)
 
 
+def _exiting() -> None:
+    _W["exiting"] = True
+
+
 def _quit(_signum, _frame):
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends the process outright
+    if _W.get("exiting"):
+        os._exit(0)
     raise SystemExit(0)
 
 
