@@ -377,11 +377,14 @@ def test_final_rounds_carry_actors_and_inv4_flags_an_unowned_one(moto, aws_env):
     run here too (the core's workload)."""
     from checkers import nothing_held
 
-    # a quiet phase of 8 s (4 s under the draw's 4 (ttl + grace), which needs a 24 s run): the final rounds
-    # at 5.6 and 6.8 s into it, after the calm 8 s in which the nodes start and serve
+    # a quiet phase of 8 s (4 s under the draw's 4 (ttl + grace), which needs a 24 s run), after the calm
+    # 8 s in which the nodes start and serve; the final rounds at 3.2 and 5.6 s into it, 4.8 and 2.4 s
+    # before the end (a liveness span of 6 s, not ttl + grace): a
+    # lease renewal slowed past its attempt timeout by the real server leaves time for the retries
+    # (with 1.2 s the second round once was not served in time, on an idle machine)
     world = _world(moto, MODEL, "final/", 11, 16_000, scenario="calm", nodes=2, actors=3, p_client_retry=0.9,
                    p_fail_fast=0.2,  # requests that fail fast are retried by their clients
-                   fault_ms=8_000, quiet_ms=8_000)
+                   fault_ms=8_000, quiet_ms=8_000, liveness_ms=6_000)
     h = world.run()
     assert world.failure is None and world.env_failure is None, (world.failure, world.env_failure)
     rounds = [e for e in h.events if e[2] == "final_round"]
