@@ -209,27 +209,34 @@ def _unanswered(history: History, fx: Facts, quiet_t: int, work: int) -> list[Vi
        "the lease recovered, and landed or met a changed record (OR-5, OR-6: retries pause while the lease is "
        "invalid)", topic="ownership")
 def _pending_across_lapse(c: Context) -> bool:
+    """World facts only: a write of process p to a record then naming p met a fault (a release that
+    did not land: OR-5 keeps it pending), and a later write of p to that record, sent in a window of
+    p's node lease that began after the fault (a lapse between), landed `nobody` or was refused."""
     fx = c.facts
-    events = c.history.events
-    # (proc, actor) -> when the process reported a release pending (its claim: which write is a release)
-    pending: dict[tuple[int, str], int] = {}
-    for i in c.history.of_kind("release_pending"):
-        t, p, _k, f = events[i]
-        pending.setdefault((p, f.actor), t)
-    if not pending:
-        return False
-    for i in c.writes("owners/") + c.history.of_kind("refused"):
+    history = c.history
+    events = history.events
+    procs = history.processes
+    named: dict[str, str] = {}  # owners/ key -> its applied state
+    failed: dict[tuple[int, str], int] = {}  # (proc, key) -> when its release of that record met a fault
+    for i in history.of_kind("apply", "refused", "fault"):
         t, p, kind, f = events[i]
-        if p < 0 or not f.key.startswith("owners/") or kind == "apply" and not f.state.startswith("nobody"):
+        if kind == "fault":
+            if p >= 0 and f.target.startswith("PUT owners/"):
+                key = f.target[len("PUT "):]
+                if named.get(key, "").startswith(f"held {procs[p].node_id} {procs[p].instance} "):
+                    failed.setdefault((p, key), t)
             continue
-        since = pending.get((p, f.key[len("owners/"):]))
-        if since is None or since >= t:
+        if not f.key.startswith("owners/"):
             continue
-        starts = fx.lease_starts.get(p, [])
-        k = bisect_right(starts, t) - 1
-        # the write was sent in a lease window that began after the release went pending: a lapse between
-        if k >= 1 and starts[k] > since and fx.lease[p][k - 1][1] > since - 1:
-            return True
+        since = failed.get((p, f.key)) if p >= 0 else None
+        if since is not None and since < t and (kind == "refused" or f.state.startswith("nobody")):
+            starts = fx.lease_starts.get(p, [])
+            k = bisect_right(starts, t) - 1
+            # the write was sent in a lease window that began after the release failed: a lapse between
+            if k >= 1 and starts[k] > since and fx.lease[p][k - 1][1] > since - 1:
+                return True
+        if kind == "apply":
+            named[f.key] = f.state
     return False
 
 

@@ -98,14 +98,24 @@ def _lost_acquire_writes(history: History, p: int, before: int) -> dict[str, int
     for t, q, kind, f in history.events:
         if t >= before:
             break
-        if (q == p and kind == "fault" and f.what in ("request_lost", "fail_fast")
-                and f.target.startswith("PUT owners/")):
-            lost.setdefault(f.target[len("PUT "):], t)
-        elif q == p and kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
-            lost.setdefault(f.key, t)
+        key = _lost_record_write(p, q, kind, f)
+        if key is not None:
+            lost.setdefault(key, t)
         elif kind == "apply" and f.key in lost:
             del lost[f.key]  # it changed: no entry of it is left to read
     return lost
+
+
+def _lost_record_write(p: int, q: int, kind: str, f) -> str | None:
+    """The owners/ key of process p's record write this event says never landed (lost on the way,
+    failed fast, or answered 409), else None."""
+    if q != p:
+        return None
+    if kind == "fault" and f.what in ("request_lost", "fail_fast") and f.target.startswith("PUT owners/"):
+        return f.target[len("PUT "):]
+    if kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
+        return f.key
+    return None
 
 
 def _reads(history: History, p: int, key: str, start: int, end: int) -> bool:
@@ -142,9 +152,7 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
         p, key, first, last = sent[0].proc, sent[0].fields.key, sent[0].t_ms, sent[-1].t_ms
         # the last loss of p's write of that record before the reads (whatever changed it since: the
         # reads are judged against the first change after the loss)
-        losses = [t for t, q, kind, f in events if t < first and q == p and (
-            kind == "fault" and f.what in ("request_lost", "fail_fast") and f.target == "PUT " + key
-            or kind == "conflicted" and f.op == "PUT" and f.key == key)]
+        losses = [t for t, q, kind, f in events if t < first and _lost_record_write(p, q, kind, f) == key]
         if not losses:
             return False
         tc = _first_change(history, key, losses[-1])
