@@ -420,6 +420,43 @@ mut("up3_no_marker_when_absent", UP,
     "marker = None",
     "UP-3", "no marker created when leases/ is absent")
 
+mut("up1_guard_pass_no_reread", UP,
+    "return self.on_timer_check_read(st, \"check_read\", now_ms, out)",
+    "return super().first_write(st, now_ms, out)",
+    "UP-1", "a guard that passes after the check's wait writes on the check's old read")
+mut("up2_failed_read_skips_key", UP,
+    "            out.append(SetTimer(\"guard\", now_ms + st.params.period_ms // 2))\n            return st\n        if reply.status == io.OK and isinstance",
+    "            return self.guard_next(st, now_ms, out)\n        if reply.status == io.OK and isinstance",
+    "UP-2", "a guard read that failed skips that heartbeat instead of holding the round")
+mut("up2_failed_listing_decides", UP,
+    "        if reply.status != io.OK:\n            out.append(SetTimer(\"guard\", now_ms + st.params.period_ms // 2))\n            return st\n        st = replace(st, guard_queue=",
+    "        if reply.status != io.OK:\n            return self.guard_decide(st, now_ms, out)\n        st = replace(st, guard_queue=",
+    "UP-2", "a failed guard listing decides on what earlier rounds saw")
+mut("up2_rewrite_keeps_first_read", UP,
+    "seen = OldSeen(reply.body, now_ms, hb.written_at_ms, seen.changes + 1)",
+    "seen = OldSeen(reply.body, seen.first_read_ms, hb.written_at_ms, seen.changes + 1)",
+    "UP-2", "a rewritten heartbeat keeps the first read of the body before it")
+mut("up3_failed_listing_is_empty", UP,
+    "        if reply.status != io.OK:\n            return self.acquire_failed(st, actor, \"segment listing failed\", out)\n        # (a snapshot/",
+    "        # (a snapshot/",
+    "UP-3", "a failed seeding listing is read as an empty one")
+mut("up3_marker_unknown_assumed", UP,
+    "        if reply.status != io.OK:\n            # the marker may have landed",
+    "        if reply.status not in (io.OK, io.TIMED_OUT):\n            # the marker may have landed",
+    "UP-3", "a marker write whose outcome is unknown is taken as landed")
+mut("up3_replace_unconditional", UP,
+    "marker = (IF_MATCH, reply.version)",
+    "marker = (None, None)",
+    "UP-3", "the marker replaces a dead old lease unconditionally")
+mut("up3_own_id_taken_over", UP,
+    "if self.old_lease_refuses(st, rec, now_ms):",
+    "if self.old_lease_refuses(st, rec, now_ms) and rec.node_id != st.node_id:",
+    "UP-3", "a live old lease naming this node's own id is taken over")
+mut("up4_old_takes_a_marker", "model/old_lease.py",
+    "            return self.old_failed(st, actor, \"leases/ record unreadable (corrupt)\", out)",
+    "            return self.old_write(st, actor, 1, IF_MATCH, reply.version, now_ms, out)",
+    "UP-4", "an old binary takes over a marker as a free lease")
+
 # ---------------------------------------------------------------- FN-7 / FN-8: the operator
 mut("fn7_fence_unconditional", OP,
     "req = io.Request(PUT, node_key(node), IF_MATCH, reply.version, encode_node(fence))",
