@@ -45,6 +45,7 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 
 from model.params import Params
+from scenarios.faults.upgrade import calm_upgrade, old_machines
 from scenarios.plan import FORMAT
 from scenarios.script import calm_options
 
@@ -84,13 +85,39 @@ class Bounds:
     # sends its `released` write (a straggler, CS-1); events None: every event ends at once
     focus: list | None = None  # ["OP key-prefix", ...]: only matching requests get delays and faults (None: all)
     from_s: float = 0.0  # no choice before this instant: requests answered in 1 ms, nothing injected
+    # an upgrade (section 6): an old per-actor-lease binary per node (model/old_lease.py) starts first and is
+    # asked for every actor half a quantum in; it stops at old_stop_s (each of old_stops: "clean", "crash", a
+    # run each), the new nodes start each of gaps_ms after it; their clocks follow the new nodes' in `offsets`
+    upgrade: bool = False
+    old_stop_s: float = 2.0
+    old_stops: list | None = None  # None: clean and crash
+    gaps_ms: list | None = None  # None: 0 (the new nodes start as the old ones stop)
+    same_ids: bool = False  # the new nodes take the old ones' ids
+    gc: bool = False  # the old garbage collection runs at the switch: each lease it may delete, deleted or not
     max_states: int | None = None
     budget_s: float | None = None
 
     def combinations(self, skew: int) -> list[tuple[int, ...]]:
+        """The clock offsets of each exploration: the nodes' machines, then (an upgrade) the old ones'."""
         if self.offsets is not None:
             return [tuple(c) for c in self.offsets]
-        return list(itertools.product((-skew, 0, skew), repeat=self.nodes))
+        return list(itertools.product((-skew, 0, skew), repeat=self.nodes * (2 if self.upgrade else 1)))
+
+    def variants(self) -> list:
+        """An upgrade's (how the old binaries stop, the gap before the new nodes start, ms), each an
+        exploration of its own; [None] without an upgrade."""
+        if not self.upgrade:
+            return [None]
+        return [(stop, gap) for stop in self.old_stops or ("clean", "crash") for gap in self.gaps_ms or (0,)]
+
+    def runs(self, skew: int) -> list[tuple]:
+        """Every exploration: (clock offsets, upgrade variant or None)."""
+        return [(c, v) for c in self.combinations(skew) for v in self.variants()]
+
+
+def run_label(offsets, variant) -> tuple:
+    """An exploration's name in reports: its clock offsets, and an upgrade's variant after them."""
+    return tuple(offsets) if variant is None else (*offsets, *variant)
 
 
 @dataclass
@@ -137,30 +164,41 @@ class Explorer:
         self._with_lost = self._delivered + [("lost", 0)]
         self._with_late = self._with_lost + [("late", q)]
         self._instant = [0]
+        self._gc = [False, True] if bounds.gc else [False]  # the old garbage collection keeps a lease, or deletes it
         self.steps = 0  # atomic steps taken on paths (Outcome.steps): each callback once, not its re-runs
         self._events = (sorted({e for e in bounds.events if e is not None})
                         + ([None] if None in bounds.events else [])) if bounds.events else self._instant
 
     # --- the initial world ----------------------------------------------------------------
 
-    def options(self, offsets: tuple[int, ...]) -> dict:
-        """The SimPy world's options for one clock combination: nothing drawn, nothing scheduled (the
-        explorer injects), the nodes' machines at their offsets, every other clock at the base."""
+    def options(self, offsets: tuple[int, ...], variant: tuple | None = None) -> dict:
+        """The SimPy world's options for one clock combination (and an upgrade's variant): nothing drawn,
+        nothing scheduled (the explorer injects) but an upgrade's old binaries, the nodes' machines (then
+        the old ones') at their offsets, every other clock at the base."""
         b = self.bounds
         o = calm_options(b.nodes, self.params, versioning="md5")
         o["clocks"] = {m: [CLOCK_BASE, 0] for m in o["clocks"]}
-        o["clocks"].update({f"m{i}": [CLOCK_BASE + off, 0] for i, off in enumerate(offsets)})
+        machines = [f"m{i}" for i in range(b.nodes)] + (old_machines(b.nodes) if variant else [])
+        o["clocks"].update({m: [CLOCK_BASE + off, 0] for m, off in zip(machines, offsets)})
+        fault_ms = self.end
+        if variant is not None:  # section 6, as the upgrade kind schedules it (scenarios/faults/upgrade.py)
+            stop, gap = variant
+            o["upgrade"] = calm_upgrade(int(b.old_stop_s * 1000), gap, [stop] * b.nodes, b.same_ids,
+                                        0.5 if b.gc else 0.0)
+            fault_ms -= o["upgrade"]["new_at"]  # counted from the new nodes' start, as every fault's time
         if b.events:  # the replay reads each event's length from the plan (its default: 0 ms)
             o.update(event_ms_max=max([1] + [e for e in b.events if e is not None]), p_long_event=0)
-        o.update(actors=b.actors, fault_ms=self.end, quiet_ms=0, clock_base=CLOCK_BASE,
+        o.update(actors=b.actors, fault_ms=fault_ms, quiet_ms=0, clock_base=CLOCK_BASE,
                  **{name: [] for name in ("crashes", "operator_fences", "outages", "twins", "stops", "drains",
                                           "deletes")})
         return o
 
-    def initial(self, offsets) -> ExploreWorld:
-        w = ExploreWorld(0, self.model, "calm", self.params, self.model_name, self.options(offsets))
+    def initial(self, offsets, variant: tuple | None = None) -> ExploreWorld:
+        w = ExploreWorld(0, self.model, "calm", self.params, self.model_name, self.options(offsets, variant))
         w.alternatives = self.alternatives
         b = self.bounds
+        if variant is not None:
+            w.old_asks_at = b.quantum_ms // 2  # off the quantum: before any injection
         w.budget = {name: getattr(b, name) for name in ("faults", *INJECTIONS.values()) if getattr(b, name)}
         q = b.quantum_ms
         w.next_tick = max(q, -(-self.start // q) * q)  # the first multiple of the quantum from `from_s`
@@ -209,7 +247,9 @@ class Explorer:
         b = w.budget
         choices = []
         if b.get("requests"):
-            choices += [("ask", n, a) for n in w.node_ids for a in w.actors]
+            # in an upgrade, not at a node not started yet (the request would vanish: a run with one fewer)
+            choices += [("ask", n, a) for n in w.node_ids for a in w.actors
+                        if not w.old_slots or w.live_proc(n) is not None]
         if b.get("hibernations"):
             choices += [("hibernate", None, a) for a in w.actors]
         if b.get("crashes"):
@@ -242,6 +282,8 @@ class Explorer:
         focus = self.bounds.focus
         if site == "event":
             return self._events if w.now >= self.start else self._instant
+        if site == "gc":
+            return self._gc
         if w.now < self.start:
             return self._calm
         if focus is not None and not any(f"{req.op} {req.key}".startswith(f) for f in focus):
@@ -262,8 +304,8 @@ class Explorer:
             w.queue = queued + [alt]
             said = labels + ((f"{nd.key}: runs {alt} ms" if alt is not None else
                               f"{nd.key}: runs until its process sends `released` (a straggler)")
-                             if nd.site == "event" else
-                             f"{nd.key}: {alt[0]}{'' if alt[0] == 'lost' else f' {alt[1]} ms'}",)
+                             if nd.site == "event" else f"{nd.key}: {'deleted' if alt else 'kept'}" if nd.site == "gc"
+                             else f"{nd.key}: {alt[0]}{'' if alt[0] == 'lost' else f' {alt[1]} ms'}",)
             try:
                 w.advance()
             except NeedDecision as nd2:
@@ -279,7 +321,7 @@ class Explorer:
     def run(self, workers: int = 1) -> Outcome:
         """Every clock combination in turn (in `workers` processes at once); the first combination, in
         order, with a violation gives the counterexample."""
-        combos = self.bounds.combinations(self.params.max_skew_ms)
+        combos = self.bounds.runs(self.params.max_skew_ms)
         if workers > 1 and len(combos) > 1:
             return self._run_parallel(combos, workers)
         return self._run(combos)
@@ -294,8 +336,8 @@ class Explorer:
         out = Outcome()
         t0 = time.monotonic()
         deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
-        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), self.strict, deadline, k,
-                  self.progress_every_s) for k, c in enumerate(combos)]
+        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline, k,
+                  self.progress_every_s) for k, (c, v) in enumerate(combos)]
         ctx = multiprocessing.get_context("spawn")
         reports = ctx.Queue() if self.progress is not None else None
         running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier) as last reported
@@ -317,14 +359,14 @@ class Explorer:
 
         with ctx.Pool(min(workers, len(combos)), initializer=_worker_init, initargs=(reports,)) as pool:
             results = pool.imap(_explore_one, tasks)
-            for k, offsets in enumerate(combos):
+            for k, (offsets, variant) in enumerate(combos):
                 while True:
                     try:
                         part = results.next(timeout=self.progress_every_s)
                         break
                     except multiprocessing.TimeoutError:
                         if reports is not None:
-                            show(offsets)
+                            show(run_label(offsets, variant))
                 running.pop(k, None)
                 finished.add(k)
                 out.combinations += 1
@@ -362,10 +404,11 @@ class Explorer:
 
         t0 = time.monotonic()
         last = t0
-        for offsets in combos:
+        for offsets, variant in combos:
+            label = run_label(offsets, variant)
             out.combinations += 1
             visited: set = set()
-            first = self.initial(offsets)
+            first = self.initial(offsets, variant)
             frontier = deque([(first, 0)])
             visited.add(first.digest())
             out.distinct += 1
@@ -397,7 +440,7 @@ class Explorer:
                         out.status = "violation"
                         out.violation, out.world = found[0], s
                         out.wall_s = time.monotonic() - t0
-                        out.per_offsets.append((offsets, out.distinct - found_before + 1))
+                        out.per_offsets.append((label, out.distinct - found_before + 1))
                         return out
                     if not merged:
                         frontier.append((s, depth + 1))
@@ -405,13 +448,13 @@ class Explorer:
                 if self.progress is not None and now - last >= self.progress_every_s:
                     last = now
                     out.steps = self.steps
-                    self.progress(out, depth, len(frontier), now - t0, offsets)
+                    self.progress(out, depth, len(frontier), now - t0, label)
                 stop = self._bound_hit(out, now - t0)
                 if stop:
                     out.status = f"stopped: {stop}"
                     out.wall_s = now - t0
                     return out
-            out.per_offsets.append((offsets, out.distinct - found_before + 1))
+            out.per_offsets.append((label, out.distinct - found_before + 1))
         out.wall_s = time.monotonic() - t0
         return out
 
@@ -428,9 +471,16 @@ class Explorer:
     def counterexample(self, out: Outcome) -> tuple[dict, object]:
         """The violating path as a plan, cut 1 ms after the last event the violation names, and its
         run in the SimPy world."""
+        from counterexamples.shrink import violations
+
         w = out.world
+        note = {"invariant": out.violation.invariant, "distinct_states": out.distinct}
         cut = max((w.history.events[i].t_ms for i in out.violation.events), default=w.t) + 1
-        plan, history = self.as_plan(w, cut, {"invariant": out.violation.invariant, "distinct_states": out.distinct})
+        plan, history = self.as_plan(w, cut, note)
+        if out.violation.invariant not in {v.invariant for v in violations(history, self.strict)}:
+            # the violation rests on a later event it does not name (UP-2: the node's first lease write):
+            # cut where the explorer judged it
+            plan, history = self.as_plan(w, w.history.end_ms, note)
         plan["invariant"] = out.violation.invariant
         return plan, history
 
@@ -440,7 +490,8 @@ class Explorer:
         explorer: FidelityError)."""
         from counterexamples.shrink import run_plan
 
-        options = dict(w.options, fault_ms=cut, **w.injected)
+        base = w.options["upgrade"]["new_at"] if w.options.get("upgrade") else 0  # (faults count from it)
+        options = dict(w.options, fault_ms=cut - base, **w.injected)
         plan = {"format": FORMAT, "model": self.model_name, "scenario": "calm", "seed": 0,
                 "params": self.params.to_dict(), "options": options, "choices": dict(w.table),
                 "workload": [s for s in w.workload if s[0] < cut], "strict": self.strict,
@@ -469,10 +520,12 @@ def _worker_init(reports) -> None:
 
 def _explore_one(task) -> Outcome:
     """One clock combination, in a worker process: its outcome, with the counterexample written."""
-    model_name, params, bounds, offsets, strict, deadline, index, every_s = task
+    model_name, params, bounds, offsets, variant, strict, deadline, index, every_s = task
     from broken_models import load_model
 
     b = Bounds(**{**bounds, "offsets": [offsets]})
+    if variant is not None:
+        b.old_stops, b.gaps_ms = [variant[0]], [variant[1]]
     if deadline is not None:
         b.budget_s = max(0.001, deadline - time.time())
     progress = None

@@ -75,12 +75,14 @@ class ExploreWorld(SimWorld):
         self.injected: dict = {"crashes": [], "operator_fences": [], "outages": [], "twins": [], "stops": [],
                                "drains": [], "deletes": []}
         self.chain_seq: dict = {}  # workload kind -> where its next step sits among the events of its instant
-        self.base_seq = 0  # the last seq the start scheduled (`begin`)
+        self.base_seq = 0  # the last seq the start scheduled (`advance`)
         self.budget: dict = {}
         self.path: list = []  # what the explorer chose, for people
         self.begun = False
         self.alternatives = None  # (world, site, request) -> the fates to explore (the explorer's)
         self.deciding = True  # False: every decision takes its default (the run after a violation)
+        self.old_asks_at: int | None = None  # an upgrade's old binaries are asked for every actor then (`advance`)
+        self.old_asks: list = []  # those not injected yet: each after the one before ran, as a plan's chain
 
     def advance(self) -> None:
         """One callback: the start (the nodes start, as a plan's replay starts them), then the
@@ -93,15 +95,21 @@ class ExploreWorld(SimWorld):
         self.base_seq = self.seq
         self.chain_seq = {k: self.base_seq + at for k, at in FIRST_STEP_AT.items()}
         self.seq += 1
+        if self.old_asks_at is not None:  # the old binaries serve first (section 6): one for each actor, 1 ms apart
+            self.old_asks = [(self.old_asks_at + k, self.old_slots[k % len(self.old_slots)].node_id, actor)
+                             for k, actor in enumerate(self.actors)]
+            t, node_id, actor = self.old_asks.pop(0)
+            self.inject("ask", node_id, actor, at=t)
 
-    def inject(self, what: str, node_id: str, actor: str | None = None, length_ms: int = 0) -> None:
+    def inject(self, what: str, node_id: str, actor: str | None = None, length_ms: int = 0,
+               at: int | None = None) -> None:
         """A client request for `actor` at `node_id` ("ask"), a crash of `node_id`'s process, an
         operator's `cluster fence` of it, an outage cutting its machine off the bucket for
         `length_ms` (requests and replies vanish), a twin (a second process under its id, on a machine
         of its own, for `length_ms`), a clean stop (its supervisor starts it again `length_ms` after it
         exits), a drain followed `length_ms` later by a clean stop, or an operator deleting its
-        `nodes/` record by mistake, now: scheduled where a plan's replay schedules it."""
-        t = self.now
+        `nodes/` record by mistake, now (or `at`, later): scheduled where a plan's replay schedules it."""
+        t = self.now if at is None else at
         if what == "ask":
             self.workload.append([t, "ask", node_id, actor])
             self.push(t, self.chain_seq["ask"], self._explored_step, ("ask", node_id, actor))
@@ -146,6 +154,9 @@ class ExploreWorld(SimWorld):
         self.workload_step(what, args)
         self.seq += 1
         self.chain_seq[what] = self.seq
+        if what == "ask" and self.old_asks:
+            t, node_id, actor = self.old_asks.pop(0)
+            self.inject("ask", node_id, actor, at=t)
 
     # --- time: an agenda in SimPy's order --------------------------------------------------
 
@@ -184,6 +195,8 @@ class ExploreWorld(SimWorld):
     # --- decisions ------------------------------------------------------------------------
 
     def choose(self, site: str, who: str, draw, *args):
+        if site == "gc":  # the old garbage collection at an upgrade's switch deletes this lease, or not (UP-3)
+            return self._decide(("gc", who), None, None, False)
         return default(site, decision_key(self.seen, site, who))
 
     def _fate(self, site: str, draw, proc: Proc, req) -> tuple[str, int]:
@@ -201,10 +214,11 @@ class ExploreWorld(SimWorld):
         return self._decide(("event", proc.machine), proc, None, 0)
 
     def _decide(self, who: tuple, proc: Proc, req, calm):
-        """The next decision about `who` (its site, then what it is about): queued by the explorer, the
-        only alternative, or NeedDecision. Keyed as a plan keys it (scenarios/plan.py `decision_key`:
-        "<site> <who> #<k>"), counted without formatting the key: it is spelled out only for a choice
-        or a value other than `calm`, which a replay must read (a plan's missing key takes the default)."""
+        """The next decision about `who` (its site, then what it is about; `proc` None for the old garbage
+        collection's): queued by the explorer, the only alternative, or NeedDecision. Keyed as a plan
+        keys it (scenarios/plan.py `decision_key`: "<site> <who> #<k>"), counted without formatting the
+        key: it is spelled out only for a choice or a value other than `calm`, which a replay must read
+        (a plan's missing key takes the default)."""
         k = self.decided.get(who, 0)
         self.decided[who] = k + 1
         if not self.deciding:
@@ -244,8 +258,7 @@ class ExploreWorld(SimWorld):
             p.slot = copies[id(p.slot)]
         w.slots = [copies[id(s)] for s in self.slots]
         w.procs = procs
-        if self.old_slots:
-            raise NotImplementedError("the explorer runs no old binaries (section 6)")
+        w.old_slots = [copies[id(s)] for s in self.old_slots]  # an upgrade's old binaries (section 6)
         if self.operator is not None:
             w.operator = procs[self.operator.index]
         for old, new in zip(self.procs, procs):

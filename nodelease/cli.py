@@ -176,7 +176,20 @@ def _explore_options(p) -> None:
     for name, default, what in _INJECTIONS:
         g.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} per run (default {default})")
     g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms, e.g. "
-                   "--offsets=-1000,1000 (default: every combination of -max_skew, 0, +max_skew)")
+                   "--offsets=-1000,1000 (default: every combination of -max_skew, 0, +max_skew); with "
+                   "--upgrade the old nodes' after the new ones'")
+    u = p.add_argument_group("an upgrade (section 6): an old per-actor-lease node per node first")
+    u.add_argument("--upgrade", action="store_true", help="an old binary per node (model/old_lease.py) starts "
+                   "first and is asked for each actor half a quantum in; it stops, and the new nodes start after it")
+    u.add_argument("--old-stop-s", type=float, default=2.0, metavar="S",
+                   help="when the old binaries stop (default 2)")
+    u.add_argument("--old-stops", default="clean,crash", metavar="HOW,...",
+                   help="how they stop, each an exploration: clean, crash (default clean,crash)")
+    u.add_argument("--gaps-ms", default="0", metavar="MS,...", help="how long after they stop the new nodes "
+                   "start, each an exploration (default 0)")
+    u.add_argument("--same-ids", action="store_true", help="the new nodes take the old ones' ids")
+    u.add_argument("--gc", action="store_true", help="the old garbage collection runs at the switch: each "
+                   "released lease of an idle actor deleted or kept, a branch")
     g.add_argument("--from-s", type=float, default=0.0, metavar="S", help="no choice before S seconds "
                    "(requests answered in 1 ms, nothing injected): skips the start's interleavings (default 0)")
     g.add_argument("--budget-s", "--explore-budget", dest="budget_s", type=float, metavar="S",

@@ -35,12 +35,14 @@ def bounds_from(args, params):
     if not 0 <= args.from_s < args.horizon_s:
         raise UsageError(f"--from-s must be at least 0 and below --horizon-s, got {args.from_s:g}")
     nodes = args.nodes
+    clocks = 2 * nodes if args.upgrade else nodes  # an upgrade's old machines after the nodes'
     offsets = None
     if args.offsets:
         offsets = [_ints(part, "--offsets") for part in args.offsets.split(";")]
         for combo in offsets:
-            if len(combo) != nodes:
-                raise UsageError(f"--offsets: {combo} names {len(combo)} clocks for {nodes} nodes")
+            if len(combo) != clocks:
+                raise UsageError(f"--offsets: {combo} names {len(combo)} clocks for {nodes} nodes"
+                                 + (f" and {nodes} old ones" if args.upgrade else ""))
             if any(abs(x) > params.max_skew_ms for x in combo):
                 raise UsageError(f"--offsets: {combo} leaves the skew band of +-{params.max_skew_ms} ms (T-2)")
     delays = _ints(args.delays, "--delays") if args.delays else None
@@ -52,11 +54,18 @@ def bounds_from(args, params):
         events = [None if x == "straggler" else _ints(x, "--events (ms or straggler)")[0] for x in parts]
         if not events or any(e is not None and e < 0 for e in events):
             raise UsageError("--events must name lengths of 0 ms or more, or straggler")
+    old_stops = [x.strip() for x in args.old_stops.split(",") if x.strip()]
+    if not old_stops or any(x not in ("clean", "crash") for x in old_stops):
+        raise UsageError(f"--old-stops must name clean, crash or both, got {args.old_stops!r}")
+    gaps = _ints(args.gaps_ms, "--gaps-ms")
+    if not gaps or any(g < 0 for g in gaps) or args.old_stop_s <= 0:
+        raise UsageError("--gaps-ms must name gaps of 0 ms or more, --old-stop-s a positive instant")
     return Bounds(nodes=nodes, actors=args.actors, horizon_s=args.horizon_s, quantum_ms=args.quantum_ms,
                   faults=args.faults, crashes=args.crashes, requests=args.requests, hibernations=args.hibernations,
                   fences=args.fences, outages=args.outages, twins=args.twins, stops=args.stops, drains=args.drains,
                   deletes=args.deletes, from_s=args.from_s, offsets=offsets, delays=delays, events=events,
-                  focus=args.focus,
+                  focus=args.focus, upgrade=args.upgrade, old_stop_s=args.old_stop_s, old_stops=old_stops,
+                  gaps_ms=gaps, same_ids=args.same_ids, gc=args.gc,
                   max_states=args.max_states, budget_s=args.budget_s)
 
 
@@ -79,7 +88,7 @@ def command(console, args) -> int:
     def progress(out, depth, frontier, elapsed, offsets) -> None:
         print(f"explore: depth {depth}, {out.states} states, {out.distinct} distinct, "
               f"{out.states / elapsed:,.0f} states/s ({out.steps / elapsed:,.0f} atomic steps/s), frontier {frontier}, clocks {list(offsets)} "
-              f"({out.combinations} of {len(bounds.combinations(params.max_skew_ms))}), {elapsed:.0f} s", flush=True)
+              f"({out.combinations} of {len(bounds.runs(params.max_skew_ms))}), {elapsed:.0f} s", flush=True)
 
     print(f"explore: model {args.model}, {bounds.nodes} nodes x {bounds.actors} actors, {describe(bounds, params)}")
     explorer = Explorer(model, args.model, params, bounds, progress, strict=args.strict)
@@ -129,7 +138,11 @@ def describe(b, params) -> str:
 
     budgets = ", ".join(f"{getattr(b, name)} {name}" for name in ("faults",) + tuple(INJECTIONS.values())
                         if getattr(b, name))
-    return (f"horizon {b.horizon_s:g} s, quantum {b.quantum_ms} ms, {budgets or 'no faults'}; "
+    upgrade = (f"; an upgrade: old nodes stop at {b.old_stop_s:g} s ({', '.join(b.old_stops or ('clean', 'crash'))}), "
+               f"the new ones start {', '.join(map(str, b.gaps_ms or (0,)))} ms after"
+               f"{', under their ids' if b.same_ids else ''}{', the old GC at the switch' if b.gc else ''}"
+               if b.upgrade else "")
+    return (f"horizon {b.horizon_s:g} s, quantum {b.quantum_ms} ms, {budgets or 'no faults'}{upgrade}; "
             f"ttl {params.ttl_ms}, grace {params.grace_ms}, safety {params.safety_ms}, "
             f"max_skew {params.max_skew_ms}, heartbeat {params.heartbeat_period_ms}, "
             f"timeout {params.attempt_timeout_ms} ms")

@@ -52,9 +52,10 @@ class Upgrade(FaultKind):
             return
         tg = w.tg
         n = len(w.node_ids)
+        machines = old_machines(n)
         w.old_slots = []
         for i in range(n):
-            slot = Slot(w.node_ids[i] if up["same_ids"] else f"o{i}", f"om{i}")
+            slot = Slot(w.node_ids[i] if up["same_ids"] else f"o{i}", machines[i])
             slot.wanted = False  # no supervisor restarts an old binary here
             w.slots.append(slot)
             w.old_slots.append(slot)
@@ -114,6 +115,22 @@ class Upgrade(FaultKind):
         for key in gc_collectable(leases, data_keys):
             if w.choose("gc", key, w._chance, p_gc):
                 w._delete(key)
+
+
+def old_machines(nodes: int) -> list[str]:
+    """The machines the old binaries run on, one per node (`schedule`)."""
+    return [f"om{i}" for i in range(nodes)]
+
+
+def calm_upgrade(old_ms: int, gap_ms: int, old_stop: list, same_ids: bool = False, p_gc: float = 0.0) -> dict:
+    """An upgrade with none of `draw_upgrade`'s hazards: the old binaries stop at old_ms as `old_stop`
+    says (per node: "clean" or "crash"), the new nodes start gap_ms after; no straggler, no old
+    binary started again, no retired node, no forget, no guard storm; the old garbage collection at
+    the switch at rate p_gc. The exhaustive explorer's (explore/search.py), which branches over what
+    happens around it itself. Every key `draw_upgrade` draws is here (a test holds it)."""
+    return {"old_ms": old_ms, "new_at": old_ms + gap_ms, "same_ids": same_ids, "old_stop": list(old_stop),
+            "straggler": None, "straggle_ms": 0, "stall": False, "old_restart": None, "future_ms": 0,
+            "p_gc": p_gc, "forgets": [], "guard_storm": None}
 
 
 def draw_upgrade(ctx, nodes: int, focused: bool = False) -> dict:

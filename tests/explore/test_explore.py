@@ -21,7 +21,7 @@ from explore.search import MARGINS, Bounds, Explorer, FidelityError
 from history import event
 from model import MODEL
 from model.params import Params
-from explorekit import BM1, BM2, CALM
+from explorekit import BM1, BM2, CALM, UP_GC, UP_GUARD
 
 PARAMS = Params(**MARGINS)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -288,6 +288,9 @@ def test_cli_exhausts_and_is_deterministic_across_hash_seeds(tmp_path):
     (["--faults", "-1"], "must not be negative"),
     (["--explore-budget", "5", "--broken"], "--explore and --broken go one at a time"),
     (["--seeds", "5"], "explore takes no --seeds"),
+    (["--nodes", "1", "--upgrade", "--offsets", "0"], "names 1 clocks for 1 nodes and 1 old ones"),
+    (["--upgrade", "--old-stops", "halt"], "--old-stops"),
+    (["--upgrade", "--gaps-ms", "-5"], "--gaps-ms"),
 ])
 def test_cli_usage_errors_are_one_line(args, message, capsys):
     from nodelease.cli import main
@@ -363,3 +366,64 @@ def test_no_choice_before_from_s():
         seen += [s for s in nexts if s.path]
         frontier += nexts[:2]
     assert seen and all(float(s.path[0].split()[0]) >= 7.2 for s in seen)
+
+
+# --- an upgrade (section 6) ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_name, bounds, invariant", [
+    ("seed_from_old_lease_only", UP_GC, "INV-2"),  # UP-3: the GC deleted the old lease; owners/ seeded below
+    ("unconditional_marker", UP_GC, "INV-3"),  # UP-3: the marker written over the old lease unconditionally
+    ("guard_fails_open", UP_GUARD, "UP-2"),  # UP-2: a lost guard read let the new node start
+    ("guard_ignores_old_heartbeats", UP_GC, "UP-2"),  # UP-2: the guard passes beside a fresh old heartbeat
+])
+def test_an_upgrade_finds_the_up_models_and_replays(explored, model_name, bounds, invariant):
+    # an old per-actor-lease binary serves the actor first and stops; the new node starts after it
+    explorer, out = explored(model_name, **bounds)
+    assert out.status == "violation" and out.violation.invariant == invariant
+    plan = replayed(explorer, out, invariant)
+    assert plan["options"]["upgrade"] and plan["workload"][0][1:] == ["ask", "o0", "t0/c/a0"]
+
+
+def test_the_correct_model_survives_an_upgrade_under_reused_ids_too():
+    # the new node takes the old one's id (UP-4: the old start check reads a format it cannot read)
+    _, out = explore("correct", **dict(UP_GC, same_ids=True))
+    assert out.status == "exhausted", out.violation and out.violation.message
+    assert out.combinations == 4 and out.distinct > 100
+
+
+def test_an_upgrade_explores_the_old_clocks_and_each_variant():
+    b = Bounds(nodes=1, upgrade=True, gaps_ms=[0, 6000])
+    assert sorted(b.combinations(1000)) == sorted((a, c) for a in (-1000, 0, 1000) for c in (-1000, 0, 1000))
+    assert b.variants() == [("clean", 0), ("clean", 6000), ("crash", 0), ("crash", 6000)]
+    assert len(b.runs(1000)) == 36 and Bounds(nodes=2).runs(1000)[0] == ((-1000, -1000), None)
+
+
+def test_an_upgrade_world_clones_its_old_binaries_apart():
+    explorer, _ = explore("correct", **dict(UP_GC, horizon_s=1))
+    w = explorer.initial((0, 0), ("clean", 0))
+    w.advance()
+    c = w.clone()
+    before = w.digest()
+    assert c.old_slots[0] is not w.old_slots[0] and c.old_slots[0].proc is c.procs[c.old_slots[0].proc.index]
+    while c.next_due() is not None and c.next_due() < 5_000:
+        c.advance()
+    assert w.digest() == before and not c.old_slots[0].proc.alive and w.old_slots[0].proc.alive
+
+
+def test_calm_upgrade_names_every_entry_an_upgrade_draws():
+    # the explorer's upgrade (scenarios/faults/upgrade.py `calm_upgrade`) and a drawn one: the same keys
+    from scenarios.faults.upgrade import calm_upgrade
+    from scenarios.sim import SimWorld
+
+    drawn = SimWorld(3, MODEL, "upgrade").options["upgrade"]
+    assert drawn and set(calm_upgrade(2_000, 0, ["clean"])) == set(drawn)
+
+
+def test_worker_processes_explore_an_upgrade_s_variants_alike():
+    explorer = Explorer(MODEL, "correct", PARAMS, Bounds(**UP_GC))
+    one, two = explorer.run(), explorer.run(workers=2)
+    assert one.status == two.status == "exhausted"
+    assert (two.distinct, two.states, two.per_offsets) == (one.distinct, one.states, one.per_offsets)
+    assert [label for label, _n in one.per_offsets] == [(0, 0, "clean", 0), (0, 0, "clean", 6000),
+                                                        (0, 0, "crash", 0), (0, 0, "crash", 6000)]
