@@ -34,8 +34,8 @@ TICK_Y, FOLD_Y = 12, 26  # baselines of the axis' seconds and of the folds' leng
 BUCKET_H = 76
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22")
-QUIET_KINDS = ("lease_valid", "answered", "check_began", "guard_passed", "listed", "told", "running", "sent",
-               "arrived")
+QUIET_KINDS = ("lease_valid", "answered", "check_began", "guard_passed", "listed", "leases_reply", "told", "running",
+               "sent", "arrived")
 FOLDED_PX = 28
 RIGHT_PAD = 300  # room for the labels of the last writes
 MONO_EM = 0.62  # advance of DejaVu Sans Mono (the page's monospace on Debian) is 0.602 em; other glyphs

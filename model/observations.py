@@ -53,6 +53,11 @@ KINDS: dict[str, tuple[str, ...]] = {
     # a listing of an actor's data delivered to a process (a restore): the prefix, the keys
     # after it, and when (true time) the process sent the LIST
     "listed": ("prefix", "keys", "sent_ms"),
+    # the bucket's answer to a request on a `leases/` key, delivered to the process (UP-3: what a first
+    # acquisition learned: the old lease or marker its read found, its marker write acknowledged): the key,
+    # the op, the reply's status, the state it carried (a GET's object; a PUT's own body), and when (true
+    # time) the process sent it. Not recorded: a reply that never reached it (lost, or past its timeout)
+    "leases_reply": ("key", "op", "status", "state", "sent_ms"),
     # the world answered a segment upload with a failure (an error, or its timeout): OR-5's abandon
     "upload_failed": ("key", "status"),
     # a process sent a fence write (PUT nodes/<another id>): the fence writes it had in flight then, this one

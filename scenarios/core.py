@@ -39,6 +39,7 @@ from history.schema import FIELDS, Event, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
     FAILED_FAST,
+    GET,
     IF_MATCH,
     IF_NONE_MATCH,
     LIST,
@@ -59,7 +60,7 @@ from model.io import (
     TimerFired,
 )
 from model.params import Params
-from model.records import NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, state_line
+from model.records import LEASES_PREFIX, NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, state_line
 
 from .faults import KINDS, NO_FAULTS, RATES, steps
 from .faults.fail_fast import FAIL_FAST_MS_MAX
@@ -603,6 +604,10 @@ class World(Processes, Workload, QuietPhase):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
             self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
+        elif req is not None and req.key.startswith(LEASES_PREFIX):
+            # what a first acquisition learned of leases/ (UP-3): the world knows the answer it delivered
+            self.record(proc.index, "leases_reply", (req.key, req.op, reply.status,
+                                                     state_line(reply.body if req.op == GET else req.body), sent))
         self.deliver(proc, _new_tuple(ReplyArrived, (rid, reply)))  # ReplyArrived(rid, reply), without its __new__
         if (self.acked_hooks and reply.status == OK and req is not None and req.op == PUT
                 and req.key == NODES_PREFIX + proc.node_id):

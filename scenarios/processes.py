@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from history import Process
 from model.io import Command, ProcessStarted
+from model.old_lease import OLD_MODEL
 from model.operator import OPERATOR
 
 WORLD = -1  # the proc index of events the world itself records
@@ -69,6 +70,10 @@ class Processes:
     def start_process(self, slot: Slot, step=None, instance: str | None = None) -> Proc:
         if instance is None:
             instance = self.choose("instance", slot.machine, self._instance)
+        if step is not None and getattr(step, "__self__", None) is OLD_MODEL:
+            # the old binary beside the model under test: a broken model may bring a broken one (UP-4), as it
+            # may bring its operator
+            step = getattr(self.model, "old", OLD_MODEL).step
         proc = Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
                     step or self.model.step)
         self.procs.append(proc)

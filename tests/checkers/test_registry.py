@@ -24,7 +24,8 @@ MODULES = sorted(f"checkers.{m.name}" for m in pkgutil.iter_modules(checkers.__p
 
 def test_the_invariants_are_those_the_modules_declare():
     """CHECKERS and LIVENESS are derived from INVARIANTS, which holds every invariant a checker module
-    declares (its INVARIANT, and CS-2's STOP_INVARIANT), each once, from a module of the package."""
+    declares (its INVARIANT, CS-2's STOP_INVARIANT and UP-4's OLD_INVARIANT), each once, from a module of
+    the package."""
     ids = [inv.id for inv in INVARIANTS]
     assert len(ids) == len(set(ids))
     assert list(CHECKERS) == ids and all(CHECKERS[inv.id] is inv.check for inv in INVARIANTS)
@@ -32,7 +33,7 @@ def test_the_invariants_are_those_the_modules_declare():
     declared = {}
     for name in MODULES:
         module = importlib.import_module(name)
-        for attr in ("INVARIANT", "STOP_INVARIANT"):
+        for attr in ("INVARIANT", "STOP_INVARIANT", "OLD_INVARIANT"):
             if hasattr(module, attr):
                 declared[getattr(module, attr)] = name
     assert {inv.id: inv.module for inv in INVARIANTS} == declared

@@ -1,0 +1,42 @@
+"""Breaks UP-4: the old binary decodes the new version's marker as a per-actor lease that expired
+(a generation and no expiry) and takes it over, If-Match on its version, at its generation + 1.
+
+UP-4: old binaries decode only `wasmkeep-lease 1` (LeaseRecord::decode): a marker reads as
+corrupt and is never taken over, so an old binary started after the switch (or a straggler)
+never takes an actor the new version marked or owns. This one writes its lease over the marker:
+it serves an actor whose owners/ record names a new node, at the generation that record was
+created with.
+Caught by: UP-4 (an old binary's write on leases/ took effect after the marker). INV-2 sees the
+consequence in the same seeds here (the takeover reuses the generation owners/ was created at, and
+some new hold came first in every one of them: 26 of 200 upgrade seeds each), INV-1 in most; UP-4
+names the cause, and catches it where no new hold ever collides.
+"""
+
+from model.io import IF_MATCH, Mark
+from model.node import Model
+from model.old_lease import OldModel
+from model.records import Marker, decode_lease
+
+RULE = "UP-4"
+CATCHES = "UP-4"
+
+
+class MarkerAsExpiredOld(OldModel):
+
+    def on_reply_old_read(self, st, purpose, reply, now_ms, out):
+        actor = purpose[1]
+        if reply.status == "ok":
+            rec = decode_lease(reply.body)
+            if isinstance(rec, Marker):  # read as a lease that expired at 0
+                out.append(Mark("UP-4"))
+                return self.old_write(st, actor, rec.generation + 1, IF_MATCH, reply.version, now_ms, out)
+        return super().on_reply_old_read(st, purpose, reply, now_ms, out)
+
+
+class OldTakesMarker(Model):
+    name = "old_takes_marker"
+    old = MarkerAsExpiredOld()
+
+
+MODEL = OldTakesMarker()
+step = MODEL.step
