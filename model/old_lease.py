@@ -106,6 +106,10 @@ class OldModel(Dispatch, ActorData):
         """A stalled listing stops the old heartbeat while renewals go on (section 6)."""
         return replace(st, heartbeats=False)
 
+    def on_command_resume_heartbeats(self, st, args, now_ms, out):
+        """The stalled listing recovers: the heartbeat task beats again at its next tick."""
+        return replace(st, heartbeats=True)
+
     # --- holds -------------------------------------------------------------------------
 
     def is_valid(self, st, actor, now_ms) -> bool:

@@ -38,6 +38,7 @@ from history import Clock, History
 from history.schema import FIELDS, Event, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
+    CONFLICT,
     FAILED_FAST,
     GET,
     IF_MATCH,
@@ -73,6 +74,7 @@ from .workload import Workload
 WORLD = -1  # the proc index of events the world itself records
 
 FAILED = Reply(FAILED_FAST)
+CONFLICTED = Reply(CONFLICT)
 NO_ANSWER = Reply(TIMED_OUT)
 # a `released` node lease: the state line, the second of the body, within its first bytes
 RELEASED_LINE = "\n" + RELEASED + " "
@@ -170,6 +172,7 @@ class World(Processes, Workload, QuietPhase):
         self.acked_hooks = [k.on_lease_acked for k in active if hasattr(k, "on_lease_acked")]
         self.released_hooks = [k.on_released_sent for k in active if hasattr(k, "on_released_sent")]
         self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
+        self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
         self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
@@ -454,11 +457,22 @@ class World(Processes, Workload, QuietPhase):
             self.note_fault(proc, "request_lost", req)  # lost on the way: never applied, never answered
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
+        elif what == "conflict":  # answered 409 ConditionalRequestConflict after `ms`: never applied
+            if lazy:
+                self._await(proc, rid, timeout, ms)
+            self.later(ms, self._conflict_at_bucket, proc, rid, req, now)
         else:  # late: applied `ms` after its sender gave up
             self.note_fault(proc, "late", req, timeout + ms, "applied past its timeout")
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
             self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
+
+    def _conflict_at_bucket(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
+        """A request given the fate `conflict` reaches the bucket: answered 409, as AWS answers a conditional
+        write racing another, not applied and its condition not judged (a fault kind's, marker_writes.py)."""
+        self.note_fault(proc, "conflict", req, None, "answered 409, not applied")
+        self.conflicted(proc, req, sent_ms)
+        self.bucket_answered(proc, rid, req, CONFLICTED, None)
 
     def _await(self, proc: Proc, rid: int, timeout: int, answered_in: int) -> None:
         """Lazy timeouts: schedule the timeout now if the answer comes no sooner; else note when it
@@ -483,8 +497,8 @@ class World(Processes, Workload, QuietPhase):
         return draw(proc, req) if ch is None else ch.pick(site, f"{proc.machine} {req.op} {req.key}", draw, proc, req)
 
     def _send_fate(self, proc: Proc, req) -> tuple[str, int]:
-        """A request's fate, drawn: (ok, delay), (fail_fast, ms to the answer), (lost, 0), or
-        (late, ms past its timeout). The fault kinds this seed uses are asked in turn (faults.ORDER):
+        """A request's fate, drawn: (ok, delay), (fail_fast, ms to the answer), (lost, 0), (conflict, ms to
+        its 409), or (late, ms past its timeout). The fault kinds this seed uses are asked in turn (faults.ORDER):
         those before its delay is drawn, then those after."""
         f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
         for hook in self.send_early:
@@ -551,7 +565,11 @@ class World(Processes, Workload, QuietPhase):
         self.record(proc.index, "conflicted", (req.key, req.op, sent_ms))
 
     def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
-        """The bucket answered `req`: the fault plan draws what happens to the reply."""
+        """The bucket answered `req`: the kinds that act on an answer see it (`on_answered`: the old garbage
+        collection racing a new node's read), then the fault plan draws what happens to the reply."""
+        if self.answered_hooks:
+            for hook in self.answered_hooks:
+                hook(self, proc, req, reply)
         if fate is not None:
             if fate[0] in SCRIPTED_FAULTS:
                 self.note_fault(proc, SCRIPTED_FAULTS[fate[0]], req, fate[1] if fate[0].startswith("delay") else None,

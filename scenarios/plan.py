@@ -29,7 +29,9 @@ FORMAT = "nodelease-counterexample/1"
 
 # each site's calm default, for a decision a plan lacks
 DEFAULTS = {
-    "send": ["ok", 1],  # [fate, ms]: ok (delivered after ms), lost, fail_fast (answered after ms), late (ms past the timeout)
+    # [fate, ms]: ok (delivered after ms), lost, fail_fast (answered after ms), late (ms past the timeout),
+    # conflict (answered 409 after ms, not applied)
+    "send": ["ok", 1],
     "reply": ["ok", 1],  # [fate, ms]: ok (delivered after ms), lost, slow (delivered after ms)
     "refused": 1,  # a refused connection's answer, ms (a cut-off's mode is the scheduled fault)
     "conflict": False,  # the bucket answers a conditional write 409 (a concurrent one), a fault

@@ -273,6 +273,8 @@ DRAW_ORDER = (
     "@clocks", "upgrade.clock", "@preset_off",
     # drawn last, so that it moves nothing else: a drain told during an outage (INV-11, CONV-1)
     "drains.outage",
+    # then the upgrade's races around the switch (in upgrade seeds only: no other seed draws more)
+    "upgrade.races",
 )
 
 

@@ -52,6 +52,7 @@ FAULT_EVENTS: dict[str, str] = {
     "request_lost": "a request was lost on the way: never applied, never answered",
     "late": "a write was held back past its sender's timeout, then applied (ms: how long held back)",
     "held_back": "a scripted rule held a request back before the bucket (ms: how long)",
+    "conflict": "a conditional write was answered 409 ConditionalRequestConflict, never applied (an upgrade's marker)",
     "reply_lost": "a reply was lost after the bucket applied the request (detail: the reply's status)",
     "slow_reply": "a reply came late (ms: its delay)",
     "outage": "a machine, or every one (*), was cut off the bucket (ms: for how long; detail: the mode)",
@@ -169,6 +170,27 @@ class Stretch(FaultKind):
 
     def quiet(self, w) -> None:
         setattr(w, self.flag, False)
+
+
+class Entry(FaultKind):
+    """A fault drawn with another kind: switched on by an entry of that kind's options (`within`, a
+    dict when on, like the upgrade's), which the shrinker removes alone (the other kind stays)."""
+
+    within: str = ""  # the option holding the entry
+    entry: str = ""  # the entry's name in it (None or absent: off)
+
+    def setting(self, o: dict):
+        return (o.get(self.within) or {}).get(self.entry)
+
+    def active(self, o: dict) -> bool:
+        return bool(self.setting(o))
+
+    def atoms(self, o: dict) -> list:
+        return [(self.within, self.entry)] if self.active(o) else []
+
+    def remove(self, o: dict, atom) -> None:
+        if o.get(self.within):
+            o[self.within][self.entry] = None
 
 
 def _on(value, off) -> bool:

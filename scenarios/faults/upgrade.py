@@ -7,12 +7,21 @@ started again after the switch (it must meet the new nodes' markers, UP-3, UP-4)
 whose clock was far ahead, so its last heartbeats are dated in the future (UP-2); the old garbage
 collection deleting released leases of idle actors at the switch; `cluster forget` (FN-8) after it,
 then a fence (F-6's remedy); and a guard storm (guard_storms.py).
+
+The races around the switch, drawn last (`draw_races`, swarm.DRAW_ORDER's "upgrade.races", so that
+every other option of a seed stays as it was): the straggler's stalled heartbeat beating again while
+the new nodes' guards run (UP-2); the old garbage collection deleting a released old lease between
+a new node's read of it and its marker write, whose If-Match then meets no object (UP-3); a twin
+under a new node's id and an old binary started again, during the switch (UP-1, UP-2, UP-4); and,
+drawn here for kinds of their own, lost, late and 409 marker writes (marker_writes.py) and lost or
+failed seeding reads (seed_reads.py).
 """
 
 from __future__ import annotations
 
-from model.io import Command
+from model.io import GET, OK, Command
 from model.old_lease import OLD_MODEL, gc_collectable
+from model.records import LEASES_PREFIX, OldLease, decode_lease
 
 from ..processes import Slot
 from . import FaultKind
@@ -24,6 +33,8 @@ class Upgrade(FaultKind):
     rules = ("UP-1", "UP-2", "UP-3", "UP-4", "FN-8", "INV-2")
     options = {"upgrade": None}
     flags = {"upgrade": None}
+    # the races drawn last, each an entry of the upgrade's options the shrinker may remove alone
+    races = ("beat_resume", "gc_race", "switch_twin", "switch_restart")
 
     def draw_main(self, ctx) -> None:
         o = ctx.o
@@ -32,6 +43,23 @@ class Upgrade(FaultKind):
         o["upgrade"] = draw_upgrade(ctx, o["nodes"], forced) if drawn else None
         if o["upgrade"]:
             o["blip_alone"] = False  # old binaries around a blip are faults of their own (INV-9's proviso)
+
+    def draw_races(self, ctx) -> None:
+        """The races around the switch (drawn after every other stage: no other option moves)."""
+        up = ctx.o["upgrade"]
+        if up:
+            up.update(draw_races(ctx, up, ctx.o["nodes"], ctx.force(self.id) == "focused"))
+
+    def atoms(self, o: dict) -> list:
+        up = o.get("upgrade")
+        return super().atoms(o) + [("upgrade", name) for name in self.races if up and up.get(name)]
+
+    def remove(self, o: dict, atom) -> None:
+        """The whole upgrade, or one of its races (the upgrade stays, unless removed with it)."""
+        if atom[1] is None:
+            super().remove(o, atom)
+        elif o.get("upgrade"):
+            o["upgrade"][atom[1]] = None
 
     def draw_clock(self, ctx) -> None:
         up = ctx.o["upgrade"]
@@ -80,6 +108,16 @@ class Upgrade(FaultKind):
             i, after = up["old_restart"]
             w.later(up["new_at"] + after, w.fault_step, self.id, "old_restart", w.old_slots[i])
         w.later(up["new_at"], w.fault_step, self.id, "old_gc", up["p_gc"])
+        if up.get("beat_resume") is not None and up["straggler"] is not None:
+            # the straggler's stalled listing recovers: its heartbeat beats again while the guards run (UP-2)
+            w.later(up["new_at"] + up["beat_resume"], w.fault_step, self.id, "old_command",
+                    w.old_slots[up["straggler"]], Command("resume_heartbeats"))
+        if up.get("switch_twin"):
+            i, after, life_ms = up["switch_twin"]
+            w.later(up["new_at"] + after, w._twin_begins, w.node_ids[i], SWITCH_TWIN, life_ms)
+        if up.get("switch_restart"):
+            i, after = up["switch_restart"]
+            w.later(up["new_at"] + after, w.fault_step, self.id, "switch_restart", w.old_slots[i])
         for node_id, after, then_fence in filter(None, up.get("forgets", ())):
             # FN-8, then F-6's remedy: a fence of the forgotten id (FN-7) a lease period later
             w.later(up["new_at"] + after, w._operator, Command("cluster_forget", (node_id,)))
@@ -105,6 +143,36 @@ class Upgrade(FaultKind):
             w.start_process(slot, OLD_MODEL.step)
             w.later(4 * w.tg // 3, w.fault_step, self.id, "old_command", slot, Command("stop"))
 
+    def switch_restart(self, w, slot) -> None:
+        """An old binary started again during the switch, while the new nodes' start guards run (no
+        waiting for a guard to pass, as `old_restart` does): its heartbeat must hold every guard that
+        has not passed (UP-2), its start check meet a new node's id (UP-4); it stops a while later."""
+        if not w.in_quiet and (slot.proc is None or not slot.proc.alive):
+            w.start_process(slot, OLD_MODEL.step)
+            w.later(4 * w.tg // 3, w.fault_step, self.id, "old_command", slot, Command("stop"))
+
+    def on_answered(self, w, proc, req, reply) -> None:
+        """The old garbage collection races a new node's first acquisition (UP-3): the bucket answered
+        a new node's read of a released old lease; the collection, running now, deletes it if it may
+        (`gc_collectable`), before the node's marker write (its If-Match then meets no object). A
+        decision of the world's own, noted by a plan (`gc`)."""
+        if req.op != GET or reply.status != OK or not req.key.startswith(LEASES_PREFIX) or proc.machine[0] == "o":
+            return
+        p = (w.options["upgrade"] or {}).get("gc_race")
+        if not p or w.in_quiet:
+            return
+        rec = decode_lease(reply.body)
+        if isinstance(rec, OldLease) and rec.expires_at_ms == 0 and w.choose("gc", req.key, w._chance, p):
+            w.later(1, w.fault_step, self.id, "gc_race", req.key)
+
+    def gc_race(self, w, key) -> None:
+        w.read_bucket(lambda leases, data_keys: self.gc_delete(w, key, leases, data_keys))
+
+    def gc_delete(self, w, key, leases, data_keys) -> None:
+        """The collection's look at the bucket now: the lease is deleted if it may still be collected."""
+        if key in leases and gc_collectable({key: leases[key]}, data_keys):
+            w._delete(key)
+
     def old_gc(self, w, p_gc) -> None:
         """The old garbage collection runs once at the switch (model.old_lease.gc_collectable
         says what it may delete); it deletes each collectable lease at the drawn rate."""
@@ -125,12 +193,15 @@ def old_machines(nodes: int) -> list[str]:
 def calm_upgrade(old_ms: int, gap_ms: int, old_stop: list, same_ids: bool = False, p_gc: float = 0.0) -> dict:
     """An upgrade with none of `draw_upgrade`'s hazards: the old binaries stop at old_ms as `old_stop`
     says (per node: "clean" or "crash"), the new nodes start gap_ms after; no straggler, no old
-    binary started again, no retired node, no forget, no guard storm; the old garbage collection at
+    binary started again, no retired node, no forget, no guard storm, none of the switch's races; the old garbage collection at
     the switch at rate p_gc. The exhaustive explorer's (explore/search.py), which branches over what
     happens around it itself. Every key `draw_upgrade` draws is here (a test holds it)."""
     return {"old_ms": old_ms, "new_at": old_ms + gap_ms, "same_ids": same_ids, "old_stop": list(old_stop),
             "straggler": None, "straggle_ms": 0, "stall": False, "old_restart": None, "future_ms": 0,
-            "p_gc": p_gc, "forgets": [], "guard_storm": None}
+            "p_gc": p_gc, "forgets": [], "guard_storm": None,
+            # the races of the `upgrade.races` stage, every one off (the explorer branches itself)
+            "beat_resume": None, "marker_faults": None, "seed_faults": None, "gc_race": None,
+            "switch_twin": None, "switch_restart": None}
 
 
 def draw_upgrade(ctx, nodes: int, focused: bool = False) -> dict:
@@ -164,6 +235,44 @@ def draw_upgrade(ctx, nodes: int, focused: bool = False) -> dict:
                                       else up["straggle_ms"]), rng.randint(S(6_000), S(20_000))]
                          if rng.random() < (0.7 if focused else 0.6) else None)
     return up
+
+
+SWITCH_TWIN = "tu"  # the machine of the twin started during the switch (its clock drawn with it)
+
+
+def draw_races(ctx, up: dict, nodes: int, focused: bool = False) -> dict:
+    """The races around the switch, each on or off (likelier in the upgrade scenario, `focused`):
+
+    - `beat_resume`: the straggler's stalled heartbeat beats again, ms after the switch (UP-2);
+    - `marker_faults`: [p, late_ms_max], a new node's marker write struck at rate p (a quarter lost, half
+      applied up to late_ms_max past its timeout, a quarter answered 409), its reply lost at p / 2
+      (marker_writes.py, UP-3);
+    - `seed_faults`: p, a new node's old-lease read or seeding listing lost or failed (seed_reads.py);
+    - `gc_race`: p, the old garbage collection deletes a released old lease a new node just read, before
+      its marker write (UP-3's If-Match meets no object);
+    - `switch_twin`: [node, ms after the switch, life ms], a twin under a new node's id while its guard
+      and check run (UP-1, NL-6), on a machine of its own (SWITCH_TWIN);
+    - `switch_restart`: [old node, ms after the switch], an old binary started again while the guards
+      run (UP-2, UP-4)."""
+    rng, S, pick = ctx.rng, ctx.S, ctx.choice
+
+    def often(p_focused: float, p_swarm: float) -> bool:
+        return rng.random() < (p_focused if focused else p_swarm)
+
+    out: dict = {}
+    out["beat_resume"] = (rng.randint(0, S(3_000)) if up["straggler"] is not None and up["stall"] and often(0.7, 0.5)
+                          else None)
+    out["marker_faults"] = [pick((0.2, 0.5)), pick((S(500), S(3_000)))] if often(0.75, 0.4) else None
+    out["seed_faults"] = pick((0.2, 0.5)) if often(0.5, 0.4) else None
+    out["gc_race"] = pick((0.5, 1.0)) if often(0.6, 0.4) else None
+    out["switch_twin"] = ([rng.randrange(nodes), rng.randint(0, S(3_000)), rng.randint(S(5_000), S(30_000))]
+                          if often(0.4, 0.3) else None)
+    if out["switch_twin"]:
+        skew = ctx.p.max_skew_ms
+        ctx.o["clocks"][SWITCH_TWIN] = [ctx.o["clock_base"] + rng.randint(-skew, skew), 0]
+    others = [i for i in range(nodes) if i != up["straggler"]]
+    out["switch_restart"] = [pick(others), rng.randint(0, S(3_000))] if others and often(0.4, 0.3) else None
+    return out
 
 
 def _draw_forgets(ctx, nodes: int, same_ids: bool, future: bool, focused: bool) -> list:
