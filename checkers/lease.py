@@ -29,6 +29,7 @@ the first ran), the situation the first clause judges.
 from __future__ import annotations
 
 from bisect import bisect_right
+from dataclasses import dataclass
 
 from history import History, Violation
 
@@ -52,13 +53,70 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
 def _start_check_waited(history: History, fx: Facts) -> list[Violation]:
     """NL-5: each process's first live write sent no earlier than its start + ttl + grace (own clock),
     or than a fenced/released object's kept written_at + ttl + grace (the shortcut)."""
-    p = fx.params
-    span = p.ttl_ms + p.grace_ms
+    sw = start_writes(history)
+    procs = history.processes
+    out = []
+    for q, writes in sorted(sw.writes.items()):
+        first = writes[0]
+        if sw.waited(history, fx.params, q, first.sent_ms, sw.started[q]):
+            continue
+        clock = procs[q].clock
+        waited = clock.local(first.sent_ms) - clock.local(sw.started[q])
+        span = fx.params.ttl_ms + fx.params.grace_ms
+        out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {first.sent_ms / 1000:.3f} s, "
+                                        f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
+                                        f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
+                                        f"fenced or released object (NL-5)", (first.event,)))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class StartWrite:
+    """One first-write attempt of a process (NL-7): a `live` PUT of its own nodes/<id> that reached the
+    bucket (took effect, or was refused on its condition), sent no later than the first of them took effect
+    (later ones are NL-8's writes)."""
+
+    event: int
+    sent_ms: int
+    cond: str | None  # its condition (None: unconditional)
+    named_serial: int | None  # the serial its condition named as the writer knew it (0: If-None-Match;
+    # -1: a version it never learned; None: not recorded)
+
+
+@dataclass
+class StartWrites:
+    """The first-write attempts of every process (in the order they were sent), when each process started,
+    and the fenced or released objects of each nodes/ key (NL-5's shortcut): shared by LEASE-1 and UP-1."""
+
+    writes: dict[int, list[StartWrite]]
+    started: dict[int, int]
+    ended: dict[str, list[tuple[int, int]]]  # nodes/ key -> [(applied at, kept written_at)]
+
+    def waited(self, history: History, p, q: int, sent: int, since: int) -> bool:
+        """NL-5 on world facts: a write of q sent at true time `sent` comes ttl + grace after true time `since`
+        on q's clock, or once the shortcut held: a fenced or released object of q's id applied by then whose
+        kept written_at + ttl + grace had passed on q's clock."""
+        span = p.ttl_ms + p.grace_ms
+        clock = history.processes[q].clock
+        local = clock.local(sent)
+        if local >= clock.local(since) + span:
+            return True
+        key = "nodes/" + history.processes[q].node_id
+        return any(at <= sent and local >= w + span for at, w in self.ended.get(key, ()))
+
+
+def start_writes(history: History) -> StartWrites:
+    """Each process's first-write attempts (StartWrite), read once per history from its applied and refused
+    writes."""
+    cached = history.cache.get("start_writes")
+    if cached is not None:
+        return cached
     events = history.events
     procs = history.processes
     started: dict[int, int] = {}
-    first: dict[int, tuple[int, int]] = {}  # proc -> (send time of its first live write seen, event)
-    ended: dict[str, list[tuple[int, int]]] = {}  # nodes/ key -> [(applied at, kept written_at)] fenced/released
+    writes: dict[int, list[StartWrite]] = {}
+    first_applied: dict[int, int] = {}  # proc -> when its first live write took effect
+    ended: dict[str, list[tuple[int, int]]] = {}
     for i in history.of_kind("start", "apply", "refused"):
         t, q, kind, f = events[i]
         if kind == "start":
@@ -69,26 +127,22 @@ def _start_check_waited(history: History, fx: Facts) -> list[Violation]:
         if kind == "apply" and f.state.startswith(("fenced ", "released ")):
             ended.setdefault(f.key, []).append((t, int(f.state.rsplit(" ", 1)[1])))
         pr = procs[q]
-        if q in first or f.key != "nodes/" + pr.node_id or q not in started:
+        if f.key != "nodes/" + pr.node_id or q not in started:
             continue
         if kind == "apply" and not f.state.startswith(f"live {pr.instance} "):
             continue
         if kind == "refused" and f.cond is None:
             continue
-        first[q] = (sent_ms(events[i]), i)
-    out = []
-    for q, (sent, i) in sorted(first.items()):
-        clock = procs[q].clock
-        local = clock.local(sent)
-        if local >= clock.local(started[q]) + span:
+        sent = sent_ms(events[i])
+        if q in first_applied and sent > first_applied[q]:
             continue
-        if any(at <= sent and local >= w + span for at, w in ended.get("nodes/" + procs[q].node_id, ())):
-            continue  # the shortcut
-        waited = local - clock.local(started[q])
-        out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {sent / 1000:.3f} s, "
-                                        f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
-                                        f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
-                                        f"fenced or released object (NL-5)", (i,)))
+        if kind == "apply":
+            first_applied.setdefault(q, t)
+        named = f.named_serial if isinstance(f.named_serial, int) else None
+        writes.setdefault(q, []).append(StartWrite(i, sent, f.cond, named))
+    for ws in writes.values():
+        ws.sort(key=lambda w: (w.sent_ms, w.event))
+    out = history.cache["start_writes"] = StartWrites(writes, started, ended)
     return out
 
 

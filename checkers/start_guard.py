@@ -5,11 +5,15 @@ ahead of its clock, that long plus max_skew after it appeared in the bucket, cou
 node's own clock (UP-2: its monotonic clock; a clock that drifts across the max_skew band counts
 durations short or long, and the rule is judged as that node could apply it).
 
-The heartbeats are the old binaries' applied writes on `nodes/` (their written_at is the writer's
-clock at send, which the world knows), those the guard could read between the process's start and
-the moment it says its guard passed (`guard_passed`, a claim cross-checked here); its first `live`
-write that took effect must come after that moment. A guard that passes early lets a new node serve beside an old one that may still
-hold per-actor leases (section 6).
+The heartbeats are the old binaries' applied writes on `nodes/` (each judged by its own written_at,
+the writer's clock at send, which the world knows: a rewritten heartbeat is fresh again), those the
+guard could read between the process's start and the moment it says its guard passed (`guard_passed`,
+a claim cross-checked here), or the moment it sent its first lease write if that came first (a write
+before the claim is UP-1's violation, checkers/start_order.py). A future-dated one is counted from the
+process's first read of that very body, as the world recorded it (`read`: the answer's instant), or,
+with no such record, from no earlier than the body was there and the process had started. A guard
+that passes early lets a new node serve beside an old one that may still hold per-actor leases
+(section 6).
 
 FN-8 applies the same test: `cluster forget` deletes (conditionally) a retired old-format
 heartbeat once stale by it. Judged on what the bucket applied: every delete on `nodes/` that took
@@ -30,6 +34,7 @@ from dataclasses import dataclass
 from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
+from .lease import start_writes
 from .registry import Context, invariant, point
 
 INVARIANT = "UP-2"
@@ -59,20 +64,22 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         return out
     starts = {events[i].proc: events[i].t_ms for i in history.of_kind("start")}
     # when each process says its guard passed (a claim, read only against the bucket's heartbeats;
-    # an old binary started after that is an old version running, logged, not the guard's)
+    # an old binary started after that is an old version running, logged, not the guard's). A first
+    # lease write sent before that claim is UP-1's (checkers/start_order.py); the guard is judged here
+    # at the earlier of the two, the instant the process acted as if it had passed
     passed = {}
     for i in history.of_kind("guard_passed"):
         t, q = events[i].t_ms, events[i].proc
         if q not in passed:
             passed[q] = (t, i)
-    for n, writes in sorted(fx.live_writes.items()):
+    first_read = _first_reads(history)
+    for n, writes in sorted(start_writes(history).writes.items()):
         first = writes[0]
         began = starts.get(n, 0)
         t_g, g_event = passed.get(n, (first.sent_ms, first.event))
         if first.sent_ms < t_g:
-            out.append(Violation(INVARIANT, f"{procs[n].label} wrote its first node lease at {first.sent_ms / 1000:.3f} s, "
-                                            f"before its start guard passed ({t_g / 1000:.3f} s)", (first.event, g_event)))
-            continue
+            t_g, g_event = first.sent_ms, first.event
+        what = "start guard passed" if g_event != first.event else "first node-lease write was sent"
         # the guard's last round read every key at some instant of its last R ms: LIST, then one GET
         # per key, each within an attempt timeout, half a period after the round before
         keys = len({events[k].fields.key for k in history.of_kind("apply") if events[k].fields.key.startswith("nodes/")})
@@ -85,7 +92,11 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 if written_at is None:
                     fresh = []
                     break  # no old heartbeat there at some point: the round may have read none
-                read = max(t_old, began)  # it read this body no earlier than this
+                # when it first read this body: the world's record of its reads (UP-2: "after this node
+                # first read that same body"), else no earlier than the body was there and it had started
+                read = first_read.get((n, i), max(t_old, began))
+                if read > t_g:
+                    read = max(t_old, began)  # read only after its guard passed: not what the guard saw
                 # (the lapse of a future-dated one is counted on this node's own clock, which may drift)
                 until = min(clocks[n].true_at(written_at + span),
                             clocks[n].true_at(clocks[n].local(read) + span + p.max_skew_ms))
@@ -97,10 +108,28 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 t_old, until, i = min(fresh, key=lambda x: x[1])
                 out.append(Violation(
                     INVARIANT,
-                    f"{procs[n].label}'s start guard passed at {t_g / 1000:.3f} s, while every old-format heartbeat on "
+                    f"{procs[n].label}'s {what} at {t_g / 1000:.3f} s, while every old-format heartbeat on "
                     f"{key} its last round could read was fresh by its test (the stalest, applied at "
                     f"{t_old / 1000:.3f} s, not stale before {until / 1000:.3f} s)", (i, g_event)))
                 break
+    return out
+
+
+def _first_reads(history: History) -> dict[tuple[int, int], int]:
+    """(process, event index of an applied old-format heartbeat) -> when the process's first read of that
+    body was answered (true time), from the world's `read` events (their serial is the write's)."""
+    events = history.events
+    write_of: dict[tuple[str, int], int] = {}  # (key, serial) -> the apply event that wrote it
+    out: dict[tuple[int, int], int] = {}
+    for i in history.of_kind("apply", "read"):
+        t, q, kind, f = events[i]
+        if kind == "apply":
+            if f.key.startswith("nodes/") and f.state.startswith("node ") and isinstance(f.serial, int):
+                write_of[(f.key, f.serial)] = i
+        elif q >= 0 and f.serial > 0:
+            w = write_of.get((f.key, f.serial))
+            if w is not None and (q, w) not in out:
+                out[(q, w)] = t
     return out
 
 

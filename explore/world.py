@@ -280,7 +280,7 @@ class ExploreWorld(SimWorld):
         """Everything that decides this world's future, as a hashable value: two worlds with one
         digest behave alike from here on, whatever their histories (which the digest leaves out,
         with the bookkeeping that only feeds the history: serial numbers, what each process
-        learned, decision counters)."""
+        learned, what it is reading (`reading`), decision counters)."""
         agenda = sorted(self.agenda)
         live_timer = {}
         for p in self.procs:
@@ -324,6 +324,7 @@ def _copy_proc(p: Proc) -> Proc:
     q.state, q.alive, q.draining, q.resume_when_drained = p.state, p.alive, p.draining, p.resume_when_drained
     q.timers, q.pending, q.deadlines, q.learned = p.timers.copy(), p.pending.copy(), p.deadlines.copy(), p.learned.copy()
     q.stragglers, q.events, q.watched = p.stragglers.copy(), p.events.copy(), p.watched.copy()
+    q.reading = None if p.reading is None else p.reading.copy()
     return q
 
 

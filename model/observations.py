@@ -58,6 +58,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     # the op, the reply's status, the state it carried (a GET's object; a PUT's own body), and when (true
     # time) the process sent it. Not recorded: a reply that never reached it (lost, or past its timeout)
     "leases_reply": ("key", "op", "status", "state", "sent_ms"),
+    # a GET of nodes/ answered to a process none of whose own live writes has taken effect yet (its start
+    # check's and start guard's reads, UP-1, UP-2): the serial it read (0: absent; -1: failed or no answer),
+    # when (true time) the process sent it; the event's time is the answer's
+    "read": ("key", "serial", "sent_ms"),
     # the world answered a segment upload with a failure (an error, or its timeout): OR-5's abandon
     "upload_failed": ("key", "status"),
     # a process sent a fence write (PUT nodes/<another id>): the fence writes it had in flight then, this one
@@ -74,7 +78,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node
     # the bucket refused a conditional write (412; 404: an If-Match on an absent object): the state
     # it met (as far as the world knows), when it was sent, and the status
-    "refused": ("key", "op", "cond", "met", "sent_ms", "status"),
+    # and the serial its condition named as the writer knew it (as `apply`'s named_serial)
+    "refused": ("key", "op", "cond", "met", "sent_ms", "status", "named_serial"),
     # the bucket answered a conditional write 409 (a concurrent write: not applied, no condition judged)
     "conflicted": ("key", "op", "sent_ms"),
     "outage": ("machine", "until_ms"),

@@ -386,6 +386,9 @@ class World(Processes, Workload, QuietPhase):
         # (the entries a drain waits on: F-2's cause)
         if now >= self.settle_from_ms or proc.draining:
             self.history.events.append(_new_tuple(Event, (now, proc.index, "sent", _new_tuple(SentFields, (req.op, req.key)))))
+        reading = proc.reading
+        if reading is not None and req.op == GET and req.key.startswith(NODES_PREFIX):
+            reading[rid] = req.key  # answered, it is a `read` (UP-1, UP-2)
         if req.op == PUT:
             key = req.key
             if key.startswith(DATA_PREFIX):
@@ -545,6 +548,8 @@ class World(Processes, Workload, QuietPhase):
         state = state_line(req.body)
         self.record(proc.index, "apply", (key, req.op, req.cond, prev_serial, named, serial,
                                           state, state_line(prev_body), sent_ms))
+        if proc.reading is not None and state.startswith("live ") and key == NODES_PREFIX + proc.node_id:
+            proc.reading = None  # its first live write took effect: its start is over (UP-1)
         if key.startswith(OWNERS_PREFIX):
             parts = state.split(" ")
             if parts[0] == "held":
@@ -557,7 +562,8 @@ class World(Processes, Workload, QuietPhase):
         object): the world records what it met (INV-10: a process whose write met a fence naming it
         stops)."""
         code = 404 if status == NOT_FOUND else 412
-        self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms, code))
+        named = proc.learned.get((req.key, req.version), -1) if req.cond == IF_MATCH else 0 if req.cond else None
+        self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms, code, named))
 
     def conflicted(self, proc: Proc, req, sent_ms: int) -> None:
         """The bucket answered a conditional write of `proc` 409: not applied, its condition not judged
@@ -618,6 +624,8 @@ class World(Processes, Workload, QuietPhase):
             proc.deadlines.pop(rid, None)
         if proc.watched:
             self._unwatch(proc, rid, reply.status)
+        if proc.reading:
+            self._read(proc, rid, reply, sent)
         if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
@@ -633,11 +641,24 @@ class World(Processes, Workload, QuietPhase):
                 hook(self, proc, sent)
 
     def _timed_out(self, proc, rid) -> None:
-        if proc.pending.pop(rid, None) is None:
+        sent = proc.pending.pop(rid, None)
+        if sent is None:
             return
         if proc.watched:
             self._unwatch(proc, rid, NO_ANSWER.status)
+        if proc.reading:
+            self._read(proc, rid, NO_ANSWER, sent)
         self.deliver(proc, ReplyArrived(rid, NO_ANSWER))
+
+    def _read(self, proc, rid, reply, sent: int) -> None:
+        """A GET of nodes/ by a process whose own live write has not taken effect yet is answered: the
+        world records what it read (the serial, 0: absent, -1: no answer) and when it was sent (UP-1: the
+        start check's reads; UP-2: the first read of an old heartbeat)."""
+        key = proc.reading.pop(rid, None)
+        if key is not None:
+            status = reply.status
+            serial = proc.learned.get((key, reply.version), -1) if status == OK else 0 if status == NOT_FOUND else -1
+            self.record(proc.index, "read", (key, serial, sent))
 
     def _unwatch(self, proc, rid, status: str) -> None:
         """A watched request (a segment upload, a fence) is answered, by the bucket or its timeout: a fence

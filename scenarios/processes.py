@@ -23,7 +23,7 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained")
+                 "resume_when_drained", "reading")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -48,6 +48,9 @@ class Proc:
         self.resume_when_drained = False  # the quiet phase resumes it once it reports drained
         self.stragglers: list[tuple[str, int]] = []  # (actor, request): events ended by its `released` write (CS-1)
         self.events: dict[tuple[str, int], int] = {}  # (actor, request) -> when the world ends that event
+        # request id -> key of a GET of nodes/ in flight, recorded as a `read` when answered (UP-1, UP-2: what
+        # the start check and the guard read); None once a live write of its own took effect: no more reads
+        self.reading: dict[int, str] | None = {}
 
 
 class Slot:

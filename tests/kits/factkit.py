@@ -103,6 +103,22 @@ def listed(h: History, t_ms: int, proc: int, actor: str, keys: list[str], sent: 
     return ev(h, t_ms, proc, "listed", prefix=f"wal/{actor}/", keys=list(keys), sent_ms=sent)
 
 
+def read(h: History, t_ms: int, proc: int, key: str, sent: int | None = None, serial=AUTO) -> int:
+    """proc's GET of `key`, sent at `sent` (default t_ms - LAG_MS), answered at t_ms (the world's `read`):
+    `serial` AUTO is the object there at t_ms (0: none), filled by `finish`; -1: the read failed."""
+    sent = t_ms - LAG_MS if sent is None else sent
+    return ev(h, t_ms, proc, "read", key=key, serial=serial, sent_ms=sent)
+
+
+def refused(h: History, t_ms: int, proc: int, key: str, cond: str, named: int, sent: int | None = None,
+            status: int = 412) -> int:
+    """proc's conditional write of `key`, sent at `sent` (default t_ms - LAG_MS), refused at t_ms; `named`
+    the serial its condition named (0: If-None-Match)."""
+    sent = t_ms - LAG_MS if sent is None else sent
+    return ev(h, t_ms, proc, "refused", key=key, op="PUT", cond=cond, met="", sent_ms=sent, status=status,
+              named_serial=named)
+
+
 def finish(h: History, ix: dict | None = None) -> History:
     """True-time order (stable), chain fields filled, `ix`'s indices remapped; the history."""
     order = sorted(range(len(h.events)), key=lambda i: h.events[i].t_ms)
@@ -113,6 +129,8 @@ def finish(h: History, ix: dict | None = None) -> History:
     for k, (t, p, kind, f) in enumerate(events):
         if kind == "fault_delete":
             objects.pop(f.key, None)
+        elif kind == "read" and f.serial == AUTO:
+            events[k] = event(t, p, kind, f._replace(serial=objects.get(f.key, (0, ""))[0]))
         elif kind == "apply" and f.prev_serial is None:
             prev, prev_state = objects.get(f.key, (0, ""))
             cond = ("if-match" if prev else "if-none-match") if f.cond == AUTO else f.cond

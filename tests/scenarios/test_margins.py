@@ -359,12 +359,14 @@ def test_up2_guard_passing_once_the_old_heartbeat_is_stale_passes():
 
 
 def test_up2_first_live_write_before_the_guard_passed_violates():
-    """UP-1, UP-2: a stale heartbeat and a guard passing in time, but n0's first live write was sent at 29 s,
-    before its guard said it passed (30.1 s): the write comes first, a violation of its own."""
+    """UP-1, UP-2: a guard passing in time, but n0's first live write was sent at 29 s, before its guard said it
+    passed (30.1 s): the write comes first, UP-1's violation (checkers/start_order.py); and UP-2 judges the guard
+    at that write, when o0's heartbeat (sent at 6 s) was still fresh (until 30 s)."""
     h, ix = _guard_history(guard_at=6_000 + GUARD_SPAN_MS + 100, first_live_sent=29_000)
     found = check_all(h)
-    assert [v.invariant for v in found] == ["UP-2"], "\n".join(v.explain(h) for v in found)
+    assert [v.invariant for v in found] == ["UP-1", "UP-2"], "\n".join(v.explain(h) for v in found)
     assert "before its start guard passed" in found[0].message and ix["guard"] in found[0].events
+    assert "first node-lease write was sent at 29.000 s" in found[1].message
 
 
 def _future_heartbeat_history(guard_at: int):
