@@ -92,6 +92,10 @@ class NodeLease:
     def on_reply_check_read(self, st, purpose, reply, now_ms, out):
         ls = st.lease
         p = st.params
+        if ls.phase != CHECK:
+            # NL-7: one first write per check. A read still in flight when the check ended (UP-1: a
+            # late start guard reads once more itself) answers a question already settled
+            return st
         if reply.status not in (io.OK, io.NOT_FOUND):
             if ls.check_seen and now_ms >= ls.check_deadline_ms:
                 return self.first_write(st, now_ms, out)

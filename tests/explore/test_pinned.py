@@ -49,7 +49,7 @@ def test_the_correct_model_s_upgrade_is_exhausted(explored):
     # section 6: an old binary serves the actor, stops (clean, crash); a new node starts then or 6 s
     # later; the GC keeps or deletes the released lease; one fault on a nodes/ read (UP-2's guard)
     _explorer, out = explored("correct", **UP_GUARD)
-    assert _figures(out) == {"status": "exhausted", "states": 6971, "distinct": 4865, "depth": 100}
+    assert _figures(out) == {"status": "exhausted", "states": 6913, "distinct": 4811, "depth": 100}
     assert out.combinations == 4 and out.violation is None
 
 
