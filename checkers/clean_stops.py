@@ -8,7 +8,8 @@ first `released` write on the process's own `nodes/<id>` the world saw leave (`r
 applied or not: the rule is on the sending, and a write lost on the way (a silenced stop, CS-2)
 does not excuse an act after it; the acts are what the process did to clients and the bucket
 (checkers/facts.py). Its coverage point: a straggler at a clean stop (the world ends an event just
-after the `released` write left).
+after the `released` write left). CS-2's check, below, measures the margins of its two bounds
+(`released_retries`, `stop`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
-from .registry import Context, invariant, point
+from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "CS-1"
 
@@ -85,12 +86,21 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
     `stop_bound_ms` (both on its own clock), whatever the bucket does meanwhile: past the limit the lease stays live and
     peers free the actors by fencing. A stop whose bound runs past the run's end is not judged."""
     fx = facts(history) if fx is None else fx
+    return list(once(history, "stop_ends", lambda: _judge_ends(history, fx))[0])
+
+
+def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | None, int | None]:
+    """CS-2's violations, and its two least slacks: of the `released` writes sent after a process's
+    first, the retries' bound minus the time since the first; of the stops judged, the stop's bound
+    minus the time to the process's end (both on the process's clock; negative: past the bound, a
+    violation; a stop never ended is -1 at best)."""
     bound = stop_bound_ms(fx.params)
     events = history.events
     out = []
     first: dict[int, tuple[int, int]] = {}
     conflict: set[int] = set()  # processes whose `released` write met a conflict (412, 404 or 409) on their own key
     procs = history.processes
+    retry_least = stop_least = None
     for i in history.of_kind("released_sent", "refused", "conflicted"):
         t, p, kind, f = events[i]
         if kind == "refused" or kind == "conflicted":
@@ -100,6 +110,9 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
         t0, i0 = first.setdefault(p, (t, i))
         retries = retries_bound_ms(fx.params, p in conflict)
         clock = procs[p].clock
+        if i0 != i:  # a retry (after a violation, i0 is -1)
+            slack = retries - (clock.local(t) - clock.local(t0))
+            retry_least = slack if retry_least is None else min(retry_least, slack)
         if clock.local(t) - clock.local(t0) > retries and i0 >= 0:
             first[p] = (t0, -1)  # one per process
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} sent a `released` write at {t / 1000:.3f} s, "
@@ -115,9 +128,25 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
         judged.add(p)
         end = fx.ended.get(p)
         clock = history.processes[p].clock
+        slack = (bound - (clock.local(end[0] - 1) - clock.local(t)) if end is not None
+                 else min(-1, bound - (clock.local(history.end_ms) - clock.local(t))))
+        stop_least = slack if stop_least is None else min(stop_least, slack)
         if end is None or clock.local(end[0] - 1) - clock.local(t) > bound:
             ended = "and was still running at the run's end" if end is None else f"and ended only at {(end[0] - 1) / 1000:.3f} s"
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} was told to stop at {t / 1000:.3f} s "
                                                  f"{ended}: a clean stop ends within {bound / 1000:.3f} s (CS-2's stop "
                                                  f"limit, then the attempts in flight)", (i,) + ((end[1],) if end else ())))
-    return out
+    return out, retry_least, stop_least
+
+
+@margin("released_retries", "CS-2's retry window: of the `released` writes a process sent after its first, A + 1 s "
+                            "(2 A more after a conflict) minus the time since the first, on its clock",
+        invariant=STOP_INVARIANT, rules=("CS-2",))
+def _released_retries(c: Context) -> int | None:
+    return once(c.history, "stop_ends", lambda: _judge_ends(c.history, c.facts))[1]
+
+
+@margin("stop", "a clean stop's bound (CS-1, CS-2): told to stop, the stop limit plus 3 A and a second minus the time "
+                "the process took to end, on its clock", invariant=STOP_INVARIANT, rules=("CS-1", "CS-2"))
+def _stop(c: Context) -> int | None:
+    return once(c.history, "stop_ends", lambda: _judge_ends(c.history, c.facts))[2]

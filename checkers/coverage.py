@@ -12,8 +12,8 @@ A point is declared beside the invariant it serves (checkers/registry.py: `@poin
 configurations, the timing of requests and replies, moves, the upgrade) and reads them all:
 `POINTS` (name -> doc, in report order), `reached` (the points one history reaches), `required`.
 
-Also the deadline races' margins: for each owner the world cut off right after an acknowledged
-write, how long after its last valid instant its actors were taken over (`takeover_margins`).
+The deadline races' margins (`takeover_margins`), which a point here reads, are measured in
+checkers/margins.py, beside the other margins.
 
 Must not know: which module declares which point, or how many there are.
 """
@@ -27,6 +27,7 @@ from scenarios.presets import PRESETS
 
 from . import registry
 from .facts import Facts, facts
+from .margins import takeover_margins
 from .registry import Context, point
 
 # every point declared, in report order (complete once checkers/__init__.py has imported every module)
@@ -43,40 +44,11 @@ def required(scenario: str, seeds: int) -> bool:
     return preset is not None and preset.covers_all and seeds >= MIN_SEEDS
 
 
-def reached(history: History, fx: Facts | None = None) -> list[str]:
-    """The coverage points this history reaches, in POINTS order."""
-    c = Context(history, facts(history) if fx is None else fx)
+def reached(history: History, fx: Facts | None = None, context: Context | None = None) -> list[str]:
+    """The coverage points this history reaches, in POINTS order (`context`: one already made for it,
+    whose scans the margins share)."""
+    c = context if context is not None else Context(history, facts(history) if fx is None else fx)
     return [p.name for p in registry.points() if p.reached(c)]
-
-
-def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
-    """For each deadline race (an owner the world cut off right after an acknowledged write), the
-    first takeover of one of its actors minus the owner's last valid instant (ms; negative: a
-    takeover while the owner was still valid)."""
-    fx = facts(history) if fx is None else fx
-    cached = history.cache.get("takeover_margins")
-    if cached is not None:
-        return cached
-    out = []
-    procs = history.processes
-    events = history.events
-    for i in history.of_kind("fault"):
-        t, _q, _kind, f = events[i]
-        if f.what != "deadline_race":
-            continue
-        machine = f.target
-        owner = next((k for k, pr in enumerate(procs) if pr.machine == machine and fx.lease_valid_at(k, t - 1)),
-                     None)
-        if owner is None:
-            continue
-        end = fx.lease_valid_at(owner, t - 1)[1]
-        label = f"held {procs[owner].node_id} {procs[owner].instance} "
-        firsts = [h.start_ms for h in fx.holds if h.start_ms > t and h.proc != owner
-                  and events[h.opened].fields.prev_state.startswith(label)]
-        if firsts:
-            out.append(min(firsts) - end)
-    history.cache["takeover_margins"] = out
-    return out
 
 
 # --- the configuration ------------------------------------------------------------------------------

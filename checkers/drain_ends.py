@@ -15,7 +15,8 @@ leaves an entry the resolver reads forever, and the drain never ends. That is a 
 the ADR (checkers/findings.py), counted, not hidden.
 
 Its coverage points: a drain judged with no fault around it, one whose node released the records
-naming it itself, and one after a lost acquisition (the finding's situation).
+naming it itself, and one after a lost acquisition (the finding's situation). Its margin: how long
+before its bound's end each drain judged reported drained (`drain`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from bisect import bisect_left
 from history import History, Violation
 
 from .facts import Facts, facts
-from .registry import Context, invariant, point
+from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "INV-11"
 
@@ -37,6 +38,12 @@ def bound_ms(fx: Facts) -> int:
 @invariant(INVARIANT, "a drain ends", kind="liveness", rules=("CS-3",))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
+    return list(once(history, "drain_ends", lambda: _judge(history, fx))[0])
+
+
+def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
+    """The violations, and the least slack of the drains judged: the bound's end minus the instant the
+    process reported drained (negative: it reported later, or never, -1 at best: a violation)."""
     bound = bound_ms(fx)
     a = fx.params.attempt_timeout_ms
     events = history.events
@@ -60,58 +67,85 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         elif kind == "running" and drains and drains[-1][0] == p and drains[-1][1] == t:
             running[drains[-1][2]] = f.until_ms
     if not drains:
-        return []
+        return [], None
     out = []
+    slacks = []
     for p, td, i in drains:
         # events take time (CS-1): the releases wait for the events running at the drain
         until = max(td, running.get(i, td)) + bound
         if until > history.end_ms:
             continue
         machine = procs[p].machine
-        done = False
+        done = None
         disturbed = False
         for t, q, kind, f in events[i + 1:]:
             if t > until:
                 break
             if q == p and kind == "drained":
-                done = True
+                done = t
                 break
             if q == p and (kind in ("exit", "crash") or kind == "told" and f.command in ("resume", "stop")):
                 disturbed = True
                 break
-        if done or disturbed:
+        if disturbed:
             continue
-        if _faulted(events, p, machine, td - a, until) or _release_left_pending(history, p, td):
+        faulted = _faulted(events, p, machine, td - a, until) or _release_left_pending(history, p, td)
+        if done is not None:
+            if not faulted:  # (a drain with faults around it is not judged by this bound)
+                slacks.append(until - done)
+            continue
+        if faulted:
             if p in quiet_running and td < quiet_t:
-                out += _judged_from_quiet(history, p, td, i, quiet[0], quiet_running[p] + bound + a)
+                found, slack = _judged_from_quiet(history, p, td, i, quiet[0], quiet_running[p] + bound + a)
+                out += found
+                slacks += [slack] if slack is not None else []
             continue
+        slacks.append(min(-1, until - _drained_after(history, p, until)))
         out.append(Violation(
             INVARIANT,
             f"{procs[p].label} was told to drain at {td / 1000:.3f} s, with no fault around it, and had not "
             f"reported drained {(until - td) / 1000:.3f} s later", (i,)))
-    return out
+    return out, min(slacks) if slacks else None
 
 
-def _judged_from_quiet(history: History, p: int, td: int, i: int, q: int, until: int) -> list[Violation]:
+def _drained_after(history: History, p: int, after: int) -> int:
+    """When process p first reported drained after `after` (the run's end if it never did)."""
+    events = history.events
+    return next((events[k].t_ms for k in history.of_kind("drained") if events[k].proc == p
+                 and events[k].t_ms > after), history.end_ms)
+
+
+def _judged_from_quiet(history: History, p: int, td: int, i: int, q: int,
+                       until: int) -> tuple[list[Violation], int | None]:
     """A drain told at td (event i) with faults around it, still draining when the quiet phase began
     (event q): it reports drained by `until` (the bound counted from the faults' end), unless it
-    ends or is stopped first."""
+    ends or is stopped first. And its slack: `until` minus its report (None: not judged)."""
     events = history.events
     if until > history.end_ms:
-        return []
+        return [], None
     for t, qp, kind, f in events[i + 1:]:  # from the drain: it may have reported drained under the faults
         if t > until:
             break
         # resumed or stopped by the world within the bound: not judged (the quiet phase's own resume of a
         # drain that never reported drained comes only once the bound has passed)
-        if qp == p and (kind in ("drained", "exit", "crash") or kind == "told" and f.command in ("stop", "resume")):
-            return []
+        if qp == p and kind == "drained":
+            return [], until - t
+        if qp == p and (kind in ("exit", "crash") or kind == "told" and f.command in ("stop", "resume")):
+            return [], None
     tq = events[q].t_ms
     return [Violation(
         INVARIANT,
         f"{history.processes[p].label} was told to drain at {td / 1000:.3f} s, with faults around it, was still "
         f"draining when they ended at {tq / 1000:.3f} s, and had not reported drained by {until / 1000:.3f} s "
-        f"(the bound counted from the faults' end and the events it still ran)", (i, q))]
+        f"(the bound counted from the faults' end and the events it still ran)", (i, q))], \
+        min(-1, until - _drained_after(history, p, until))
+
+
+@margin("drain", "a drain's bound (INV-11, CS-3): for each drain judged (with no fault around it, or from the faults' "
+                 "end), the end of its bound (ttl + grace after the events it was running) minus the instant it "
+                 "reported drained", invariant=INVARIANT, rules=("CS-3",))
+def _drain(c: Context) -> int | None:
+    return once(c.history, "drain_ends", lambda: _judge(c.history, c.facts))[1]
 
 
 def _release_left_pending(history: History, p: int, td: int) -> bool:

@@ -7,7 +7,7 @@ nodes/<id> the world deleted by mistake is left out, whatever its exit says.
 
 `measure` gives the failover times (ms), from the last acknowledged lease write to the first
 new hold, the figure the ADR's soak reported (18.2 s median, 24.4 s p99); its coverage point is a
-failover measured.
+failover measured; its margin, how long before its deadline each failover judged came (`failover`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from model.params import Params
 from history import History, Violation
 
 from .facts import Facts, facts
-from .registry import Context, Measure, invariant, point
+from .registry import Context, Measure, invariant, margin, once, point
 
 INVARIANT = "INV-7"
 
@@ -77,6 +77,13 @@ def _valid_at(windows, t: int) -> bool:
            measure=Measure("failover_ms", measure, unjudged=list))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
+    return list(once(history, "failovers_judged", lambda: _judge(history, fx))[0])
+
+
+def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
+    """The violations, and the least slack of the failovers judged: the deadline (the first request
+    after the actor had to be free, plus the acquisition's round trips) minus the instant its new hold
+    began (negative: later, or never, -1 at best: a violation)."""
     p = Params(**history.params)
     # a listing reads LIST then one GET per node, one after another (the ADR: its duration grows
     # with N), and the fence is one more round trip: at most this long in the world's network
@@ -100,6 +107,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         t, q, _kind, f = events[i]
         requests.setdefault(f.actor, []).append((t, q))
     out = []
+    least = None
     for actor, proc, ack, td, new, i in _cases(history, fx):
         # the earliest moment some other process could take over: the bound from the last
         # acknowledged write, or later if no taker had watched long enough by then
@@ -118,6 +126,8 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         if asked is None or asked + slack > history.end_ms:
             continue  # nobody asked for it after it had to be free: nothing to judge
         deadline = asked + slack
+        left = deadline - new.start_ms if new is not None else min(-1, deadline - history.end_ms)
+        least = left if least is None else min(least, left)
         if new is None or new.start_ms > deadline:
             got = "never" if new is None else f"only at {new.start_ms / 1000:.3f} s"
             out.append(Violation(
@@ -127,7 +137,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 f"{asked / 1000:.3f} s, but a new hold began {got}",
                 (i,) if new is None else (i, new.opened),
             ))
-    return out
+    return out, least
+
+
+@margin("failover", "failover's bound (INV-7, T-5): ttl + grace + P + A + 2 max_skew (and the listing) after the dead "
+                    "owner's last lease write, then the first request and the acquisition's round trips, minus the "
+                    "instant a new hold of its actor began", invariant=INVARIANT, rules=("T-5",))
+def _failover(c: Context) -> int | None:
+    return once(c.history, "failovers_judged", lambda: _judge(c.history, c.facts))[1]
 
 
 @point("owner died in the quiet phase", "a failover was measured (INV-7)", topic="failover")

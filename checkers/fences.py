@@ -21,7 +21,8 @@ The fencing situations a campaign must reach are declared here too (coverage poi
 the bucket's applied and refused writes and the world's faults): a fence after the fencer's own
 lapse (FN-2's restart), a machine gone for good fenced and taken over, a takeover attempt over a
 record naming a node whose object was deleted (FN-5, FN-6), two fencers racing (FN-4), and a
-fence meeting a lease write sent before it landed (NL-10).
+fence meeting a lease write sent before it landed (NL-10). Its margin: how long after the first
+instant FN-3 allowed it each peer's fence over a `live` object was sent (`fence`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from bisect import bisect_left
 from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
-from .registry import Context, invariant, point
+from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "FENCE-1"
 DRIFT_SLACK_MS = 50
@@ -41,6 +42,13 @@ ROUNDING_MS = 2  # true instants to the fencer's clock, both ends rounded
 @invariant(INVARIANT, "a peer's fence is decided as FN-1..FN-3 say", kind="safety", rules=("FN-1", "FN-2", "FN-3"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
+    return list(once(history, "fences", lambda: _judge(history, fx))[0])
+
+
+def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
+    """The violations, and FN-3's least slack: over the peers' fences that took effect over `live i W`,
+    the fencer's clock at the send minus the first instant at which W + ttl + grace had passed on it
+    (negative: sent too early, a violation)."""
     p = fx.params
     watch = p.period_ms + p.attempt_timeout_ms
     reply_within = p.attempt_timeout_ms + p.attempt_timeout_ms // 20 + DRIFT_SLACK_MS  # A on a drifting clock
@@ -48,14 +56,17 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     procs = history.processes
     out = []
+    least = None
     flagged: set[int] = set()
     for i in history.of_kind("fence_sent", "apply"):
         t, q, kind, f = events[i]
-        if q < 0 or q in flagged or procs[q].machine == "op":
+        if q < 0 or procs[q].machine == "op":
             continue
         label = procs[q].label
         local = procs[q].clock.local  # the watch is counted on the fencer's clock, which may drift
         if kind == "fence_sent":
+            if q in flagged:
+                continue
             w = fx.lease_valid_at(q, t)
             if w is None:
                 flagged.add(q)
@@ -75,12 +86,21 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         if len(prev) != 3 or prev[0] != "live":
             continue
         sent_local = local(sent_ms(events[i]))
-        if sent_local <= int(prev[2]) + span:
+        slack = sent_local - (int(prev[2]) + span + 1)  # (passed: the first millisecond after it)
+        least = slack if least is None else min(least, slack)
+        if slack < 0 and q not in flagged:
             flagged.add(q)
             out.append(Violation(INVARIANT, f"{label} fenced '{f.prev_state}' on {f.key}, sending at {sent_local} on its "
                                             f"clock: not after its written_at + ttl + grace ({int(prev[2]) + span}) "
                                             f"(FN-3)", (i,)))
-    return out
+    return out, least
+
+
+@margin("fence", "a fence decided (FN-3): over the peers' fences that took effect over `live i W`, the fencer's clock "
+                 "at the send minus the first instant W + ttl + grace had passed on it", invariant=INVARIANT,
+        rules=("FN-3",))
+def _fence(c: Context) -> int | None:
+    return once(c.history, "fences", lambda: _judge(c.history, c.facts))[1]
 
 
 # --- coverage: the fencing situations a campaign must reach ---------------------------------------------

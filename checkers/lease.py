@@ -23,7 +23,9 @@ written_at + ttl + grace: a fence dated otherwise frees them at another instant 
 owner's own validity ends by).
 
 Its coverage point: a twin that wins (NL-12: the second process's live write took effect while
-the first ran), the situation the first clause judges.
+the first ran), the situation the first clause judges. Its margins: the gap between one process's
+last valid instant and the next process's first valid one under the same node id (the first
+clause), and how long past its bound each start check waited (NL-5).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
-from .registry import Context, invariant, point
+from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "LEASE-1"
 
@@ -43,31 +45,36 @@ INVARIANT = "LEASE-1"
            rules=("NL-1", "NL-4", "NL-5", "NL-12"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
-    out = _two_holders(history, fx)
+    out = list(once(history, "lease_handovers", lambda: _two_holders(history, fx))[0])
     out += _claims(history, fx)
     out += _kept_written_at(history)
-    out += _start_check_waited(history, fx)
+    out += once(history, "start_checks", lambda: _start_check_waited(history, fx))[0]
     return out
 
 
-def _start_check_waited(history: History, fx: Facts) -> list[Violation]:
+def _start_check_waited(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     """NL-5: each process's first live write sent no earlier than its start + ttl + grace (own clock),
-    or than a fenced/released object's kept written_at + ttl + grace (the shortcut)."""
+    or than a fenced/released object's kept written_at + ttl + grace (the shortcut). And the least
+    slack of those writes: how long after the earliest instant the rule allowed it each was sent, on
+    its clock (negative: too early, a violation)."""
     sw = start_writes(history)
     procs = history.processes
+    span = fx.params.ttl_ms + fx.params.grace_ms
     out = []
+    least = None
     for q, writes in sorted(sw.writes.items()):
         first = writes[0]
-        if sw.waited(history, fx.params, q, first.sent_ms, sw.started[q]):
+        slack = sw.slack(history, fx.params, q, first.sent_ms, sw.started[q])
+        least = slack if least is None else min(least, slack)
+        if slack >= 0:
             continue
         clock = procs[q].clock
         waited = clock.local(first.sent_ms) - clock.local(sw.started[q])
-        span = fx.params.ttl_ms + fx.params.grace_ms
         out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {first.sent_ms / 1000:.3f} s, "
                                         f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
                                         f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
                                         f"fenced or released object (NL-5)", (first.event,)))
-    return out
+    return out, least
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,17 +99,23 @@ class StartWrites:
     started: dict[int, int]
     ended: dict[str, list[tuple[int, int]]]  # nodes/ key -> [(applied at, kept written_at)]
 
-    def waited(self, history: History, p, q: int, sent: int, since: int) -> bool:
-        """NL-5 on world facts: a write of q sent at true time `sent` comes ttl + grace after true time `since`
-        on q's clock, or once the shortcut held: a fenced or released object of q's id applied by then whose
-        kept written_at + ttl + grace had passed on q's clock."""
+    def slack(self, history: History, p, q: int, sent: int, since: int) -> int:
+        """NL-5 on world facts: how long (on q's clock) after the earliest instant the rule allows it a write of
+        q sent at true time `sent` left: ttl + grace after true time `since`, or once the shortcut held (a
+        fenced or released object of q's id applied by then whose kept written_at + ttl + grace had passed).
+        Negative: too early."""
         span = p.ttl_ms + p.grace_ms
         clock = history.processes[q].clock
         local = clock.local(sent)
-        if local >= clock.local(since) + span:
-            return True
-        key = "nodes/" + history.processes[q].node_id
-        return any(at <= sent and local >= w + span for at, w in self.ended.get(key, ()))
+        slack = local - (clock.local(since) + span)
+        for at, w in self.ended.get("nodes/" + history.processes[q].node_id, ()):
+            if at <= sent:
+                slack = max(slack, local - (w + span))  # the shortcut
+        return slack
+
+    def waited(self, history: History, p, q: int, sent: int, since: int) -> bool:
+        """NL-5 held for that write (its slack is not negative)."""
+        return self.slack(history, p, q, sent, since) >= 0
 
 
 def start_writes(history: History) -> StartWrites:
@@ -162,16 +175,25 @@ def _kept_written_at(history: History) -> list[Violation]:
     return out
 
 
-def _two_holders(history: History, fx: Facts) -> list[Violation]:
+def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
+    """Two processes of one node id valid at once (one counterexample per node id), and the least gap
+    between one process's last valid instant and the start of the next window of another process under
+    that id (negative: they overlap, a violation)."""
     by_node: dict[str, list[tuple[int, int, int, int]]] = {}
     for p, ws in fx.lease.items():
         node = history.processes[p].node_id
         by_node.setdefault(node, []).extend((s, e, p, i) for s, e, i in ws)
     out = []
+    least = None
     for node in sorted(by_node):
         best = None  # the window reaching furthest so far
+        shown = False
         for w in sorted(by_node[node]):
-            if best is not None and w[0] < best[1] and w[2] != best[2]:
+            if best is not None and w[2] != best[2]:
+                gap = w[0] - best[1]
+                least = gap if least is None else min(least, gap)
+            if best is not None and w[0] < best[1] and w[2] != best[2] and not shown:
+                shown = True  # one counterexample per node is enough to read
                 a, b = best, w
                 pa, pb = history.processes[a[2]], history.processes[b[2]]
                 out.append(Violation(
@@ -182,10 +204,9 @@ def _two_holders(history: History, fx: Facts) -> list[Violation]:
                     f"{(min(a[1], b[1]) - b[0]) / 1000:.3f} s",
                     (a[3], b[3]),
                 ))
-                break  # one counterexample per node is enough to read
             if best is None or w[1] > best[1]:
                 best = w
-    return out
+    return out, least
 
 
 def _claims(history: History, fx: Facts) -> list[Violation]:
@@ -229,6 +250,20 @@ def _grants(writes) -> tuple[list[int], list[int]]:
         applied.append(w.applied_ms)
         latest.append(w.until_local_ms if not latest else max(latest[-1], w.until_local_ms))
     return applied, latest
+
+
+@margin("node_handover", "two validity windows of one node id (LEASE-1, NL-4, NL-12): the next process's first "
+                         "valid instant minus the last valid instant of the one before it (negative: both valid at "
+                         "once)", invariant=INVARIANT, rules=("NL-4", "NL-12"))
+def _node_handover(c: Context) -> int | None:
+    return once(c.history, "lease_handovers", lambda: _two_holders(c.history, c.facts))[1]
+
+
+@margin("start_check", "the start check's wait (NL-5): a process's first node-lease write sent, on its clock, "
+                       "minus its start + ttl + grace (or, with the shortcut, a fenced or released object's kept "
+                       "written_at + ttl + grace, whichever allows it earlier)", invariant=INVARIANT, rules=("NL-5",))
+def _start_check(c: Context) -> int | None:
+    return once(c.history, "start_checks", lambda: _start_check_waited(c.history, c.facts))[1]
 
 
 @point("twin won", "a twin held the node lease (its live write took effect) while the other process ran", topic="twins")

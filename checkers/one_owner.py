@@ -16,7 +16,8 @@ And FN-5, the freeing rule, on the bucket's states: an acquisition that replaced
 another process (A, i) decided on a read of `nodes/A` served in the last attempt timeout before
 its write was sent; some state the bucket held there in that span must free (A, i): `live`
 naming another instance, or `fenced`/`released` whose kept written_at + ttl + grace had passed on
-the taker's clock. An absent object, an old-format one, or `live` naming i frees nothing.
+the taker's clock. An absent object, an old-format one, or `live` naming i frees nothing. Its
+margin: how long after that time bound each acquisition freed by it was sent (`record_freed`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from __future__ import annotations
 from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
-from .registry import invariant
+from .registry import Context, invariant, margin, once
 
 INVARIANT = "INV-1"
 
@@ -35,7 +36,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     out: list[Violation] = []
     out.extend(_acts_outside_holds(history, fx))
     out.extend(_acquired_without_lease(history, fx))
-    out.extend(_taken_without_freeing(history, fx))
+    out.extend(once(history, "takeovers_freed", lambda: _taken_without_freeing(history, fx))[0])
     out.extend(_overlaps(history, fx))
     return out
 
@@ -63,9 +64,12 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     return out
 
 
-def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
+def _taken_without_freeing(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     """FN-5: each acquisition over `held A i g` (another process's hold) had, among the states of
-    nodes/A in the attempt timeout before its send, one that frees (A, i)."""
+    nodes/A in the attempt timeout before its send, one that frees (A, i). And the least slack of the
+    acquisitions freed by a time bound: the taker's clock at the send minus the first instant at which
+    the best such state's kept written_at + ttl + grace had passed (negative: nothing freed it yet, a
+    violation); those a `live` state of another instance freed at once have no bound to measure."""
     p = fx.params
     span = p.ttl_ms + p.grace_ms
     reach = p.attempt_timeout_ms + 50  # the nodes/A read was served no earlier (its reply came within A)
@@ -73,6 +77,7 @@ def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
     procs = history.processes
     states: dict[str, list[tuple[int, str]]] = {}  # nodes/ key -> [(since, state)]; "" absent, "old" old format
     out = []
+    least = None
     flagged: set[str] = set()
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
@@ -81,7 +86,7 @@ def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
             state = f.state if kind == "apply" else ("" if kind == "fault_delete" else "old")
             states.setdefault(key, []).append((t, state))
             continue
-        if kind != "apply" or q < 0 or not key.startswith("owners/") or key in flagged:
+        if kind != "apply" or q < 0 or not key.startswith("owners/"):
             continue
         new, prev = f.state.split(" "), f.prev_state.split(" ")
         pr = procs[q]
@@ -95,23 +100,40 @@ def _taken_without_freeing(history: History, fx: Facts) -> list[Violation]:
         seen = [s for at, s in states.get("nodes/" + node, ()) if at <= sent]
         window = [s for at, s in states.get("nodes/" + node, ()) if sent - reach < at <= sent]
         held = (seen[-len(window) - 1:-len(window)] if window else seen[-1:]) or [""]
-        if not any(_frees(s, inst, local, span) for s in held + window):
+        best = max((x for x in (_free_slack(s, inst, local, span) for s in held + window) if x is not None),
+                   default=None)
+        if best is not None and best != AT_ONCE:
+            least = best if least is None else min(least, best)
+        if (best is None or best < 0) and key not in flagged:
             flagged.add(key)
             shown = ", ".join(f'"{s}"' if s else "absent" for s in held + window)
             out.append(Violation(INVARIANT, f"{pr.label} took {key[len('owners/'):]} (\"{f.state}\") over "
                                             f"\"{f.prev_state}\", while nodes/{node} held only {shown} in the attempt "
                                             f"timeout before its write: nothing there frees {node}/{inst} (FN-5)", (i,)))
-    return out
+    return out, least
 
 
-def _frees(state: str, inst: str, local_ms: int, span: int) -> bool:
-    """FN-5 on a state line of nodes/A: does it free a record naming instance `inst` at `local_ms`?"""
+AT_ONCE = 1 << 62  # the slack of a state that frees whatever the time (`live` naming another instance)
+
+
+def _free_slack(state: str, inst: str, local_ms: int, span: int) -> int | None:
+    """FN-5 on a state line of nodes/A, for a record naming instance `inst`, at `local_ms` on the taker's
+    clock: how long it has freed it (ms; negative: it will once its kept written_at + ttl + grace has
+    passed; AT_ONCE: `live` naming another instance frees at once), or None: it never frees it (absent,
+    old format, `live` naming `inst`)."""
     parts = state.split(" ")
     if len(parts) != 3 or parts[0] not in ("live", "fenced", "released"):
-        return False  # absent, old format
+        return None  # absent, old format
     if parts[0] == "live":
-        return parts[1] != inst
-    return int(parts[2]) + span < local_ms
+        return AT_ONCE if parts[1] != inst else None
+    return local_ms - (int(parts[2]) + span + 1)  # (passed: from the first millisecond after it)
+
+
+@margin("record_freed", "a record freed by its time bound (FN-5): an acquisition over another process's record, "
+                        "sent (on the taker's clock) after the first instant a fenced or released nodes/ state's kept "
+                        "written_at + ttl + grace had passed", invariant=INVARIANT, rules=("FN-5",))
+def _record_freed(c: Context) -> int | None:
+    return once(c.history, "takeovers_freed", lambda: _taken_without_freeing(c.history, c.facts))[1]
 
 
 def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:

@@ -1,18 +1,26 @@
 """The registry of what the checkers judge and what a campaign must reach.
 
-Each checker module declares its invariant(s) with `@invariant(...)` on the check, and the
+Each checker module declares its invariant(s) with `@invariant(...)` on the check, the
 coverage points that serve them with `@point(...)` on a predicate (Stateright's *always* and
-*sometimes* properties), at module level, so that a module is the one place where they are
-written down. checkers/__init__.py imports every module of the package and derives from what
-registered here everything callers read (INVARIANTS, CHECKERS, LIVENESS; coverage.POINTS): adding
-an invariant is adding a module (with its points) and its test, and nothing else lists it.
+*sometimes* properties), and the margins of its time bounds with `@margin(...)` on a measure, at
+module level, so that a module is the one place where they are written down. checkers/__init__.py
+imports every module of the package and derives from what registered here everything callers read
+(INVARIANTS, CHECKERS, LIVENESS; coverage.POINTS; margins.MARGINS): adding an invariant is adding
+a module (with its points and margins) and its test, and nothing else lists it.
 
-A point's predicate reads one `Context` per history: the history, its facts, its timing, and
-shared scans (`Context.scan`) that several points read and that are computed once, so that the
-cost per history does not grow with the number of points.
+A point's predicate and a margin's measure read one `Context` per history: the history, its
+facts, its timing, and shared scans (`Context.scan`) that several of them read and that are
+computed once, so that the cost per history does not grow with the number of points.
 
-Misuse fails at definition time, naming what is wrong: an id or a name registered twice, a kind
-or topic not in the vocabulary below, a rule id not of the spec's form.
+A margin is the slack a history left to one timing rule: how far, in ms, the closest instance of
+the rule's situation stayed from its bound (the per-seed minimum; negative: the bound was broken,
+and the invariant it names flags that history), or None when the history has no such situation.
+A margin is measured by the rule's own test, shared with the checker that judges it, so the two
+cannot disagree about where the bound lies.
+
+Misuse fails at definition time, naming what is wrong: an id or a name registered twice, a kind,
+topic or unit not in the vocabulary below, a rule id not of the spec's form (and, once every
+module is imported, a margin naming an invariant nobody declared: checkers/__init__.py).
 
 Must not know: any invariant, point or checker module by name.
 """
@@ -29,6 +37,9 @@ from .facts import Facts
 
 INVARIANT_KINDS = ("safety", "liveness")
 _ID = re.compile(r"[A-Z]+-[0-9]+$")  # INV-7, LEASE-1, NL-11 (docs/protocol.md's ids, and checkers' own families)
+
+_MARGIN_NAME = re.compile(r"[a-z][a-z0-9_]*$")  # a margin's name: a report's key, a JUnit property's
+MARGIN_UNITS = ("ms",)
 
 # the order in which reports list the coverage points: by topic, then by module, then as declared
 TOPICS = ("configuration", "timing", "blip", "fencing", "twins", "ownership", "bounds", "clean stop and drain",
@@ -61,8 +72,14 @@ class Invariant:
     @property
     def order(self) -> tuple:
         """INV-1..INV-n by number first, then the others by family, then number."""
-        family, _, n = self.id.rpartition("-")
-        return (0, "", int(n)) if family == "INV" else (1, family, int(n))
+        return id_order(self.id)
+
+
+def id_order(id: str) -> tuple:
+    """An invariant id's place in reports: INV-1..INV-n by number first, then the others by family, then
+    number."""
+    family, _, n = id.rpartition("-")
+    return (0, "", int(n)) if family == "INV" else (1, family, int(n))
 
 
 @dataclass(frozen=True)
@@ -77,6 +94,22 @@ class Point:
     @property
     def order(self) -> tuple:
         return (TOPICS.index(self.topic), self.module, self.rank)
+
+
+@dataclass(frozen=True)
+class Margin:
+    name: str  # the report's key ("takeover")
+    doc: str  # what is measured, and from which bound
+    invariant: str  # the check that flags a history whose value is negative (its id)
+    rules: tuple[str, ...]  # the rules whose bound it measures (docs/protocol.md)
+    of: Callable[["Context"], int | None]  # the history's minimum slack, or None: no such situation
+    unit: str = "ms"
+    module: str = ""
+    rank: int = 0  # declaration order within its module
+
+    @property
+    def order(self) -> tuple:
+        return (id_order(self.invariant), self.module, self.rank)
 
 
 class Context:
@@ -127,10 +160,14 @@ _invariants: dict[str, Invariant] = {}
 _ordered: tuple[Invariant, ...] | None = None  # _invariants in report order, sorted once
 _points: dict[str, Point] = {}
 _ranks: dict[str, int] = {}  # module -> how many points it declared so far
+_margins: dict[str, Margin] = {}
+_margin_ranks: dict[str, int] = {}  # module -> how many margins it declared so far
 
 # name -> doc of every point registered, in report order; kept in that order as points register
 # (coverage.POINTS is this dict; complete once checkers/__init__.py imported every module)
 POINT_DOCS: dict[str, str] = {}
+# the same for the margins (margins.MARGINS is this dict)
+MARGIN_DOCS: dict[str, str] = {}
 
 
 def _rule_ids(what: str, rules: tuple[str, ...]) -> tuple[str, ...]:
@@ -193,3 +230,48 @@ def invariants() -> tuple[Invariant, ...]:
 def points() -> tuple[Point, ...]:
     """Every coverage point registered so far, in report order."""
     return tuple(_points[name] for name in POINT_DOCS)
+
+
+def margin(name: str, doc: str, *, invariant: str, rules: tuple[str, ...], unit: str = "ms"):
+    """Declare the margin that the decorated `of(context) -> int | None` measures: the history's smallest
+    slack to the bound of `rules` (negative: broken, which `invariant` then flags), None without the
+    situation."""
+    if not _MARGIN_NAME.match(name):
+        raise ValueError(f"margin name {name!r} is not a lower-case identifier like 'start_check' (it is a "
+                         f"report's key and a JUnit property's name)")
+    if not _ID.match(invariant):
+        raise ValueError(f"margin {name!r}: invariant {invariant!r} is not an id of the form 'INV-7' or 'LEASE-1'")
+    if unit not in MARGIN_UNITS:
+        raise ValueError(f"margin {name!r}: unit {unit!r} is not one of {', '.join(MARGIN_UNITS)}")
+    rules = _rule_ids(f"margin {name!r}", rules)
+
+    def register(of: Callable[[Context], int | None]):
+        module = of.__module__
+        old = _margins.get(name)
+        if old is not None:
+            raise ValueError(f"margin {name!r} is declared twice: in {old.module} and in {module}")
+        rank = _margin_ranks[module] = _margin_ranks.get(module, 0) + 1
+        _margins[name] = Margin(name, doc, invariant, rules, of, unit, module, rank)
+        ordered = sorted(_margins.values(), key=lambda m: m.order)
+        MARGIN_DOCS.clear()
+        MARGIN_DOCS.update((m.name, m.doc) for m in ordered)
+        return of
+
+    return register
+
+
+def margins() -> tuple[Margin, ...]:
+    """Every margin registered so far, in report order (by the invariant it serves, then module, then as
+    declared)."""
+    return tuple(_margins[name] for name in MARGIN_DOCS)
+
+
+def once(history: History, key: str, compute: Callable[[], Any]) -> Any:
+    """`compute()`, kept in the history's cache under `key`: what a checker and the margin of its bound
+    both read is computed once per history."""
+    cache = history.cache
+    try:
+        return cache[key]
+    except KeyError:
+        value = cache[key] = compute()
+        return value

@@ -24,7 +24,9 @@ running from every new node's start guard; one that deletes a format-3 object is
 
 The coverage points of both tests are declared here: FN-8's outcomes (a retired heartbeat deleted;
 a fresh one, or a format-3 object, refused) and a new node's lost read of a fresh old heartbeat
-(the guard must hold on a read that proves nothing).
+(the guard must hold on a read that proves nothing). Their margins: how long after the freshest
+old heartbeat it could read went stale each guard passed (`start_guard`), and each forget deleted
+(`forget`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
 from .lease import start_writes
-from .registry import Context, invariant, point
+from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "UP-2"
 
@@ -43,17 +45,30 @@ INVARIANT = "UP-2"
 @invariant(INVARIANT, "the start guard waits out every old-format heartbeat", kind="safety", rules=("UP-2", "FN-8"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
+    return list(once(history, "start_guards", lambda: _judge(history, fx))[0])
+
+
+def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, int | None]:
+    """The violations, and two least slacks: the start guard's (per new process, its first lease write
+    before its guard passed is that write's send minus the pass; otherwise, of the keys holding an old
+    heartbeat its last round could read, the least of each key's best slack: the pass minus the instant
+    its stalest readable heartbeat became stale by the guard's test), and the forgets' (each deleted
+    heartbeat's age on the deleter's clock minus the guard's span). Negative: a violation."""
     p = fx.params
     span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
     procs = history.processes
     clocks = [pr.clock for pr in procs]
     old: dict[str, list[tuple[int, int, int]]] = {}  # key -> [(applied at, written_at on the writer's clock, event)]
     out = []
+    guard_least = forget_least = None
     events = history.events
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
         if kind == "apply" and q >= 0 and f.key.startswith("nodes/") and f.op == "DELETE":
-            out.extend(_forget(f.key, old.get(f.key), f.prev_state, t, q, i, procs, span))
+            found, slack = _forget(f.key, old.get(f.key), f.prev_state, t, q, i, procs, span)
+            out.extend(found)
+            if slack is not None:
+                forget_least = slack if forget_least is None else min(forget_least, slack)
         if kind == "apply" and q >= 0 and f.key.startswith("nodes/") and f.state.startswith("node "):
             old.setdefault(f.key, []).append((t, clocks[q].local(sent_ms(events[i])), i))
         elif kind == "fault_put" and f.key.startswith("nodes/") and f.written_at_ms is not None:
@@ -61,7 +76,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         elif f.key in old and not (kind == "apply" and f.state.startswith("node ")):
             old[f.key].append((t, None, i))  # replaced or deleted: no old heartbeat there from now
     if not old:
-        return out
+        return out, guard_least, forget_least
     starts = {events[i].proc: events[i].t_ms for i in history.of_kind("start")}
     # when each process says its guard passed (a claim, read only against the bucket's heartbeats;
     # an old binary started after that is an old version running, logged, not the guard's). A first
@@ -84,6 +99,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         # per key, each within an attempt timeout, half a period after the round before
         keys = len({events[k].fields.key for k in history.of_kind("apply") if events[k].fields.key.startswith("nodes/")})
         window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
+        shown = False
         for key, beats in sorted(old.items()):
             # what that round read there: the body present at t_g - window, or one written after
             there = [b for b in beats if b[0] <= t_g - window][-1:] + [b for b in beats if t_g - window < b[0] < t_g]
@@ -100,19 +116,21 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 # (the lapse of a future-dated one is counted on this node's own clock, which may drift)
                 until = min(clocks[n].true_at(written_at + span),
                             clocks[n].true_at(clocks[n].local(read) + span + p.max_skew_ms))
-                if t_g >= until:
-                    fresh = []
-                    break  # a stale one: the round may have read it
                 fresh.append((t_old, until, i))
-            if fresh:
-                t_old, until, i = min(fresh, key=lambda x: x[1])
+            if not fresh:
+                continue
+            # the key's slack: the pass minus when the stalest heartbeat the round could read became stale
+            # (a stale one, slack >= 0: the round may have read it)
+            t_old, until, i = min(fresh, key=lambda x: x[1])
+            guard_least = t_g - until if guard_least is None else min(guard_least, t_g - until)
+            if t_g < until and not shown:
+                shown = True
                 out.append(Violation(
                     INVARIANT,
                     f"{procs[n].label}'s {what} at {t_g / 1000:.3f} s, while every old-format heartbeat on "
                     f"{key} its last round could read was fresh by its test (the stalest, applied at "
                     f"{t_old / 1000:.3f} s, not stale before {until / 1000:.3f} s)", (i, g_event)))
-                break
-    return out
+    return out, guard_least, forget_least
 
 
 def _first_reads(history: History) -> dict[tuple[int, int], int]:
@@ -133,22 +151,36 @@ def _first_reads(history: History) -> dict[tuple[int, int], int]:
     return out
 
 
-def _forget(key, beats, prev_state, t, q, i, procs, span) -> list[Violation]:
+def _forget(key, beats, prev_state, t, q, i, procs, span) -> tuple[list[Violation], int | None]:
     """FN-8: the delete of `key` by process q, applied at t, removed what UP-2's test calls a stale
     old-format heartbeat (`beats`: the key's old heartbeats so far, the last one the deleted body
-    when it is one)."""
+    when it is one). And its slack: the heartbeat's age minus the span (None: no heartbeat deleted)."""
     who = procs[q].label
     if not prev_state.startswith("node ") or not beats or beats[-1][1] is None:
         what = f"a {prev_state.split(' ', 1)[0]} record" if prev_state else "no object"
         return [Violation(INVARIANT, f"FN-8: {who} deleted {key} at {t / 1000:.3f} s, which held {what}, "
-                                     f"not a retired old-format heartbeat", (i,))]
+                                     f"not a retired old-format heartbeat", (i,))], None
     _t_old, written_at, j = beats[-1]
     age = procs[q].clock.local(t) - written_at
     if age < span:
         return [Violation(INVARIANT, f"FN-8: {who} deleted the old-format heartbeat on {key} at {t / 1000:.3f} s, "
                                      f"written {age / 1000:.3f} s before on its clock: fresh by UP-2's test "
-                                     f"(stale after {span / 1000:.3f} s)", (j, i))]
-    return []
+                                     f"(stale after {span / 1000:.3f} s)", (j, i))], age - span
+    return [], age - span
+
+
+@margin("start_guard", "the start guard's wait (UP-2): the instant a new node's guard passed minus the instant the "
+                       "freshest old-format heartbeat its last round could read became stale by the guard's test "
+                       "(horizon + ttl + grace on the node's clock; its first lease write before the pass: that "
+                       "write's send minus the pass)", invariant=INVARIANT, rules=("UP-2",))
+def _start_guard(c: Context) -> int | None:
+    return once(c.history, "start_guards", lambda: _judge(c.history, c.facts))[1]
+
+
+@margin("forget", "`cluster forget`'s wait (FN-8, by UP-2's test): a deleted old-format heartbeat's age on the "
+                  "deleter's clock minus horizon + ttl + grace", invariant=INVARIANT, rules=("FN-8",))
+def _forget_wait(c: Context) -> int | None:
+    return once(c.history, "start_guards", lambda: _judge(c.history, c.facts))[2]
 
 
 # --- coverage: old-format heartbeats met by the guard and by `cluster forget` ---------------------------

@@ -7,6 +7,11 @@ the run too. Invariants a history cannot judge are left out, with why, as their 
 say (checkers/registry.py): those judged in the quiet phase, in a run without one; those and
 the ones judged on a whole run, in a run its environment cut short.
 
+A margin (checkers/margins.py) whose value is negative because of a violation a known finding
+explains (every violation of the margin's invariant in that history is one) is set apart with that
+finding (`margins_explained`), not left to sit at the campaign's minimum for ever: the minimum then
+shows how close the runs the ADR does not excuse came. With `strict` nothing is set apart.
+
 Exceptions are not caught here: a checker that cannot read a history is a bug of the tool,
 which the caller reports as such (never as a violation).
 """
@@ -54,4 +59,21 @@ def judge(history: History, strict: bool = False, env_failure: str | None = None
     found = check_all(history, skip=frozenset(skip))
     unexplained, by_finding = classify(history, found)
     measures = measure_all(history, skip=frozenset(skip)) if measure else {}
+    if measures and not strict:
+        measures["margins_explained"] = _explained(measures["margins"], unexplained, by_finding)
     return Verdict(found if strict else unexplained, by_finding, skip, measures)
+
+
+def _explained(margins: dict[str, int], unexplained: list[Violation],
+               by_finding: dict[str, list[Violation]]) -> dict[str, tuple[int, str]]:
+    """The negative margins whose invariant's violations a known finding explains, each taken out of
+    `margins`: name -> (its value, the finding)."""
+    out = {}
+    for m in registry.margins():
+        v = margins.get(m.name)
+        if v is None or v >= 0 or any(x.invariant == m.invariant for x in unexplained):
+            continue
+        fid = next((fid for fid, vs in by_finding.items() if any(x.invariant == m.invariant for x in vs)), None)
+        if fid is not None:
+            out[m.name] = (margins.pop(m.name), fid)
+    return out

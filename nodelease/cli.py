@@ -8,6 +8,7 @@ once installed. One subparser per subcommand, each with its own options and --he
     broken    every broken model, each caught by the invariant it declares
     bench     the benchmark
     merge     shard reports joined into the unsharded run's
+    diff      two campaign reports compared: what got worse (failures, coverage, margins, findings, cost)
     s3        one run against a real S3 endpoint
     list      the models and scenarios
     mutants   the checkers measured against one-rule mutants (mutants/)
@@ -37,7 +38,7 @@ import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from . import bench, broken, campaign, exhaustive, listing, replay, s3  # noqa: E402
+from . import bench, broken, campaign, diff, exhaustive, listing, replay, s3  # noqa: E402
 from .errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
 from .report import program  # noqa: E402
 
@@ -306,6 +307,8 @@ SUBCOMMANDS = (
                _bench_options, bench.command, "--bench"),
     Subcommand("merge", "join the reports of `run --shard K/N` into the unsharded run's",
                _merge_options, campaign.merge_command),
+    Subcommand("diff", "compare two campaign reports: failures new and gone, coverage, margins, findings, cost "
+                       "(exit 1 when something got worse)", diff.options, diff.command),
     Subcommand("s3", "run a model against a real S3 endpoint instead of simulating",
                _s3_options, s3.command, "--s3", "URL"),
     Subcommand("list", "list the models and scenarios", _list_options, listing.command, "--list"),

@@ -1,8 +1,8 @@
 """`docs [--check]`: the generated parts of README.md and docs/, rewritten from the registries.
 
 Every table in the docs that lists parts of the checker is generated from the one place where
-that part is declared: the command line (nodelease/cli.py's parser), the invariants and coverage
-points (checkers/registry.py), the models (broken_models/), the scenarios (scenarios/presets.py),
+that part is declared: the command line (nodelease/cli.py's parser), the invariants, coverage
+points and margins (checkers/registry.py), the models (broken_models/), the scenarios (scenarios/presets.py),
 the fault kinds (scenarios/faults/), the known findings (checkers/findings.py, with the plans kept
 under tests/plans/), the exit statuses (nodelease.errors.Exit) and the measured differences between
 S3 servers (tests/conformance/differences.py). A generated part sits between two markers,
@@ -239,6 +239,16 @@ def points(page: str) -> list[str]:
                   [(p.name, p.doc, p.topic, _link(_module_file(p.module), page)) for p in registry.points()])
 
 
+def margins(page: str) -> list[str]:
+    """The margins (checkers/registry.py, `@margin`): name, what it measures, the invariant flagging a
+    negative value, the rules, the module declaring it."""
+    from checkers import registry
+
+    return _table(("margin", "what it measures (ms)", "negative: flagged by", "rules", "declared in"),
+                  [(_code(m.name), m.doc, m.invariant, ", ".join(m.rules), _link(_module_file(m.module), page))
+                   for m in registry.margins()])
+
+
 def findings(page: str) -> list[str]:
     """The known findings (checkers/findings.py): id, title, the invariants it shows under, its test."""
     from checkers.findings import FINDINGS
@@ -324,7 +334,7 @@ def _differences():
 # region name -> its renderer (page) -> lines; "finding F-1" passes its argument
 REGIONS: dict[str, Callable] = {
     "exits": exits, "cli": cli, "invariants": invariants, "models": models, "scenarios": scenarios,
-    "faults": faults, "points": points, "findings": findings, "finding": finding, "differences": differences,
+    "faults": faults, "points": points, "margins": margins, "findings": findings, "finding": finding, "differences": differences,
 }
 
 
@@ -334,7 +344,8 @@ def places() -> dict[str, list[str]]:
 
     return {
         "README.md": ["exits"],
-        "docs/reference.md": ["cli", "invariants", "models", "scenarios", "faults", "points", "findings", "exits"],
+        "docs/reference.md": ["cli", "invariants", "models", "scenarios", "faults", "points", "margins", "findings",
+                              "exits"],
         FINDINGS_PAGE: ["findings"] + [f"finding {f.id}" for f in FINDINGS],
         "docs/real-s3.md": ["differences"],
     }

@@ -15,7 +15,7 @@ class Exit(IntEnum):
     """What a run's exit status means (the README's table follows it: tests/cli/test_cli.py checks)."""
 
     PASSED = 0  # every seed judged passed (or, for `broken`, every broken model was caught)
-    VIOLATION = 1  # an invariant was violated (or a broken model was not caught)
+    VIOLATION = 1  # an invariant was violated (or a broken model was not caught; diff: something got worse)
     USAGE = 2  # bad usage, input or setup: nothing was judged
     ENVIRONMENT = 3  # the environment failed during the run (a real bucket stopped answering, or stalled)
     TOOL = 4  # the tool itself failed: an exception in a model, a world or a checker
@@ -31,7 +31,8 @@ class Exit(IntEnum):
 
 _MEANING = {
     Exit.PASSED: "passed: every seed held every invariant (broken: every broken model caught by its invariant)",
-    Exit.VIOLATION: "a violation: an invariant failed (broken: a broken model not caught, or the control failed)",
+    Exit.VIOLATION: "a violation: an invariant failed (broken: a broken model not caught, or the control failed; "
+                    "diff: something got worse beyond its tolerance)",
     Exit.USAGE: "bad usage, input or setup: nothing was judged",
     Exit.ENVIRONMENT: "the environment failed (a real bucket stopped answering or stalled past ttl + grace): "
                       "no verdict",

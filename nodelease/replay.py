@@ -76,6 +76,10 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
         print("drawn options: " + json.dumps(history.options, sort_keys=True))
         print(timeline_text(history), end="")
         print("rules hit: " + ", ".join(f"{k} {v}" for k, v in history.rules.items()))
+        # the seed's margins (checkers/margins.py): what a report's `margins.<name>.seed` points here for
+        shown = [f"{k} {v} ms" for k, v in result.margin_ms.items()]
+        shown += [f"{k} {v} ms ({fid})" for k, (v, fid) in result.margin_findings.items()]
+        print("margins (least slack to each bound; negative: broken): " + (", ".join(shown) or "none measured"))
     for inv, msg, explanation in result.failures:
         print()
         print(explanation)

@@ -44,6 +44,8 @@ class SeedResult:
     coverage: list = field(default_factory=list)  # the coverage points it reached (checkers/coverage.py)
     margins: list = field(default_factory=list)  # deadline races: takeover minus the owner's last valid instant, ms
     tool_failure: tuple | None = None  # (message, traceback): an exception in a model, a world or a checker
+    margin_ms: dict = field(default_factory=dict)  # margin -> the seed's least slack to its bound (checkers/margins.py)
+    margin_findings: dict = field(default_factory=dict)  # margin -> (value, finding): a negative one a finding explains
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
@@ -58,7 +60,8 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     tool_failure = world_failure  # an exception in the model or the world, met mid-run
     found: list[tuple[str, str, str, str]] = []
     skip: dict = {}
-    measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": []}
+    measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": [],
+                "margins": {}}
     try:
         v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm)
         skip = v.not_judged
@@ -80,7 +83,8 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     p = Params(**history.params)
     config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
     return SeedResult(seed, history.sha256(), counts, history.rules, failures, measured["failover_ms"], dict(skip),
-                      found, config, measured["coverage"], measured["takeover_margin_ms"], tool_failure)
+                      found, config, measured["coverage"], measured["takeover_margin_ms"], tool_failure,
+                      measured.get("margins", {}), measured.get("margins_explained", {}))
 
 
 def crashed(seed: int, error: BaseException) -> SeedResult:
@@ -317,10 +321,12 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
 
     covered = {k: 0 for k in POINTS}
     margins: list[int] = []
+    slack = MarginSums(report_path if replayable else None)
     for r in results:
         for k in r.coverage:
             covered[k] = covered.get(k, 0) + 1
         margins.extend(r.margins)
+        slack.add(r.seed, r.margin_ms, r.margin_findings)
         if r.config:
             families[r.config[0]] = families.get(r.config[0], 0) + 1
             for b in r.config[1].split("+"):
@@ -382,6 +388,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "coverage": covered,
         "coverage_missed": covered_missed,
         "takeover_margin_ms": _margins(margins),
+        "margins": slack.block(),
         "failures": failures,
         "failing_seeds": failing_seeds,
         "tool_failures": tool_failures,
@@ -460,6 +467,17 @@ def junit_xml(report: dict) -> str:
              f'<testsuites name="nodelease-check" tests="{len(cases)}" failures="{failures}" errors="{errors}">',
              f'<testsuite name={quoteattr(name)} tests="{len(cases)}" failures="{failures}" errors="{errors}" '
              f'skipped="{skipped}" time="{report.get("elapsed_s") or 0}">']
+    # the margins as properties of the suite, for CI to plot or hold (`runner.py diff` holds them)
+    props = []
+    for mname, m in (report.get("margins") or {}).items():
+        props += [(f"margin.{mname}.seeds", m["seeds"])]
+        if m["seeds"]:
+            props += [(f"margin.{mname}.min_ms", m["min"]), (f"margin.{mname}.seed", m["seed"])]
+            props += [(f"margin.{mname}.replay", m["replay"])] if m.get("replay") else []
+    if props:
+        lines.append("<properties>")
+        lines += [f'<property name={quoteattr(k)} value={quoteattr(str(v))}/>' for k, v in props]
+        lines.append("</properties>")
     for classname, case, body in cases:
         lines.append(f'<testcase classname={quoteattr(classname)} name={quoteattr(case)}>{body}</testcase>')
     lines += ["</testsuite>", "</testsuites>"]
@@ -506,6 +524,9 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
     hashes = [h for r in parts for h in r["seed_hashes"]]
     failover = [v for r in parts for v in r["raw"]["failover_ms"]]
     margins = [v for r in parts for v in r["raw"]["takeover_margin_ms"]]
+    slack = MarginSums(report_path)
+    for r in parts:
+        slack.join(r.get("margins") or {})
     failures = []
     for r in parts:
         for f in r["failures"]:
@@ -561,6 +582,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "coverage": coverage,
         "coverage_missed": missed,
         "takeover_margin_ms": _margins(margins),
+        "margins": slack.block(),
         "failures": failures,
         "failing_seeds": [s for r in parts for s in r["failing_seeds"]],
         "tool_failures": tool_failures,
@@ -612,6 +634,66 @@ def _margins(values: list[int]) -> dict:
         buckets[k] += 1
     d["histogram"] = buckets
     return d
+
+
+# the histogram of a margin's per-seed values: fixed buckets, so that shard reports add up (merge)
+MARGIN_BUCKETS = ((0, "< 0 (broken)"), (10, "0 .. 10 ms"), (100, "10 .. 100 ms"), (1_000, "0.1 .. 1 s"),
+                  (10_000, "1 .. 10 s"), (None, ">= 10 s"))
+
+
+def margin_bucket(value: int) -> str:
+    """The histogram bucket of a margin's value (ms)."""
+    return next(label for edge, label in MARGIN_BUCKETS if edge is None or value < edge)
+
+
+class MarginSums:
+    """Every margin summed over seeds (checkers/margins.py: each seed's least slack to a timing rule's
+    bound): how many seeds had its situation, the least value and the first seed reaching it (with the
+    command that replays it), and a histogram of fixed buckets. Built from seeds (`add`, in seed order) or
+    from the blocks of shard reports (`join`, in seed order): the same block either way."""
+
+    def __init__(self, report_path: str | None) -> None:
+        from checkers.margins import MARGINS
+
+        self.report_path = report_path
+        self.sums: dict[str, dict] = {name: self._empty(name) for name in MARGINS}
+
+    def _empty(self, name: str) -> dict:
+        from checkers import registry
+
+        m = next((m for m in registry.margins() if m.name == name), None)
+        return {"invariant": m.invariant if m else None, "rules": list(m.rules) if m else [],
+                "unit": m.unit if m else "ms", "seeds": 0, "min": None, "seed": None, "replay": None,
+                "histogram": {label: 0 for _edge, label in MARGIN_BUCKETS}, "explained": {}}
+
+    def add(self, seed: int, values: dict, explained: dict | None = None) -> None:
+        for name, v in values.items():
+            entry = self.sums.get(name) or self.sums.setdefault(name, self._empty(name))
+            entry["seeds"] += 1
+            entry["histogram"][margin_bucket(v)] += 1
+            if entry["min"] is None or v < entry["min"]:
+                entry["min"], entry["seed"] = v, seed
+        for name, (_v, fid) in (explained or {}).items():
+            entry = self.sums.get(name) or self.sums.setdefault(name, self._empty(name))
+            entry["explained"][fid] = entry["explained"].get(fid, 0) + 1
+
+    def join(self, block: dict) -> None:
+        for name, other in block.items():
+            entry = self.sums.get(name) or self.sums.setdefault(name, self._empty(name))
+            entry["seeds"] += other["seeds"]
+            for label, n in other["histogram"].items():
+                entry["histogram"][label] = entry["histogram"].get(label, 0) + n
+            for fid, n in (other.get("explained") or {}).items():
+                entry["explained"][fid] = entry["explained"].get(fid, 0) + n
+            if other["min"] is not None and (entry["min"] is None or other["min"] < entry["min"]):
+                entry["min"], entry["seed"] = other["min"], other["seed"]
+
+    def block(self) -> dict:
+        """name -> its sums, in MARGINS order (each with the replay command of its seed)."""
+        for entry in self.sums.values():
+            entry["replay"] = (replay_command(self.report_path, entry["seed"])
+                               if self.report_path and entry["seed"] is not None else None)
+        return self.sums
 
 
 def distribution(values: list[int]) -> dict:
@@ -782,6 +864,13 @@ def summary_text(report: dict) -> str:
         lines.append("  coverage (seeds reaching each point):")
         for k, v in report["coverage"].items():
             lines.append(f"    {v:>7}  {k}: {POINTS.get(k, '')}")
+    margins = report.get("margins") or {}
+    if margins:
+        lines.append("  margins (each timing rule's least slack to its bound over the seeds, ms; negative: broken):")
+        for name, m in margins.items():
+            lines.append(f"    {name} ({m['invariant']}; {', '.join(m['rules'])}): " + _margin_text(m))
+            if m.get("replay"):
+                lines.append(f"      its seed: {m['replay']}")
     lines.append(f"  history digest: {report['history_digest']}")
     by_inv: dict[str, list[int]] = {}
     for f in report["failures"]:
@@ -808,6 +897,21 @@ def summary_text(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _margin_text(m: dict) -> str:
+    """One margin's sums for a person: its minimum and seed, the seeds measured, the histogram."""
+    if not m["seeds"]:
+        return "no seed had its situation" + _explained_text(m)
+    hist = ", ".join(f"{k} {v}" for k, v in m["histogram"].items() if v)
+    return f"min {m['min']} ms (seed {m['seed']}), {m['seeds']} seeds measured; {hist}" + _explained_text(m)
+
+
+def _explained_text(m: dict) -> str:
+    """The seeds a known finding explains, set apart from a margin's sums."""
+    ex = m.get("explained") or {}
+    return (f" (and {sum(ex.values())} seeds broken as known findings explain, not counted: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(ex.items())) + ")") if ex else ""
+
+
 def _failover_text(d: dict) -> str:
     if not d.get("count"):
         return "no failover measured"
@@ -827,6 +931,21 @@ def print_summary(console, report: dict, report_path: str) -> None:
     v = verdict(report)
     t.add_row("result", f"[green]{v}" if v == "PASSED" else f"[red]{v}")
     console.print(t)
+    margins = {k: m for k, m in (report.get("margins") or {}).items() if m["seeds"]}
+    if margins:
+        mt = Table(title="margins: each timing rule's least slack to its bound (negative: broken)", show_header=True)
+        for col, justify in (("margin", "left"), ("invariant", "left"), ("min ms", "right"), ("seed", "right"),
+                             ("seeds", "right"), ("histogram of the seeds' values", "left")):
+            mt.add_column(col, justify=justify)
+        for name, m in margins.items():
+            hist = ", ".join(f"{k} {v}" for k, v in m["histogram"].items() if v)
+            ex = m.get("explained") or {}
+            hist += ("; known findings: " + ", ".join(f"{k} {v}" for k, v in sorted(ex.items()))) if ex else ""
+            mt.add_row(name, m["invariant"], f"[red]{m['min']}" if m["min"] < 0 else str(m["min"]), str(m["seed"]),
+                       str(m["seeds"]), hist)
+        console.print(mt)
+        if any(m.get("replay") for m in margins.values()):
+            console.print(f"  a margin's seed: {replay_command(report_path, None)} --seed SEED", highlight=False)
     seen = set()
     for f in report["failures"]:
         if f["invariant"] in seen:

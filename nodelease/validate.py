@@ -193,7 +193,7 @@ SCHEMA = {
 MERGE_SCHEMA = {"counts": _DICT, "rules_hit": _DICT, "coverage": _DICT, "not_judged": _DICT,
                 "protocol_findings": _DICT, "configurations": _DICT, "seed_params": _LIST, "raw": _DICT,
                 "elapsed_s": _NUM, "seed_hashes": _LIST, "failures": _LIST, "failing_seeds": _LIST,
-                "tool_failures": _LIST}
+                "tool_failures": _LIST, "margins": _DICT}
 
 
 def check_report(report, path: str, merging: bool = False) -> dict:
@@ -252,4 +252,28 @@ def check_report(report, path: str, merging: bool = False) -> dict:
             for k, v in report[name].items():
                 if not _is_int(v):
                     raise bad(f"{name}.{k}", "an integer", v)
+    if "margins" in report:
+        check_margins(report["margins"], path)
     return report
+
+
+def check_margins(margins, path: str) -> None:
+    """A report's `margins` block (nodelease/report.py, MarginSums): each entry's sums of the right types,
+    or UsageError naming the first that is not."""
+    def bad(field: str, want: str, got) -> UsageError:
+        return UsageError(f"the report {path} is malformed: {field} must be {want}, got {_kind(got)} {got!r}"[:300])
+
+    if not isinstance(margins, dict):
+        raise bad("margins", "an object", margins)
+    for name, m in margins.items():
+        if not isinstance(m, dict):
+            raise bad(f"margins.{name}", "an object", m)
+        if not _is_int(m.get("seeds")) or m["seeds"] < 0:
+            raise bad(f"margins.{name}.seeds", "an integer of at least 0", m.get("seeds"))
+        for k in ("min", "seed"):
+            if not (m.get(k) is None or _is_int(m.get(k))) or (m["seeds"] and m.get(k) is None):
+                raise bad(f"margins.{name}.{k}", "an integer" + ("" if m["seeds"] else " or null"), m.get(k))
+        for k in ("histogram", "explained"):
+            d = m.get(k, {}) if k == "explained" else m.get(k)
+            if not isinstance(d, dict) or not all(_is_int(v) for v in d.values()):
+                raise bad(f"margins.{name}.{k}", "an object of integers", d)

@@ -57,8 +57,12 @@ def test_shards_merged_equal_the_unsharded_run(tmp_path, model, seeds, shards):
     assert b["history_digest"] == a["history_digest"]
     assert b["counts"] == a["counts"] and b["failing_seeds"] == a["failing_seeds"]
     assert _strip_paths(b["failures"]) == _strip_paths(a["failures"])
-    for key in set(a) - VOLATILE - {"failures", "protocol_findings"}:
+    for key in set(a) - VOLATILE - {"failures", "protocol_findings", "margins"}:
         assert b[key] == a[key], key
+    # the margins add up; each seed's replay names the report it is read from
+    assert {k: dict(m, replay=None) for k, m in b["margins"].items()} == \
+        {k: dict(m, replay=None) for k, m in a["margins"].items()}
+    assert all(m["replay"] is None or m["replay"].endswith(f"--seed {m['seed']}") for m in b["margins"].values())
     if model == "correct":
         assert a["failures"] == b["failures"] == []
     else:

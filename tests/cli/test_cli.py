@@ -89,7 +89,7 @@ def test_two_modes_at_once_are_refused(argv, message, capsys):
     (["list", "--seeds", "3"], "list takes no --seeds (it goes with run, broken, bench, mutants)"),
     (["--seeds", "3", "stray"], "run takes no argument 'stray'"),
     (["--workr", "2"], "run takes no --workr"),  # no abbreviations: `--seed` must never mean --seeds
-    (["frobnicate"], "unknown subcommand 'frobnicate' (choices: run, replay, shrink, explore, broken, bench, merge, "
+    (["frobnicate"], "unknown subcommand 'frobnicate' (choices: run, replay, shrink, explore, broken, bench, merge, diff, "
                      "s3, list, mutants, compile, docs)"),
 ])
 def test_an_option_a_subcommand_does_not_take_is_refused_naming_who_takes_it(argv, message, capsys):

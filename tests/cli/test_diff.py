@@ -1,0 +1,179 @@
+"""`runner.py diff OLD NEW` (nodelease/diff.py): two campaign reports compared; exit 0 when nothing got worse
+beyond the tolerances, 1 when something did (naming it), 2 on bad input (one line, never a traceback).
+
+Two real campaigns are run once (the correct model twice on the same seeds, and early_takeover, which frees
+one max_skew early: FN-5, T-2, T-5); the other cases edit copies of the correct model's report."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from nodelease import cli
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "runner.py", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, COLUMNS="160"))
+
+
+@pytest.fixture(scope="module")
+def campaigns(tmp_path_factory) -> dict[str, str]:
+    """Reports of seeds 0..3 of the deadline scenario (T-2's races, every seed): the correct model twice,
+    early_takeover once."""
+    folder = tmp_path_factory.mktemp("diff")
+    out = {}
+    for name, model in (("a", "correct"), ("b", "correct"), ("early", "early_takeover")):
+        path = str(folder / f"{name}.json")
+        r = run("run", "--model", model, "--scenario", "deadline", "--seeds", "4", "--workers", "1", "--report", path)
+        assert r.returncode == (0 if model == "correct" else 1), r.stdout[-2000:] + r.stderr
+        out[name] = path
+    return out
+
+
+def diff(capsys, *args: str) -> tuple[int, str, str]:
+    status = cli.main(["diff", *args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def write(tmp_path, name: str, report: dict) -> str:
+    path = str(tmp_path / name)
+    with open(path, "w") as f:
+        json.dump(report, f)
+    return path
+
+
+def load(path: str) -> dict:
+    with open(path) as f:
+        return json.load(f)
+
+
+def test_two_runs_of_the_same_seeds_differ_in_nothing(campaigns, capsys):
+    status, out, err = diff(capsys, campaigns["a"], campaigns["b"])
+    assert status == 0, out + err
+    assert "histories: the same (one digest)" in out and "diff: nothing got worse" in out
+    assert "margins: least slack over the seeds" in out and "takeover" in out
+    status, out, _err = diff(capsys, campaigns["a"], campaigns["b"], "--json")
+    d = json.loads(out)
+    assert status == 0 and d["status"] == 0 and d["worse"] == [] and d["same_histories"]
+    assert d["failures"] == {"new": [], "gone": []}
+    assert {m["margin"]: m["change_ms"] for m in d["margins"] if m["old_min"] is not None}["takeover"] == 0
+
+
+def test_early_takeover_against_the_correct_model_is_worse_and_names_the_takeover_margin(campaigns, capsys):
+    """FN-5, T-2, T-5: early_takeover frees one max_skew early; on the same seeds its takeovers come while the
+    owners' leases are still valid (the takeover margin goes negative), and INV-1 fails."""
+    status, out, err = diff(capsys, campaigns["a"], campaigns["early"])
+    assert status == 1, out + err
+    assert "diff: WORSE" in out
+    assert "margin takeover (INV-1): min " in out and "now negative (broken)" in out
+    status, out, _err = diff(capsys, campaigns["a"], campaigns["early"], "--json")
+    d = json.loads(out)
+    take = next(m for m in d["margins"] if m["margin"] == "takeover")
+    assert take["worse"] and take["new_min"] < 0 <= take["old_min"] and take["new_replay"].endswith(
+        f"--seed {take['new_seed']}")
+    assert any(w.startswith("margin takeover (INV-1)") for w in d["worse"])
+    assert any(f["invariant"] == "INV-1" for f in d["failures"]["new"])
+    # the other way round, what was broken is gone and nothing got worse
+    status, out, _err = diff(capsys, campaigns["early"], campaigns["a"], "--json")
+    d = json.loads(out)
+    assert status == 0 and d["failures"]["gone"] and not d["failures"]["new"], d["worse"]
+
+
+def test_a_margin_shrinking_is_worse_beyond_its_tolerance(campaigns, capsys, tmp_path):
+    old = load(campaigns["a"])
+    name = next(k for k, m in old["margins"].items() if m["seeds"] and m["min"] >= 10)
+    new = copy.deepcopy(old)
+    new["margins"][name]["min"] -= 5
+    path = write(tmp_path, "new.json", new)
+    status, out, _err = diff(capsys, campaigns["a"], path)
+    assert status == 1 and f"margin {name} (" in out and "shrank 5 ms, tolerance 0 ms" in out
+    assert diff(capsys, campaigns["a"], path, "--margin-tol-ms", "5")[0] == 0
+    # gone negative: worse whatever the tolerance
+    new["margins"][name]["min"] = -1
+    assert diff(capsys, campaigns["a"], write(tmp_path, "neg.json", new), "--margin-tol-ms", "100000")[0] == 1
+    # no longer measured at all: worse
+    new["margins"][name].update(seeds=0, min=None, seed=None)
+    status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "gone.json", new))
+    assert status == 1 and "now in none" in out
+
+
+def test_coverage_shares_findings_and_cost(campaigns, capsys, tmp_path):
+    old = load(campaigns["a"])
+    seeds = old["counts"]["seeds_run"]
+    point = next(k for k, v in old["coverage"].items() if v >= 2)
+    new = copy.deepcopy(old)
+    new["coverage"][point] -= 1  # 25 percentage points of 4 seeds
+    path = write(tmp_path, "cov.json", new)
+    status, out, _err = diff(capsys, campaigns["a"], path)
+    assert status == 1 and f"coverage point {point!r}" in out
+    assert diff(capsys, campaigns["a"], path, "--coverage-tol", str(100 / seeds + 1))[0] == 0
+    new["coverage"][point] = 0  # a point reached, now never: worse whatever the tolerance
+    assert diff(capsys, campaigns["a"], write(tmp_path, "lost.json", new), "--coverage-tol", "100")[0] == 1
+    new = copy.deepcopy(old)
+    new["protocol_findings"]["F-9"] = {"seeds": 1, "invariants": ["INV-1"], "first": None, "title": "x"}
+    status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "finding.json", new))
+    assert status == 1 and "finding F-9: 0 seeds -> 1" in out
+    new = copy.deepcopy(old)
+    new["seeds_per_s"] = old["seeds_per_s"] / 2
+    path = write(tmp_path, "slow.json", new)
+    status, out, _err = diff(capsys, campaigns["a"], path)
+    assert status == 0 and "reported only" in out  # cost counts only when asked
+    assert diff(capsys, campaigns["a"], path, "--cost-tol", "20")[0] == 1
+    assert diff(capsys, campaigns["a"], path, "--cost-tol", "60")[0] == 0
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing", "no report at"),
+    ("not json", "is not valid JSON"),
+    ("not a report", "has no 'model' field"),
+    ("broken", "is a `broken` report"),
+    ("other seeds", "are not reports of the same campaign: seeds differ: OLD 0..3, NEW 10..13; --allow-different"),
+    ("other scenario", "scenario differs: OLD 'deadline', NEW 'swarm'"),
+    ("bad margins", "margins.takeover.seeds must be an integer"),
+])
+def test_bad_input_is_one_line_and_exit_2(campaigns, capsys, tmp_path, case, message):
+    old = load(campaigns["a"])
+    path = str(tmp_path / "new.json")
+    if case == "not json":
+        open(path, "w").write("{")
+    elif case == "not a report":
+        write(tmp_path, "new.json", {"seeds": {}})
+    elif case == "broken":
+        write(tmp_path, "new.json", dict(old, kind="broken"))
+    elif case == "other seeds":
+        write(tmp_path, "new.json", dict(old, seeds={"start": 10, "count": 4}))
+    elif case == "other scenario":
+        write(tmp_path, "new.json", dict(old, scenario="swarm"))
+    elif case == "bad margins":
+        bad = copy.deepcopy(old)
+        bad["margins"]["takeover"]["seeds"] = "many"
+        write(tmp_path, "new.json", bad)
+    status, out, err = diff(capsys, campaigns["a"], path)
+    assert status == 2, out + err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_different_campaigns_compared_when_allowed_are_warned(campaigns, capsys, tmp_path):
+    old = load(campaigns["a"])
+    other = write(tmp_path, "other.json", dict(old, seeds={"start": 10, "count": 4}))
+    status, out, err = diff(capsys, campaigns["a"], other, "--allow-different")
+    assert status == 0, out + err
+    assert "WARNING seeds differ: OLD 0..3, NEW 10..13" in out
+    older = copy.deepcopy(old)
+    del older["margins"]  # a report written before margins were reported
+    status, out, _err = diff(capsys, write(tmp_path, "older.json", older), campaigns["a"])
+    assert status == 0 and "OLD has no margins" in out
+
+
+def test_negative_tolerances_are_refused(campaigns, capsys):
+    status, _out, err = diff(capsys, campaigns["a"], campaigns["b"], "--margin-tol-ms", "-1")
+    assert status == 2 and "tolerances must be at least 0" in err
