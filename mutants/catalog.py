@@ -438,7 +438,7 @@ mut("up2_rewrite_keeps_first_read", UP,
     "UP-2", "a rewritten heartbeat keeps the first read of the body before it")
 mut("up3_failed_listing_is_empty", UP,
     "        if reply.status != io.OK:\n            return self.acquire_failed(st, actor, \"segment listing failed\", out)\n        # (a snapshot/",
-    "        # (a snapshot/",
+    "        reply = reply if reply.status == io.OK else io.Reply(io.OK, entries=())\n        # (a snapshot/",
     "UP-3", "a failed seeding listing is read as an empty one")
 mut("up3_marker_unknown_assumed", UP,
     "        if reply.status != io.OK:\n            # the marker may have landed",
