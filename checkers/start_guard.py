@@ -100,7 +100,14 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
         keys = len({events[k].fields.key for k in history.of_kind("apply") if events[k].fields.key.startswith("nodes/")})
         window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
         shown = False
+        # the keys its listings of nodes/ answered within that span showed (the world's record; None: it
+        # listed none there, and every key counts): a key none of them showed was not in the last round's
+        # listing, so that round read nothing there (a heartbeat that appeared after it is seen, after the
+        # switch, as an old version running, not by the guard: section 6)
+        shown_keys = _listed_keys(history, n, t_g - window, t_g)
         for key, beats in sorted(old.items()):
+            if shown_keys is not None and key[len("nodes/"):] not in shown_keys:
+                continue
             # what that round read there: the body present at t_g - window, or one written after
             there = [b for b in beats if b[0] <= t_g - window][-1:] + [b for b in beats if t_g - window < b[0] < t_g]
             fresh = []
@@ -131,6 +138,18 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
                     f"{key} its last round could read was fresh by its test (the stalest, applied at "
                     f"{t_old / 1000:.3f} s, not stale before {until / 1000:.3f} s)", (i, g_event)))
     return out, guard_least, forget_least
+
+
+def _listed_keys(history: History, q: int, lo: int, hi: int) -> set[str] | None:
+    """The nodes/ keys (after the prefix) any listing of nodes/ answered to process q in [lo, hi] showed;
+    None when none was answered then."""
+    out = None
+    events = history.events
+    for i in history.of_kind("listed"):
+        t, p, _kind, f = events[i]
+        if p == q and lo <= t <= hi and f.prefix == "nodes/":
+            out = (out or set()) | set(f.keys)
+    return out
 
 
 def _first_reads(history: History) -> dict[tuple[int, int], int]:

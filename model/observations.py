@@ -50,8 +50,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # it (None: unconditional; 0: If-None-Match), the new serial (0: deleted),
     # the states written and replaced, and when (true time) its writer sent it
     "apply": ("key", "op", "cond", "prev_serial", "named_serial", "serial", "state", "prev_state", "sent_ms"),
-    # a listing of an actor's data delivered to a process (a restore): the prefix, the keys
-    # after it, and when (true time) the process sent the LIST
+    # a listing of an actor's data delivered to a process (a restore, a seeding), or of nodes/ to a
+    # process none of whose own live writes has taken effect yet (its start guard's, UP-2): the
+    # prefix, the keys after it, and when (true time) the process sent the LIST
     "listed": ("prefix", "keys", "sent_ms"),
     # the bucket's answer to a request on a `leases/` key, delivered to the process (UP-3: what a first
     # acquisition learned: the old lease or marker its read found, its marker write acknowledged): the key,

@@ -630,6 +630,11 @@ class World(Processes, Workload, QuietPhase):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
             self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
+        elif (req is not None and req.op == LIST and reply.status == OK and req.key == NODES_PREFIX
+              and proc.reading is not None):
+            # what a starting process's start guard could see (UP-2): a key no listing showed it is one
+            # no round of its read
+            self.record(proc.index, "listed", (req.key, [k[len(NODES_PREFIX):] for k, _v in reply.entries], sent))
         elif req is not None and req.key.startswith(LEASES_PREFIX):
             # what a first acquisition learned of leases/ (UP-3): the world knows the answer it delivered
             self.record(proc.index, "leases_reply", (req.key, req.op, reply.status,

@@ -247,6 +247,29 @@ def test_up2_a_rewritten_heartbeat_is_fresh_again():
     assert up2(run(34_100)) == []
 
 
+
+def test_up2_a_heartbeat_no_listing_of_the_guard_showed_was_not_its_to_read():
+    """UP-2 on the world's listings (seed 16105 of a sweep): an old binary started again after the switch
+    (against the procedure) got its first heartbeat applied 0.3 s before n0's guard passed, after the guard's
+    last listing of nodes/, which did not show the key: that round read nothing there (section 6: a heartbeat
+    that appears after the switch is an old version running, logged, not the guard's). The same heartbeat
+    shown by a listing in that span is one the round read: the guard passed on a fresh heartbeat."""
+    def run(keys):
+        h = history(("o0", "old"), ("n0", "new"), end_ms=60_000)
+        ev(h, 5_000, 1, "start", node_id="n0", instance="new", machine="m1")
+        read(h, 5_100, 1, "nodes/n0")
+        ev(h, 30_000, 1, "listed", prefix="nodes/", keys=keys, sent_ms=29_990)
+        hb = put(h, 30_100, 0, "nodes/o0", "node o0", sent=30_080, cond=None)
+        guard = ev(h, 30_400, 1, "guard_passed")
+        read(h, 30_450, 1, "nodes/n0")
+        live(h, 30_450, 1)
+        return finish(h), hb, guard
+    h, _hb, _guard = run(["n0"])
+    assert up2(h) == []
+    h, hb, guard = run(["n0", "o0"])
+    (v,) = up2(h)
+    assert v.events == (hb, guard)
+
 # --- the correct model, in the world ---------------------------------------------------------------------------
 
 
