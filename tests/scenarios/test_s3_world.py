@@ -323,8 +323,9 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
     """BM-1 (breaks FN-3) against moto: n0 is killed once its lease is written and stays down;
     a peer fences it, unconditionally, and INV-3 names that write."""
     broken = load("unconditional_fence").MODEL
-    # real time on a loaded machine shifts the races (the full suite once missed it): up to two runs
-    for seed in (3, 4):
+    # real time on a loaded machine shifts the races (the full suite once missed it): up to two runs, of
+    # seeds that catch it on an idle machine (at 6.2 and 6.4 s; seed 3's draw never fences n0 in 16 s)
+    for seed in (4, 5):
         # 16 s: n0's object is fenceable from about 6.5 s (its last write + ttl + grace), and a peer's
         # watch (P + A) and listing follow; on a loaded machine 10 s was once not enough for either run
         world = _world(moto, broken, f"bm1-{seed}/", seed, 16_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
