@@ -9,9 +9,10 @@ the counterexample file `--shrink` writes and `--replay FILE` runs.
 Shrinking (Zeller's delta debugging, with Hypothesis's order: delete first, then simplify)
 keeps the plan failing the same invariant while it cuts the run short after the violation,
 removes scheduled faults, nodes, actors, drawn faults and client requests, resets the
-harmless decisions to their calm defaults, and sets clocks, timing and fault lengths to
-defaults where the failure allows. Every step is one run of the simulated world and the
-checkers; the best plan so far is kept when the budget runs out.
+harmless decisions to their calm defaults (a whole site at once, then a few at a time), and
+sets clocks, timing and fault lengths to defaults where the failure allows. Every step is one
+run of the simulated world and the checkers; the best plan so far is kept when the budget runs
+out, without the decisions its run never reads or reads at their defaults (`slim`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 
 from nodelease.errors import UsageError
 from scenarios import faults
-from scenarios.plan import is_fault
+from scenarios.plan import Choices, default, is_fault
 
 # what the shrinker may remove, shorten, and which entries name a node: the fault kinds say
 # (scenarios/faults/: each kind's `scheduled`, `flags`, `durations`, `node_field`, `atoms`)
@@ -47,17 +48,45 @@ def record_seed(seed: int, model_name: str, scenario: str, params) -> tuple[dict
     return json.loads(json.dumps(plan)), history  # as the file will hold it (tuples become lists)
 
 
-def run_plan(plan: dict):
-    """The history of a plan's run in the simulated world (nothing drawn: every decision is read)."""
+class _Noting(Choices):
+    """A plan's Choices that notes the key of every decision the run reads (`read`)."""
+
+    def __init__(self, table: dict, workload: list, read: set) -> None:
+        super().__init__(table, workload)
+        self.read = read
+
+    def pick(self, site: str, who: str, draw, *args):
+        base = f"{site} {who}"
+        self.read.add(f"{base} #{self._seen[base]}")
+        return super().pick(site, who, draw, *args)
+
+
+def run_plan(plan: dict, read: set | None = None):
+    """The history of a plan's run in the simulated world (nothing drawn: every decision is read);
+    `read`, if given, gets the key of every decision the run read."""
     from model.params import Params
     from broken_models import load_model
-    from scenarios.plan import Choices
     from scenarios.sim import SimWorld
 
-    choices = Choices(plan["choices"], plan["workload"])
+    choices = Choices(plan["choices"], plan["workload"]) if read is None else \
+        _Noting(plan["choices"], plan["workload"], read)
     world = SimWorld(plan["seed"], load_model(plan["model"]), plan["scenario"], Params(**plan["params"]),
                      plan["model"], options=copy.deepcopy(plan["options"]), choices=choices)
     return world.run()
+
+
+def slim(plan: dict) -> dict:
+    """The plan without the decisions its replay never reads (a decision about a request the shrunk
+    run no longer sends) or reads at their calm default (what a missing entry gives): the same run,
+    its history hash checked. A recorded plan notes every decision the seed drew; its shrunk
+    counterexample keeps only those that make it the run it is."""
+    read: set = set()
+    sha = run_plan(plan, read).sha256()
+    kept = {k: v for k, v in plan["choices"].items() if k in read and v != default(k.split(" ", 1)[0], k)}
+    out = dict(plan, choices=kept)
+    if run_plan(out).sha256() != sha:
+        raise AssertionError(f"{plan['model']}: the slimmed plan runs differently")
+    return out
 
 
 def violations(history, strict: bool = False) -> list:
@@ -132,11 +161,16 @@ def check_plan(doc: dict, path: str) -> dict:
 
 
 class Shrinker:
-    """Delta debugging over a plan, keeping `invariant` failing, within `budget_s`."""
+    """Delta debugging over a plan, keeping `invariant` failing, within `budget_s`. `keeps(plan,
+    history)`, if given, says more narrowly what must stay: the violation (of `invariant`) a candidate
+    must still show, or None (a known finding's own, not any violation of its invariant; a broken
+    model's, with the correct model passing the same plan)."""
 
-    def __init__(self, plan: dict, invariant: str, budget_s: float, strict: bool = False, say=None) -> None:
+    def __init__(self, plan: dict, invariant: str, budget_s: float, strict: bool = False, say=None,
+                 keeps=None) -> None:
         self.best = plan
         self.invariant = invariant
+        self.keeps = keeps
         self.deadline = time.monotonic() + budget_s
         self.strict = strict
         self.say = say or (lambda _line: None)
@@ -153,9 +187,12 @@ class Shrinker:
         self.runs += 1
         try:
             history = run_plan(plan)
+            if self.keeps is not None:
+                found = [v for v in [self.keeps(plan, history)] if v is not None]
+            else:
+                found = [v for v in violations(history, self.strict) if v.invariant == self.invariant]
         except Exception:  # noqa: BLE001 - a candidate the world cannot run (an entry it needs was removed)
             return False
-        found = [v for v in violations(history, self.strict) if v.invariant == self.invariant]
         if not found:
             return False
         self.history, self.violation = history, found[0]
@@ -184,13 +221,19 @@ class Shrinker:
         passes = (self.cut_short, self.drop_scheduled, self.drop_nodes, self.drop_actors, self.drop_drawn,
                   self.drop_workload, self.calm_decisions, self.simplify)
         while not self.out_of_time():
-            before = self.accepted
-            for p in passes:
-                if self.out_of_time():
+            while not self.out_of_time():  # the structure first: fewer nodes, actors, faults, requests
+                before = self.accepted
+                for p in passes:
+                    if self.out_of_time():
+                        break
+                    p()
+                if self.accepted == before:
                     break
-                p()
+            before = self.accepted
+            self.calm_each()  # then the decisions left, once nothing more can go
             if self.accepted == before:
                 break
+        self.best = slim(self.best)  # the same run: only the decisions it reads away from their defaults
         self.fails(self.best)  # leave history and violation those of the best plan
         return self.best
 
@@ -259,6 +302,14 @@ class Shrinker:
             return
         for site in sites:
             self.attempt(_without_sites(self.best, [site]), f"{site} decisions at their defaults")
+
+    def calm_each(self) -> None:
+        """The harmless decisions a whole site could not lose, to their defaults a few at a time: a
+        failure that needs one delay of a lease write rarely needs the thousand others of the run,
+        and each one kept is a line of the counterexample to read (and of the file to store)."""
+        keys = [k for k, v in self.best["choices"].items()
+                if not is_fault(k, v) and not k.startswith("instance ") and v != default(k.split(" ", 1)[0], k)]
+        self.ddmin(keys, _without_choices, "delays and lengths at their defaults")
 
     def simplify(self) -> None:
         """Clocks true, timing at T-1's defaults, faults shorter."""

@@ -52,3 +52,45 @@ def twins_catch():
         f"adopt_any_instance (breaks NL-9) was not caught by LEASE-1 in the twins scenario over seeds "
         f"{TWINS_SCAN_SEEDS.start}..{TWINS_SCAN_SEEDS.stop - 1}"
     )
+
+
+# --- the suite in two processes (pytest-xdist: `-n auto --dist loadgroup` in pyproject.toml) ----------------
+# Most of the suite's time is real time, not CPU: the real-S3 tests wait on their servers' clocks (a third
+# of the run), and the campaigns the command-line tests start use both cores only part of the time. Two
+# processes overlap them. A work unit is a test file (a module's fixtures, e.g. test_dask.py's cluster, and
+# its tests' order stay whole), but for these, one unit each: every real-S3 test (they run one after the
+# other, never beside each other: real time is their measure), and a directory whose files share a session
+# fixture (the three shrinks of tests/counterexamples, the explorations of tests/explore), so nothing is
+# computed twice. Units go out longest first (LONGEST: measured), the rest in the order of collection.
+GROUPS = {
+    "tests/conformance/": "real-s3",
+    "tests/scenarios/test_s3_world.py": "real-s3",
+    "tests/counterexamples/": "counterexamples",
+    "tests/explore/": "explore",
+}
+LONGEST = ("real-s3", "counterexamples", "explore", "tests/cli/test_dask.py", "tests/cli/test_ci.py",
+           "tests/cli/test_install.py", "tests/cli/test_runner.py", "tests/cli/test_reliability.py")
+WORKERS = 2  # the project's machine has two cores
+
+
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: two processes for the suite or a directory of it, none for a file or a test (starting
+    workers would cost more than it saves)."""
+    args = [a.split("::")[0] for a in config.args] or ["."]
+    return min(WORKERS, os.cpu_count() or 1) if all(os.path.isdir(a) for a in args) else 0
+
+
+def _unit(item) -> str:
+    rel = os.path.relpath(str(item.path), REPO).replace(os.sep, "/")
+    return next((g for prefix, g in GROUPS.items() if rel.startswith(prefix)), rel)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the order of collection
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_unit(item)))
+    rank = {u: k for k, u in enumerate(LONGEST)}
+    order = {id(item): k for k, item in enumerate(items)}
+    items.sort(key=lambda item: (rank.get(_unit(item), len(LONGEST)), order[id(item)]))

@@ -184,12 +184,15 @@ def test_f4_also_when_the_fence_lands_just_after_the_fencer_lapsed():
     """F-4 (FN-2, INV-9, T-2), a form found by a 20,000-seed sweep with another seed stream (seed 11670 of a
     run whose quiet phase was 3 liveness spans), shrunk to one fault and kept as a plan: a blackhole blip
     that the quiet phase ends after 9.8 s; n1's lease ran out in it, n0's did not, but n0's first write
-    after it waited on an attempt the blip swallowed (timeout 4.5 s), so n0 sent its fence of n1 at 79.660 s
-    on a lease valid until 79.692 s, and the fence landed at 79.703 s. The fencer decided on a valid lease:
+    after it waited on an attempt the blip swallowed (timeout 4.5 s), so n0 sent its fence of n1 at 79.656 s
+    on a lease valid until 79.687 s, and the fence landed at 79.699 s. The fencer decided on a valid lease:
     F-4, judged at the fence's send, not at its landing."""
     h = _kept_plan("f4-fence-sent-before-the-fencer-lapsed")
     (fence,) = evs(h, "apply", where=lambda f: f.key == "nodes/n1" and f.state.startswith("fenced "))
-    assert fence.fields.sent_ms == 79_660 and fence.t_ms == 79_703
+    assert fence.fields.sent_ms == 79_656 and fence.t_ms == 79_699
+    (sent,) = evs(h, "fence_sent", where=lambda f: f.key == "nodes/n1")
+    assert sent.t_ms == fence.fields.sent_ms  # the fencer's lease ran out between the send and the landing
+    assert evs(h, "lease_ran_out", proc=sent.proc, since=sent.t_ms + 1, until=fence.t_ms)
     found = _found(h)
     assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
 
@@ -271,15 +274,15 @@ def test_a_check_that_reads_its_own_fence_exits():
 def test_f6_an_old_heartbeat_over_a_new_node_leaves_its_records_held():
     """F-6 (UP-2, UP-4, FN-5, FN-7, NL-10, INV-4), found by a sweep of the upgrade scenario (seeds 51100 and
     51836 of 50000..52999), shrunk to four faults and kept as a plan: the old n1 runs on past the switch; its
-    heartbeat sent at 9.009 s is held back, so the new n1's start guard, reading the 6.010 s heartbeat,
-    passes at 10.666 s; the held-back heartbeat lands at 11.381 s over the new n1's live object; the new n1
+    heartbeat sent at 9.002 s is held back, so the new n1's start guard, reading an older heartbeat,
+    passes at 10.611 s; the held-back heartbeat lands at 11.374 s over the new n1's live object; the new n1
     takes t0/c/a0, meets the old format at its next lease write and exits (NL-10); n1's machine is then gone
     for good. nodes/n1 stays "node n1": it frees nothing (FN-5) and takes no fence (FN-7), so t0/c/a0 stays
     held at the end."""
     h = _kept_plan("f6-old-heartbeat-over-a-new-node")
     (over,) = evs(h, "apply", where=lambda f: f.key == "nodes/n1" and f.prev_state.startswith("live ")
                   and f.state == "node n1")
-    assert over.fields.sent_ms == 9_009 and over.t_ms == 11_381  # sent before the guard passed, landed after
+    assert over.fields.sent_ms == 9_002 and over.t_ms == 11_374  # sent before the guard passed, landed after
     assert evs(h, "guard_passed", node="n1")[0].t_ms < over.t_ms
     exits = [e for e in evs(h, "exit", node="n1") if "old or unreadable format" in e.fields.reason]
     assert exits and exits[0].fields.status == 1

@@ -76,12 +76,13 @@ def test_merge_refuses_shards_that_do_not_join(tmp_path):
         path = tmp_path / f"s{k}.json"
         assert run("--seeds", "6", "--shard", f"{k}/3", "--workers", "1", "--report", str(path)).returncode == 0
         paths.append(str(path))
-    r = run("merge", *paths)
+    merged = str(tmp_path / "merged.json")  # (never the checkout's reports/: the suite runs in two processes)
+    r = run("merge", *paths, "--report", merged)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "do not join" in r.stderr
     other = tmp_path / "other.json"
     assert run("--seeds", "2", "--start", "2", "--scenario", "calm", "--workers", "1",
                "--report", str(other)).returncode == 0
-    r = run("merge", paths[0], str(other))
+    r = run("merge", paths[0], str(other), "--report", merged)
     assert r.returncode == 2 and "different campaigns" in r.stderr
     assert run("--seeds", "4", "--shard", "5/4").returncode == 2
     assert run("--seeds", "4", "--shard", "x").returncode == 2

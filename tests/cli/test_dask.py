@@ -59,11 +59,13 @@ def cluster(tmp_path_factory):
         for p in reversed(procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 5  # a graceful close within 5 s, all together; killed after that
         for p in procs:
             try:
-                p.wait(15)
+                p.wait(max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait(5)
 
 
 def run(*args: str, **kw):

@@ -11,8 +11,16 @@ Make or remake a model's plan (from the checkout's root):
 
 It scans the seeds of the scenario for the first one the declared invariant catches (a seed
 that raises is never a catch), records it as a plan, shrinks it keeping that invariant failing
-(counterexamples/shrink.py), drops the decisions its replay never reads or reads at their
-default (the same run, hash checked) and writes it with no local path in it.
+and the correct model passing it (counterexamples/shrink.py; the shrinker drops the decisions
+its replay never reads or reads at their default: the same run, hash checked) and writes it
+with no local path in it.
+
+Shrink a stored plan again (a broken model's, or a finding's of tests/plans/), keeping what the
+tests that load it need: a broken model caught by its declared invariant and the correct model
+not; a finding's replay showing the same findings under the same invariants and nothing else;
+for the plans AGAIN names, their own condition:
+
+    python tests/kits/brokenplans.py --again PLAN.json [PLAN.json...] [--budget-s 120]
 """
 
 from __future__ import annotations
@@ -68,7 +76,7 @@ def make(name: str, scenario: str, seeds: range, budget_s: float) -> dict | None
     plan, history = record_seed(seed, name, scenario, None)
     before = size(plan, history)
     t0 = time.monotonic()
-    shrinker = Shrinker(plan, e.catches, budget_s)
+    shrinker = Shrinker(plan, e.catches, budget_s, keeps=caught_alone(e.catches))
     best = shrinker.run()
     best.update(invariant=e.catches, strict=False, history_sha256=shrinker.history.sha256(),
                 source={"seed": seed, "scenario": scenario,
@@ -78,37 +86,144 @@ def make(name: str, scenario: str, seeds: range, budget_s: float) -> dict | None
     return best
 
 
-def read_decisions(plan: dict) -> tuple[str, set[str]]:
-    """(the history hash of the plan's replay, the keys of the decisions it read)."""
-    import scenarios.plan as sp
+# --- what a shrunk plan must keep ---------------------------------------------------------------------
+
+
+def caught_alone(declared: str):
+    """keeps(plan, history) for a broken model's plan: a violation of `declared`, while the correct model
+    on the same plan has none (tests/checkers/test_broken_caught.py asserts both)."""
+    from checkers.verdict import judge
     from counterexamples.shrink import run_plan
 
-    read: set[str] = set()
-    pick = sp.Choices.pick
+    def keeps(plan: dict, history):
+        caught = [v for v in judge(history).violations if v.invariant == declared]
+        if not caught:
+            return None
+        control = run_plan(dict(plan, model="correct"))
+        return None if declared in {v.invariant for v in judge(control).violations} else caught[0]
 
-    def noting(self, site, who, draw, *args):
-        base = f"{site} {who}"
-        read.add(f"{base} #{self._seen[base]}")
-        return pick(self, site, who, draw, *args)
+    return keeps
 
-    sp.Choices.pick = noting
+
+def findings_of(history) -> tuple[list, dict[str, list[str]]]:
+    """(the violations no known finding explains, finding id -> the invariants it explains)."""
+    from checkers import check_all
+    from checkers.findings import classify
+
+    unexplained, found = classify(history, check_all(history))
+    return unexplained, {f: sorted({v.invariant for v in vs}) for f, vs in found.items()}
+
+
+def same_findings(wanted: dict[str, list[str]]):
+    """keeps(plan, history) for a finding's plan: these findings under these invariants, nothing
+    unexplained (tests/checkers/test_findings.py's `_found`)."""
+
+    def keeps(_plan: dict, history):
+        unexplained, found = findings_of(history)
+        if unexplained or found != wanted:
+            return None
+        from checkers import check_all
+
+        return next(v for v in check_all(history) if v.invariant in wanted[min(wanted)])
+
+    return keeps
+
+
+def fn2_fence_retry(plan: dict, history):
+    """fn2-fence-retry-after-own-lapse.json (tests/scenarios/test_scenarios_fencing_ownership.py): the
+    correct model passes it; the model whose fence retry skips FN-2's watch fails FENCE-1 on it, with a
+    fence sent by a node whose own lease ran out, within the watch from its recovery, which the correct
+    model's same node waits out."""
+    from checkers import check_all
+    from counterexamples.shrink import run_plan
+    from model.node import Model
+    from model.params import Params
+
+    if check_all(history):
+        return None
+    check = Model.watched_long_enough
+    Model.watched_long_enough = lambda self, st, seen, now_ms: True
     try:
-        return run_plan(plan).sha256(), read
+        without = run_plan(plan)
     finally:
-        sp.Choices.pick = pick
+        Model.watched_long_enough = check
+    caught = [v for v in check_all(without) if v.invariant == "FENCE-1"]
+    if not caught:
+        return None
+    recovered, sent = (without.events[i] for i in (caught[0].events[0], caught[0].events[-1]))
+    fencer, back = sent.proc, recovered.t_ms
+    p = Params(**history.params)
+    mine = [e for e in history.events if e.proc == fencer]
+    lapses = [e.t_ms for e in mine if e.kind == "lease_ran_out" and e.t_ms < back]
+    if (lapses and any(e.kind == "fence_sent" and e.fields.key == sent.fields.key and e.t_ms < lapses[-1]
+                       for e in mine)
+            and any(e.kind == "apply" and e.t_ms == back for e in mine)
+            and not any(e.kind == "fence_sent" and back <= e.t_ms < back + p.period_ms + p.attempt_timeout_ms - 200
+                        for e in mine)):
+        return caught[0]
+    return None
 
 
-def slim(plan: dict) -> dict:
-    """The plan without the decisions its replay never reads or reads at their calm default: the same
-    run (its history hash checked), a file a few KB long."""
-    from scenarios.plan import default
+def f4_fence_lands_after_the_lapse(plan: dict, history):
+    """f4-fence-sent-before-the-fencer-lapsed.json (tests/checkers/test_findings.py): F-4 alone, and its
+    fence of nodes/n1 sent on the fencer's valid lease lands after that lease ran out (the form the
+    classifier once missed)."""
+    v = same_findings({"F-4": ["INV-9"]})(plan, history)
+    fences = [e for e in history.events if e.kind == "apply" and e.fields.key == "nodes/n1"
+              and e.fields.state.startswith("fenced ")]
+    if v is None or len(fences) != 1:
+        return None
+    sent = next((e for e in history.events if e.kind == "fence_sent" and e.fields.key == "nodes/n1"
+                 and e.t_ms == fences[0].fields.sent_ms), None)
+    lapsed = sent is not None and any(e.kind == "lease_ran_out" and e.proc == sent.proc
+                                      and sent.t_ms < e.t_ms < fences[0].t_ms for e in history.events)
+    return v if lapsed else None
 
-    sha, read = read_decisions(plan)
-    kept = {k: v for k, v in plan["choices"].items() if k in read and v != default(k.split(" ", 1)[0], k)}
-    out = dict(plan, choices=kept)
-    if read_decisions(out)[0] != sha:
-        raise AssertionError(f"{plan['model']}: the slimmed plan runs differently")
-    return dict(out, history_sha256=sha)
+
+AGAIN = {"fn2-fence-retry-after-own-lapse": fn2_fence_retry,
+         "f4-fence-sent-before-the-fencer-lapsed": f4_fence_lands_after_the_lapse}
+
+
+def stored_as(path: str) -> str:
+    """The plan's path from the checkout's root (for a copy elsewhere, its place under tests/plans/): never
+    a local path."""
+    rel = os.path.relpath(os.path.abspath(path), ROOT)
+    if not rel.startswith(".."):
+        return rel.replace(os.sep, "/")
+    name = os.path.basename(path)
+    return f"tests/plans/broken/{name}" if os.path.exists(os.path.join(PLANS, name)) else f"tests/plans/{name}"
+
+
+def again(path: str, budget_s: float) -> dict:
+    """The stored plan at `path` shrunk again, keeping what its tests need (AGAIN, a finding's or a broken
+    model's), its metadata kept and its size and history hash updated."""
+    from broken_models import entry
+    from counterexamples.shrink import Shrinker, run_plan, size
+
+    with open(path) as f:
+        plan = json.load(f)
+    name = os.path.basename(path)[:-len(".json")]
+    history = run_plan(plan)
+    if history.sha256() != plan["history_sha256"]:
+        raise SystemExit(f"{path}: its replay is not the run it stored (re-record it first)")
+    if name in AGAIN:
+        keeps = AGAIN[name]
+    elif plan["model"] != "correct":
+        keeps = caught_alone(entry(plan["model"]).catches)
+    else:
+        unexplained, found = findings_of(history)
+        if unexplained or not found:
+            raise SystemExit(f"{path}: a correct model's plan shows no finding alone; name its condition in AGAIN")
+        keeps = same_findings(found)
+    stored = {k: v for k, v in plan.items() if k not in ("history_sha256", "source", "shrunk")}
+    t0 = time.monotonic()
+    shrinker = Shrinker(stored, plan["invariant"], budget_s, keeps=keeps)
+    best = shrinker.run()
+    shrunk = dict(plan.get("shrunk") or {}, after=size(best, shrinker.history))
+    shrunk["again"] = {"from": size(plan, history), "runs": shrinker.runs,
+                       "seconds": round(time.monotonic() - t0, 1),
+                       "command": f"python tests/kits/brokenplans.py --again {stored_as(path)}"}
+    return dict(best, history_sha256=shrinker.history.sha256(), source=plan.get("source"), shrunk=shrunk)
 
 
 def dump(plan: dict) -> str:
@@ -140,18 +255,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=200)
     ap.add_argument("--budget-s", type=float, default=30.0)
     ap.add_argument("--slim", action="store_true", help="only slim the stored plans named (or every one: all)")
+    ap.add_argument("--again", action="store_true", help="shrink the stored plans given by path again")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
     from nodelease import compiled
 
     compiled.install()  # the hot modules compiled, where they match their source
 
+    if args.again:
+        for path in args.models:
+            before = os.path.getsize(path)
+            plan = again(path, args.budget_s)
+            write(path, plan)
+            a = plan["shrunk"]["after"]
+            print(f"{os.path.relpath(path)}: {before} -> {os.path.getsize(path)} bytes, {a['events']} events, "
+                  f"{len(plan['choices'])} decisions ({plan['shrunk']['again']['runs']} runs, "
+                  f"{plan['shrunk']['again']['seconds']} s)", flush=True)
+        return 0
     if args.slim:
+        from counterexamples.shrink import slim
+
         names = sorted(f[:-5] for f in os.listdir(PLANS) if f.endswith(".json")) if args.models == ["all"] \
             else args.models
         for name in names:
             with open(plan_path(name)) as f:
-                write(plan_path(name), slim(json.load(f)))
+                write(plan_path(name), slim(json.load(f)))  # the same run: the same history hash
             print(f"{name}: {os.path.getsize(plan_path(name))} bytes", flush=True)
         return 0
     failed = 0
@@ -162,7 +290,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"its declared invariant", file=sys.stderr)
             failed += 1
             continue
-        plan = slim(plan)
         write(plan_path(name), plan)
         a = plan["shrunk"]["after"]
         print(f"{name}: seed {plan['source']['seed']} fails {plan['invariant']}; shrunk to {a['events']} events, "

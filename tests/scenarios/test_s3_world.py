@@ -128,15 +128,21 @@ def test_a_prefix_holding_objects_is_refused_unless_reused_and_cleanup_deletes_o
     assert left == ["used/keep-me"]
 
 
-def test_a_missing_bucket_is_one_line_and_exit_2(moto, aws_env, capsys):
-    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", "no-such-bucket-here", "--duration", "1")
+# (the runs that are refused are given a --report under tmp_path: the world checks it can write its report
+# before anything else, and the checkout's reports/ is no test's to touch)
+
+
+def test_a_missing_bucket_is_one_line_and_exit_2(moto, aws_env, capsys, tmp_path):
+    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", "no-such-bucket-here", "--duration", "1",
+                             "--report", str(tmp_path / "r.json"))
     assert code == 2
     assert err == f"runner.py: error: bucket 'no-such-bucket-here' does not exist at {moto.url}\n"
 
 
-def test_an_unreachable_endpoint_is_one_line_and_exit_2(aws_env, capsys):
+def test_an_unreachable_endpoint_is_one_line_and_exit_2(aws_env, capsys, tmp_path):
     (port,) = free_ports(1)  # nothing listens there
-    code, out, err = run_cli(capsys, "--s3", f"http://127.0.0.1:{port}", "--bucket", BUCKET, "--duration", "1")
+    code, out, err = run_cli(capsys, "--s3", f"http://127.0.0.1:{port}", "--bucket", BUCKET, "--duration", "1",
+                             "--report", str(tmp_path / "r.json"))
     assert code == 2
     assert err == (f"runner.py: error: cannot reach the endpoint http://127.0.0.1:{port} "
                    f"(EndpointConnectionError)\n")
@@ -150,12 +156,13 @@ def test_missing_credentials_are_one_line_and_exit_2(moto, monkeypatch, capsys, 
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--duration", "1")
+    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--duration", "1",
+                             "--report", str(tmp_path / "r.json"))
     assert code == 2
     assert err.startswith("runner.py: error: no AWS credentials found") and err.count("\n") == 1
 
 
-def test_denied_access_and_bad_usage_read_as_one_line(aws_env, capsys):
+def test_denied_access_and_bad_usage_read_as_one_line(aws_env, capsys, tmp_path):
     from botocore.exceptions import ClientError
 
     denied = ClientError({"Error": {"Code": "403", "Message": "Forbidden"},
@@ -163,9 +170,10 @@ def test_denied_access_and_bad_usage_read_as_one_line(aws_env, capsys):
     assert _explain(denied, "https://u:p@s3.example/", "b", "checking") == (
         "access denied checking bucket 'b' at https://s3.example/ (HTTP 403): check the credentials and the "
         "bucket's policy")
-    code, out, err = run_cli(capsys, "--s3", "ftp://127.0.0.1:1", "--bucket", BUCKET)
+    code, out, err = run_cli(capsys, "--s3", "ftp://127.0.0.1:1", "--bucket", BUCKET,
+                             "--report", str(tmp_path / "r.json"))
     assert code == 2 and "http:// or https://" in err
-    code, out, err = run_cli(capsys, "--s3", "http://127.0.0.1:1")
+    code, out, err = run_cli(capsys, "--s3", "http://127.0.0.1:1", "--report", str(tmp_path / "r.json"))
     assert code == 2 and err == "runner.py: error: s3 needs --bucket NAME\n"
 
 
@@ -323,8 +331,9 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
     """BM-1 (breaks FN-3) against moto: n0 is killed once its lease is written and stays down;
     a peer fences it, unconditionally, and INV-3 names that write."""
     broken = load("unconditional_fence").MODEL
-    # real time on a loaded machine shifts the races (the full suite once missed it): up to two runs
-    for seed in (3, 4):
+    # real time on a loaded machine shifts the races (the full suite once missed it): up to two runs, of
+    # seeds that catch it on an idle machine (at 6.2 and 6.4 s; seed 3's draw never fences n0 in 16 s)
+    for seed in (4, 5):
         # 16 s: n0's object is fenceable from about 6.5 s (its last write + ttl + grace), and a peer's
         # watch (P + A) and listing follow; on a loaded machine 10 s was once not enough for either run
         world = _world(moto, broken, f"bm1-{seed}/", seed, 16_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
