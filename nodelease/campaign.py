@@ -187,8 +187,27 @@ def run_seeds(model_name, scenario, params, start, count, workers, strict=False,
     # forked workers inherit the compiled modules' finder (nodelease/compiled.py) and the imports
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     with ctx.Pool(workers, initializer=_pool_worker_init, initargs=(model_name, scenario, params, strict)) as pool:
-        for results in pool.imap(_worker_chunk, chunks):
+        started = {p.pid for p in pool._pool}
+        results_of = pool.imap(_worker_chunk, chunks)
+        while True:
+            try:
+                results = results_of.next(timeout=1.0)
+            except StopIteration:
+                return
+            except mp.TimeoutError:
+                _no_worker_lost(pool, started)
+                continue
             yield from results
+
+
+def _no_worker_lost(pool, started: set[int]) -> None:
+    """A pool worker that died (killed from outside, out of memory) is replaced by the pool, but the
+    chunk it held is never answered: the campaign would wait for ever. Its stand-in says so instead, as
+    the tool's failure (never a verdict); `run --resume` continues from the seeds saved."""
+    replaced = sorted(p.pid for p in pool._pool if p.pid not in started)
+    if replaced:
+        raise ToolFailure(f"a worker process of the campaign died and was replaced (new pid {replaced[0]}): the "
+                          f"seeds it held are lost; rerun, or `run --resume` a report saved before")
 
 
 def _dask_chunk(seeds: list[int], model_name, scenario, params, strict) -> list[SeedResult]:

@@ -236,6 +236,32 @@ def test_a_signal_leaves_a_partial_report_and_one_line(tmp_path, sig, status, wo
     assert report["seeds"]["start"] == 0 and 0 <= n < 60 and len(report["seed_hashes"]) == n
 
 
+
+def test_a_worker_killed_from_outside_is_the_tool_s_failure_not_a_hang(tmp_path):
+    """A pool worker killed on its own (SIGKILL from outside: the OOM killer, a stray kill) is replaced by
+    the pool, but the chunk it held would never be answered: the campaign says so in one line and exits 4
+    (the tool failed, never a verdict), where it used to wait for ever."""
+    env = dict(os.environ, PYTHONPATH=REPO)
+    proc = subprocess.Popen([sys.executable, os.path.join(REPO, "runner.py"), "run", "--seeds", "3000",
+                             "--workers", "2", "--scenario", "calm", "--report", str(tmp_path / "c.json")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+                            start_new_session=True)
+    for line in proc.stdout:
+        if " seeds, " in line and "/" in line:  # seeds finished: the pool's workers run
+            break
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        children = [int(c) for c in f.read().split()]
+    assert children, "the campaign has no worker processes"
+    os.kill(children[0], signal.SIGKILL)
+    try:
+        _rest, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        pytest.fail("the campaign hung after one of its workers was killed")
+    assert proc.returncode == Exit.TOOL, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and "worker process" in lines[0], err
+
 def test_resume_gives_the_digest_of_the_uninterrupted_run(tmp_path, capsys):
     code, _out, err, path = _interrupted(tmp_path, signal.SIGINT, 24, 1)
     assert code == Exit.INTERRUPTED, err
