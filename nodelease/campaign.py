@@ -186,18 +186,29 @@ def run_seeds(model_name, scenario, params, start, count, workers, strict=False,
 
     # forked workers inherit the compiled modules' finder (nodelease/compiled.py) and the imports
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    with ctx.Pool(workers, initializer=_pool_worker_init, initargs=(model_name, scenario, params, strict)) as pool:
+    pool = ctx.Pool(workers, initializer=_pool_worker_init, initargs=(model_name, scenario, params, strict))
+    try:
         started = {p.pid for p in pool._pool}
         results_of = pool.imap(_worker_chunk, chunks)
         while True:
             try:
                 results = results_of.next(timeout=1.0)
             except StopIteration:
-                return
+                break
             except mp.TimeoutError:
                 _no_worker_lost(pool, started)
                 continue
             yield from results
+    except BaseException:
+        pool.terminate()  # stopped (a signal, the consumer gone, a failure): SIGTERM to the workers
+        pool.join()
+        raise
+    # every chunk answered: the idle workers are told to finish and exit on their own. (The pool's
+    # terminate, as `with Pool` does, SIGTERMs them; one ending while its sibling waited on the task
+    # queue's lock left that sibling, and the campaign joining it, waiting for ever: seen twice, in a
+    # `broken` run and a 60-seed test, the worker asleep on a futex beside a defunct one)
+    pool.close()
+    pool.join()
 
 
 def _no_worker_lost(pool, started: set[int]) -> None:
