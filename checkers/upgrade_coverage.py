@@ -210,69 +210,43 @@ def _races(c: Context) -> _Races:
     return out
 
 
-@point("guard met a rewritten old heartbeat", "an old-format heartbeat was rewritten (an old node beating) while a "
-       "new node's start guard ran, in its switch window (UP-2: one that keeps being rewritten means an old "
-       "node runs)", topic="upgrade")
-def _guard_rewritten(c: Context) -> bool:
-    return c.scan(_races).guard_rewritten
+# each race's coverage point: (the _Races flag that reaches it, its name, what it means)
+_POINTS = (
+    ("guard_rewritten", "guard met a rewritten old heartbeat",
+     "an old-format heartbeat was rewritten (an old node beating) while a new node's start guard ran, in "
+     "its switch window (UP-2: one that keeps being rewritten means an old node runs)"),
+    ("guard_future", "guard met a future-dated heartbeat",
+     "while a new node's start guard ran, an old-format heartbeat was dated more than 2 * max_skew ahead "
+     "of that node's clock, from a clock outside the band (UP-2: it lapses on the node's own count)"),
+    ("marker_lost", "marker write lost",
+     "a new node's marker write (PUT leases/) was lost on the way (UP-3)"),
+    ("marker_late", "marker write applied late",
+     "a new node's marker write took effect after its sender gave up on it (UP-3)"),
+    ("marker_conflict", "marker write answered 409",
+     "the bucket answered a new node's marker write 409 (not applied; UP-3)"),
+    ("marker_unknown_read", "marker landed unknown, then read",
+     "a marker whose writer never learned it landed (applied late, or its reply lost) was followed by the "
+     "actor's owners/ record with leases/ untouched: the next acquisition seeded from it (UP-3)"),
+    ("seed_list_failed", "seeding listing lost",
+     "a new node's listing of an actor's wal/ before the actor's first owners/ record (UP-3's seed) failed"
+     " or was lost"),
+    ("lease_read_failed", "old-lease read lost",
+     "a new node's read of leases/ (UP-3's first acquisition) failed or was lost"),
+    ("gc_between", "old GC between read and marker",
+     "the old garbage collection deleted an old lease between a new node's read of it and its marker "
+     "write, whose If-Match met no object (UP-3)"),
+    ("twin_at_switch", "twin during the switch",
+     "a second process under a new node's id ran while that id's first start guard and start check ran "
+     "(UP-1, NL-6)"),
+    ("old_at_switch", "old binary restarted during the switch",
+     "an old binary was started again while a new node's start guard ran (UP-2, UP-4)"),
+)
 
 
-@point("guard met a future-dated heartbeat", "while a new node's start guard ran, an old-format heartbeat was "
-       "dated more than 2 * max_skew ahead of that node's clock, from a clock outside the band (UP-2: it lapses "
-       "on the node's own count)", topic="upgrade")
-def _guard_future(c: Context) -> bool:
-    return c.scan(_races).guard_future
+def _flag(attr: str):
+    """The predicate of one race's point: its flag in the one scan of the history."""
+    return lambda c: getattr(c.scan(_races), attr)
 
 
-@point("marker write lost", "a new node's marker write (PUT leases/) was lost on the way (UP-3)", topic="upgrade")
-def _marker_lost(c: Context) -> bool:
-    return c.scan(_races).marker_lost
-
-
-@point("marker write applied late", "a new node's marker write took effect after its sender gave up on it "
-       "(UP-3)", topic="upgrade")
-def _marker_late(c: Context) -> bool:
-    return c.scan(_races).marker_late
-
-
-@point("marker write answered 409", "the bucket answered a new node's marker write 409 (not applied; UP-3)",
-       topic="upgrade")
-def _marker_conflict(c: Context) -> bool:
-    return c.scan(_races).marker_conflict
-
-
-@point("marker landed unknown, then read", "a marker whose writer never learned it landed (applied late, or its "
-       "reply lost) was followed by the actor's owners/ record with leases/ untouched: the next acquisition "
-       "seeded from it (UP-3)", topic="upgrade")
-def _marker_unknown_read(c: Context) -> bool:
-    return c.scan(_races).marker_unknown_read
-
-
-@point("seeding listing lost", "a new node's listing of an actor's wal/ before the actor's first owners/ record "
-       "(UP-3's seed) failed or was lost", topic="upgrade")
-def _seed_list_failed(c: Context) -> bool:
-    return c.scan(_races).seed_list_failed
-
-
-@point("old-lease read lost", "a new node's read of leases/ (UP-3's first acquisition) failed or was lost",
-       topic="upgrade")
-def _lease_read_failed(c: Context) -> bool:
-    return c.scan(_races).lease_read_failed
-
-
-@point("old GC between read and marker", "the old garbage collection deleted an old lease between a new node's "
-       "read of it and its marker write, whose If-Match met no object (UP-3)", topic="upgrade")
-def _gc_between(c: Context) -> bool:
-    return c.scan(_races).gc_between
-
-
-@point("twin during the switch", "a second process under a new node's id ran while that id's first start guard "
-       "and start check ran (UP-1, NL-6)", topic="upgrade")
-def _twin_at_switch(c: Context) -> bool:
-    return c.scan(_races).twin_at_switch
-
-
-@point("old binary restarted during the switch", "an old binary was started again while a new node's start guard "
-       "ran (UP-2, UP-4)", topic="upgrade")
-def _old_at_switch(c: Context) -> bool:
-    return c.scan(_races).old_at_switch
+for _attr, _name, _doc in _POINTS:
+    point(_name, _doc, topic="upgrade")(_flag(_attr))
