@@ -198,6 +198,18 @@ def invariant(id: str, title: str, *, kind: str, rules: tuple[str, ...], quiet: 
     return register
 
 
+def _enter(what: str, name: str, module: str, table: dict, ranks: dict, docs: dict, make: Callable) -> None:
+    """Enter `make(module, rank)` in `table` under `name` (its rank: its place among its module's entries),
+    refusing a name declared twice, and keep `docs` (name -> doc) in report order."""
+    old = table.get(name)
+    if old is not None:
+        raise ValueError(f"{what} {name!r} is declared twice: in {old.module} and in {module}")
+    rank = ranks[module] = ranks.get(module, 0) + 1
+    table[name] = make(module, rank)
+    docs.clear()
+    docs.update((x.name, x.doc) for x in sorted(table.values(), key=lambda x: x.order))
+
+
 def point(name: str, doc: str, *, topic: str):
     """Declare the coverage point that the decorated predicate `reached(context) -> bool` finds."""
     if topic not in TOPICS:
@@ -205,15 +217,8 @@ def point(name: str, doc: str, *, topic: str):
                          f"({', '.join(TOPICS)})")
 
     def register(reached: Callable[[Context], bool]):
-        module = reached.__module__
-        old = _points.get(name)
-        if old is not None:
-            raise ValueError(f"coverage point {name!r} is declared twice: in {old.module} and in {module}")
-        rank = _ranks[module] = _ranks.get(module, 0) + 1
-        _points[name] = Point(name, doc, topic, reached, module, rank)
-        ordered = sorted(_points.values(), key=lambda p: p.order)
-        POINT_DOCS.clear()
-        POINT_DOCS.update((p.name, p.doc) for p in ordered)
+        _enter("coverage point", name, reached.__module__, _points, _ranks, POINT_DOCS,
+               lambda module, rank: Point(name, doc, topic, reached, module, rank))
         return reached
 
     return register
@@ -246,15 +251,8 @@ def margin(name: str, doc: str, *, invariant: str, rules: tuple[str, ...], unit:
     rules = _rule_ids(f"margin {name!r}", rules)
 
     def register(of: Callable[[Context], int | None]):
-        module = of.__module__
-        old = _margins.get(name)
-        if old is not None:
-            raise ValueError(f"margin {name!r} is declared twice: in {old.module} and in {module}")
-        rank = _margin_ranks[module] = _margin_ranks.get(module, 0) + 1
-        _margins[name] = Margin(name, doc, invariant, rules, of, unit, module, rank)
-        ordered = sorted(_margins.values(), key=lambda m: m.order)
-        MARGIN_DOCS.clear()
-        MARGIN_DOCS.update((m.name, m.doc) for m in ordered)
+        _enter("margin", name, of.__module__, _margins, _margin_ranks, MARGIN_DOCS,
+               lambda module, rank: Margin(name, doc, invariant, rules, of, unit, module, rank))
         return of
 
     return register
