@@ -9,6 +9,8 @@ once installed. One subparser per subcommand, each with its own options and --he
     bench     the benchmark
     merge     shard reports joined into the unsharded run's
     diff      two campaign reports compared: what got worse (failures, coverage, margins, findings, cost)
+    guided    a guided search over plans (guided/): a corpus kept for what it newly reaches, mutated
+    bakeoff   the guided search against uniform seeds, per broken model and rare mutant
     s3        one run against a real S3 endpoint
     list      the models and scenarios
     mutants   the checkers measured against one-rule mutants (mutants/)
@@ -38,7 +40,7 @@ import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from . import bench, broken, campaign, diff, exhaustive, listing, replay, s3  # noqa: E402
+from . import bench, broken, campaign, diff, exhaustive, guided, listing, replay, s3  # noqa: E402
 from .errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
 from .report import program  # noqa: E402
 
@@ -133,7 +135,7 @@ def _replay_options(p) -> None:
 
 
 def _shrink_options(p) -> None:
-    p.add_argument("report_path", metavar="REPORT", help="a run's report")
+    p.add_argument("report_path", metavar="REPORT|PLAN", help="a run's report, or a counterexample (guided, shrink)")
     p.add_argument("--seed", type=_natural, help="the seed to shrink (default: the report's first failing seed)")
     p.add_argument("--invariant", metavar="INV", help="the invariant to keep failing (default: the seed's first)")
     p.add_argument("--budget-s", "--shrink-budget", dest="budget_s", type=float, default=120.0, metavar="S",
@@ -309,6 +311,10 @@ SUBCOMMANDS = (
                _merge_options, campaign.merge_command),
     Subcommand("diff", "compare two campaign reports: failures new and gone, coverage, margins, findings, cost "
                        "(exit 1 when something got worse)", diff.options, diff.command),
+    Subcommand("guided", "search for a violation by mutating plans that reach something new (guided/)",
+               guided.options, guided.command),
+    Subcommand("bakeoff", "measure the guided search against uniform seeds, per broken model and rare mutant",
+               guided.bakeoff_options, guided.bakeoff_command),
     Subcommand("s3", "run a model against a real S3 endpoint instead of simulating",
                _s3_options, s3.command, "--s3", "URL"),
     Subcommand("list", "list the models and scenarios", _list_options, listing.command, "--list"),

@@ -169,14 +169,16 @@ def replay_plan(path: str, doc: dict, html: str | None) -> int:
 
 
 def shrink(console, args) -> int:
-    """`shrink REPORT [--seed S]`: the seed's run as data, shrunk while the same invariant fails."""
-    from rich.table import Table
-
-    from counterexamples.shrink import Shrinker, record_seed, size, violations, write_plan
-    from counterexamples.story import tell
+    """`shrink REPORT [--seed S]`: the seed's run as data, shrunk while the same invariant fails;
+    `shrink PLAN`: a counterexample (a guided search's) shrunk the same way."""
+    from counterexamples.shrink import check_plan, is_plan, record_seed, violations
 
     if args.budget_s <= 0:
         raise UsageError(f"--budget-s must be positive, got {args.budget_s:g}")
+
+    doc = load_json(args.report_path, "report or counterexample")
+    if is_plan(doc):  # a counterexample (a guided search's, or one shrunk before): shrunk further
+        return _shrink_plan(console, args, check_plan(doc, args.report_path))
     report = load_report(args.report_path)
     if report.get("world", "sim") != "sim":
         raise UsageError(f"the report {args.report_path} is of the {report['world']} world; only sim runs shrink")
@@ -192,8 +194,41 @@ def shrink(console, args) -> int:
     invariant = args.invariant or found[0].invariant
     if invariant not in {v.invariant for v in found}:
         raise UsageError(f"seed {seed} fails {', '.join(sorted({v.invariant for v in found}))}, not {invariant}")
+    return _shrunk(console, args, plan, history, found, invariant, strict,
+                   {"report": os.path.relpath(args.report_path), "seed": seed, "git_commit": git_commit()},
+                   f"seed {seed} of {os.path.relpath(args.report_path)}", f"{model_name}-s{seed}")
+
+
+def _shrink_plan(console, args, plan: dict) -> int:
+    """`shrink PLAN`: a counterexample file shrunk while the same invariant fails."""
+    from counterexamples.shrink import PLAN_KEYS, run_plan, violations
+
+    load_model(plan["model"])
+    check_scenario(plan["scenario"])
+    strict = bool(plan.get("strict")) or args.strict
+    history = run_plan(plan)
+    found = violations(history, strict)
+    if not found:
+        raise UsageError(f"the counterexample {args.report_path} does not fail here: nothing to shrink")
+    invariant = args.invariant or plan.get("invariant") or found[0].invariant
+    if invariant not in {v.invariant for v in found}:
+        raise UsageError(f"{args.report_path} fails {', '.join(sorted({v.invariant for v in found}))}, not {invariant}")
+    base = os.path.splitext(os.path.basename(args.report_path))[0]
+    source = {"plan": os.path.relpath(args.report_path), "git_commit": git_commit()}
+    plan = {k: plan[k] for k in PLAN_KEYS if k in plan}
+    return _shrunk(console, args, plan, history, found, invariant, strict, source, os.path.relpath(args.report_path),
+                   base)
+
+
+def _shrunk(console, args, plan, history, found, invariant, strict, source, what, name) -> int:
+    from rich.table import Table
+
+    from counterexamples.shrink import Shrinker, size, write_plan
+    from counterexamples.story import tell
+
     before = size(plan, history)
-    print(f"shrinking seed {seed} of {os.path.relpath(args.report_path)}: model {model_name} fails {invariant}; "
+    model_name = plan["model"]
+    print(f"shrinking {what}: model {model_name} fails {invariant}; "
           f"budget {args.budget_s:g} s", flush=True)
     last = [0.0]
 
@@ -209,11 +244,11 @@ def shrink(console, args) -> int:
     elapsed = time.monotonic() - t0
     after = size(best, shrinker.history)
     best.update(invariant=invariant, strict=strict, history_sha256=shrinker.history.sha256(),
-                source={"report": os.path.relpath(args.report_path), "seed": seed, "git_commit": git_commit()},
+                source=source,
                 shrunk={"before": before, "after": after, "runs": shrinker.runs, "steps": shrinker.accepted,
                         "seconds": round(elapsed, 1), "budget_s": args.budget_s,
                         "stopped_by": "the budget" if shrinker.out_of_time() else "no smaller failing plan"})
-    path = args.report or reports_path(f"{model_name}-s{seed}-{invariant}-shrunk.json")
+    path = args.report or reports_path(f"{name}-{invariant}-shrunk.json")
     write_plan(path, best)
     t = Table(title=f"shrunk in {elapsed:.0f} s, {shrinker.runs} runs ({best['shrunk']['stopped_by']})")
     for col in ("", "nodes", "actors", "processes", "faults", "client requests", "events", "simulated s"):

@@ -272,12 +272,17 @@ class World(Processes, Workload, QuietPhase):
                 if ch is not None and not ch.recording:
                     self.schedule_workload(ch.workload)
                 else:
-                    if o["request_gap_ms"]:
-                        self.later(self.randint(0, o["request_gap_ms"]), self._client_request)
-                    if o["hibernate_gap_ms"]:
-                        self.later(self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
-                    if o["move_gap_ms"]:
-                        self.later(self.randint(0, 2 * o["move_gap_ms"]), self._move)
+                    # drawn from `until` on; a branching plan's (scenarios/plan.py) kept before it, or whole
+                    until = 0 if ch is None else ch.until_ms
+                    if ch is not None and ch.kept:
+                        self.schedule_workload(ch.kept)
+                    if until is not None:
+                        if o["request_gap_ms"]:
+                            self.later(until + self.randint(0, o["request_gap_ms"]), self._client_request)
+                        if o["hibernate_gap_ms"]:
+                            self.later(until + self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+                        if o["move_gap_ms"]:
+                            self.later(until + self.randint(0, 2 * o["move_gap_ms"]), self._move)
             elif step == "@script":
                 self.schedule_script()
             elif step == "@quiet":

@@ -88,6 +88,11 @@ class NoRandom:
 class Choices:
     """Record a run's decisions (table None), or replay them from a table (a plan)."""
 
+    # the workload of a recording run: drawn from this instant on (Branching keeps a plan's before it;
+    # None: the plan's whole workload kept, none drawn)
+    until_ms: int | None = 0
+    kept: list = []
+
     def __init__(self, table: dict | None = None, workload: list | None = None) -> None:
         self.recording = table is None
         self.table: dict = {} if table is None else table
@@ -120,3 +125,39 @@ class Choices:
 
 
 _MISSING = object()
+
+
+class Branching(Choices):
+    """A plan's decisions where it holds them, fresh draws from the world's RNG where it does not
+    (the guided search's mutants, guided/mutate.py): a recording run, so the table it leaves is the
+    whole run's, a plan like any other (`times` says when each decision was made, `clock` is the
+    world's true time, set once the world exists).
+
+    `until_ms` is where the workload is redrawn: the plan's steps before it are kept and the world
+    draws its client requests, hibernations and moves from then on; None keeps the plan's workload
+    whole and draws none. A redrawn decision is one the table lacks; a plan cut at an instant
+    ("reseed after t") is one whose later decisions were taken out."""
+
+    def __init__(self, table: dict, workload: list, until_ms: int | None = None) -> None:
+        super().__init__(None, None)
+        self.given = table
+        self.until_ms = until_ms
+        self.kept = list(workload) if until_ms is None else [s for s in workload if s[0] < until_ms]
+        self.workload = list(self.kept)
+        self.times: dict = {}
+        self.clock = _no_clock
+
+    def pick(self, site: str, who: str, draw, *args):
+        key = decision_key(self._seen, site, who)
+        self.times[key] = self.clock()
+        value = self.given.get(key, _MISSING)
+        if value is _MISSING:
+            value = draw(*args)
+            if type(value) is tuple:
+                value = list(value)
+        self.table[key] = value
+        return value
+
+
+def _no_clock() -> int:
+    raise RuntimeError("a Branching run's clock was not set (guided/search.py sets it to the world's true time)")

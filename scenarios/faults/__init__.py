@@ -16,7 +16,8 @@ place, everything the rest of the world needs to know about it:
   phase turns off (`quiet(world)`);
 - what the shrinker may remove (`scheduled` lists, whose entries it sets to None; `flags`, set to
   their off value), shorten (`durations`: the index of a length in each entry) and which entries
-  name a node (`node_field`, for dropping a node);
+  name a node (`node_field`, for dropping a node); where each entry's instant is (`at_field`: the
+  guided search moves it, guided/mutate.py);
 - `rules`: the protocol rules its situations exercise, and `title`, one line for people.
 
 A `fault` event in the history names what struck (`what`: "request_lost", "late", "outage",
@@ -79,6 +80,7 @@ class FaultKind:
     flags: dict = {}  # option -> its off value, for a fault the shrinker may turn off whole
     node_field: dict = {}  # option -> the index of the node id in each of its entries
     durations: dict = {}  # option -> the index of a length (ms) in each of its entries
+    at_field: dict = {}  # option -> the index of the instant (ms) in each of its entries, -1: the entry is it
     state: dict = {}  # world attribute -> a factory of its value at the start of a run
     keeps_in_quiet = False  # a behaviour of a real bucket the quiet phase cannot turn off
 

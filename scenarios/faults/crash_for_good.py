@@ -13,6 +13,7 @@ class CrashForGood(FaultKind):
     rules = ("FN-2", "FN-3", "FN-5", "FN-8", "INV-4")
     options = {"crash_for_good": []}  # [[node, at]]
     scheduled = ("crash_for_good",)
+    at_field = {"crash_for_good": 1}
     node_field = {"crash_for_good": 0}
 
     def draw_main(self, ctx) -> None:

@@ -11,6 +11,7 @@ class Crashes(FaultKind):
     rules = ("NL-5", "NL-7", "FN-3", "FN-5", "OR-3")
     options = {"crashes": []}  # [[node, at]]
     scheduled = ("crashes",)
+    at_field = {"crashes": 1}
     node_field = {"crashes": 0}
 
     def draw_switch(self, ctx) -> None:

@@ -24,6 +24,7 @@ class DeadlineRaces(FaultKind):
     options = {"deadline_races": []}  # [at, ...]
     settings = {"lapse_acquires": False}
     scheduled = ("deadline_races",)
+    at_field = {"deadline_races": -1}
     state = {"_races": dict}  # node -> deadline races armed: cut it off after its next acknowledged write
 
     def draw_main(self, ctx) -> None:

@@ -22,6 +22,7 @@ class Deletes(FaultKind):
     rules = ("FN-5", "FN-6", "FN-7", "NL-5", "NL-7")
     options = {"deletes": []}  # [[node, at, a replacement started, takeover attempts and a fence soon after]]
     scheduled = ("deletes",)
+    at_field = {"deletes": 1}
     node_field = {"deletes": 0}
     # node -> (follow-ups, a replacement at once, a replacement at all, give up at): a delete armed to
     # strike right after the node's next acknowledged lease write

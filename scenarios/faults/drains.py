@@ -27,6 +27,7 @@ class Drains(FaultKind):
     options = {"drains": []}
     settings = {"drains_with_holds": False, "drains_wait_for_holds": False}
     scheduled = ("drains",)
+    at_field = {"drains": 1}
     node_field = {"drains": 0}
 
     def draw_main(self, ctx) -> None:

@@ -25,6 +25,7 @@ class Mass(FaultKind):
     rules = ("BD-1", "BD-2", "BD-3", "OR-6", "FN-2")
     options = {"mass": []}  # [[node, at]]
     scheduled = ("mass",)
+    at_field = {"mass": 1}
     node_field = {"mass": 0}
 
     def draw_main(self, ctx) -> None:

@@ -13,6 +13,7 @@ class OperatorFences(FaultKind):
     rules = ("FN-7", "INV-10", "NL-10")
     options = {"operator_fences": []}  # [[node, at]]
     scheduled = ("operator_fences",)
+    at_field = {"operator_fences": 1}
     node_field = {"operator_fences": 0}
 
     def draw_main(self, ctx) -> None:

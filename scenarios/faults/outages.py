@@ -18,6 +18,7 @@ class Outages(FaultKind):
     rules = ("NL-4", "NL-11", "FN-2", "OR-6")
     options = {"outages": []}  # [[who (a node id, or "*"), at, length_ms, mode]]
     scheduled = ("outages",)
+    at_field = {"outages": 1}
     node_field = {"outages": 0}
     durations = {"outages": 2}
 

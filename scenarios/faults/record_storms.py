@@ -23,6 +23,7 @@ class RecordStorms(Stretch):
     rules = ("OR-7", "OR-8", "OR-9")
     options = {"record_storms": []}  # [[at, length_ms]]
     scheduled = ("record_storms",)
+    at_field = {"record_storms": 0}
     state = {"record_storm": bool}
     flag, what, target, detail = "record_storm", "record_storm", OWNERS_PREFIX, "record writes lost and slow"
 

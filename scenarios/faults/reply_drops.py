@@ -12,6 +12,7 @@ class ReplyDrops(Stretch):
     rules = ("NL-9", "OR-5", "OR-7", "CS-2")
     options = {"reply_drops": []}  # [[at, length_ms]]
     scheduled = ("reply_drops",)
+    at_field = {"reply_drops": 0}
     state = {"replies_dropping": bool}
     flag, what, target, detail = "replies_dropping", "reply_drops", "writes", "write replies lost"
 

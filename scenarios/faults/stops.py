@@ -22,6 +22,7 @@ class Stops(FaultKind):
     options = {"stops": [], "stragglers": [], "stop_silences": []}
     switches = ("stops",)  # (the index lists only say which stops straggle or are silenced)
     scheduled = ("stops",)
+    at_field = {"stops": 1}
     node_field = {"stops": 0}
     state = {"_silence_release": dict, "_straggle": dict}
 

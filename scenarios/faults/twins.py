@@ -17,6 +17,7 @@ class Twins(FaultKind):
     options = {"twins": [], "twin_silences": []}  # [[node, at, life_ms]]; indices of the twins that win
     switches = ("twins",)
     scheduled = ("twins",)
+    at_field = {"twins": 1}
     node_field = {"twins": 0}
     durations = {"twins": 2}
 
