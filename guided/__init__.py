@@ -1,2 +1,2 @@
-"""The guided search over plans (search.py), its plan-native mutations (mutate.py), and the bake-off
-that measures it against uniform seeds (bakeoff.py)."""
+"""The guided search over plans (search.py) and its plan-native mutations (mutate.py); the command and
+the bake-off against uniform seeds are nodelease's (nodelease/guided.py, nodelease/bakeoff.py)."""

@@ -4,7 +4,7 @@ A uniform campaign runs seed after seed, each drawn afresh. The guided search ru
 starts from a few drawn seeds, keeps a run in its corpus when it reaches something no run before
 it reached (a *feature*), and spends most runs on mutants of the corpus's plans (guided/mutate.py),
 choosing parents by how rare their features are. The features of a run (all read from its judged
-history, the same verdict a campaign gives, nodelease.report.judge):
+history, the same verdict a campaign gives, checkers.verdict):
 
 - `p:` every coverage point it reaches (checkers/coverage.py);
 - `r:` every protocol rule it exercises, by how often (1, 2-3, 4-7, ... times: AFL's buckets);
@@ -74,6 +74,31 @@ class Outcome:
     replay_mismatch: int = 0  # failing runs whose plain replay did not fail (never expected)
 
 
+@dataclass
+class Judged:
+    """A run's verdict as the search reads it (nodelease.report.SeedResult has the same fields)."""
+
+    seed: int
+    sha256: str
+    failures: list  # (invariant, message): the violations no known finding explains (with strict: all)
+    coverage: list
+    rules: dict
+    margin_ms: dict
+    tool_failure: tuple | None = None
+
+
+def judged(index: int, history, strict: bool = False) -> Judged:
+    """Every checker over the run (checkers.verdict, the one verdict a campaign gives)."""
+    from checkers.verdict import judge
+
+    try:
+        v = judge(history, strict=strict, measure=True)
+    except Exception as e:  # a checker that cannot read this history: the tool's failure, never a catch
+        return Judged(index, history.sha256(), [], [], dict(history.rules), {}, (f"{type(e).__name__}: {e}", ""))
+    return Judged(index, history.sha256(), [(x.invariant, x.message) for x in v.violations], v.measures["coverage"],
+                  dict(history.rules), v.measures.get("margins", {}))
+
+
 def features_of(result, options: dict) -> list[str]:
     out = [f"p:{p}" for p in result.coverage]
     for rule, n in result.rules.items():
@@ -102,7 +127,7 @@ class Search:
     """One guided search. `run()` until the budget is spent or a run fails."""
 
     def __init__(self, model_name: str, scenario: str, pins: dict | None, seed: int, *, budget_s: float | None = None,
-                 max_runs: int | None = None, strict: bool = False, say=None) -> None:
+                 max_runs: int | None = None, strict: bool = False, say=None, judge=None) -> None:
         from broken_models import load_model
 
         self.model_name, self.scenario, self.pins, self.seed = model_name, scenario, pins or {}, seed
@@ -110,6 +135,9 @@ class Search:
         self.budget_s, self.max_runs, self.strict = budget_s, max_runs, strict
         self.rng = random.Random(seed)  # the search's one RNG: parents, operators, fresh seeds, each run's draws
         self.say = say or (lambda line: None)
+        # (index, history, strict) -> a result with failures, coverage, rules, margin_ms, tool_failure, sha256:
+        # the command passes the report's (nodelease.report.judge), so that its report sums its runs
+        self.judge = judge or judged
         self.corpus: list[Entry] = []
         self.hits: dict[str, int] = {}  # feature -> runs that reached it
         self.mark_hits: dict[str, int] = {}  # mark -> corpus entries that have it
@@ -137,9 +165,7 @@ class Search:
         return json.loads(json.dumps(whole)), choices.times, history
 
     def _judge(self, index: int, history):
-        from nodelease.report import judge
-
-        return judge(index, history, strict=self.strict)
+        return self.judge(index, history, self.strict)
 
     def _one(self, op: str, seed: int, plan: dict | None, until_ms: int | None) -> bool:
         """Run and judge one candidate; keep it if it reaches something new. True: it failed."""

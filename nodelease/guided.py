@@ -1,5 +1,5 @@
 """`guided` and `bakeoff`: the guided search's command (guided/search.py) and its bake-off against
-uniform seeds (guided/bakeoff.py).
+uniform seeds (nodelease/bakeoff.py).
 
     python runner.py guided --model unlocked_resolver --seed 1 --budget-s 600
     python runner.py bakeoff --mutants-report reports/mutants-200.json --reps 5 --cap-s 30 --jobs 2
@@ -18,6 +18,7 @@ import os
 import time
 
 from .campaign import check_scenario, load_model, parse_pins
+from .report import judge
 from .errors import Exit, UsageError
 from .report import build_report, exit_status, invoked_as, print_summary, reports_path, write_report
 
@@ -51,7 +52,7 @@ def command(console, args) -> int:
     t0 = time.monotonic()
     search = Search(args.model, scenario, pins if isinstance(pins, dict) else None, args.seed,
                     budget_s=args.budget_s, max_runs=args.runs, strict=args.strict,
-                    say=lambda line: print(line, flush=True))
+                    say=lambda line: print(line, flush=True), judge=lambda i, h, strict: judge(i, h, strict=strict))
     out = search.run()
     extra = {"strict": args.strict, "guided": {
         "seed": args.seed, "budget_s": args.budget_s, "max_runs": args.runs, "runs": out.runs, "cpu_s": out.cpu_s,
@@ -102,7 +103,7 @@ def bakeoff_options(p) -> None:
 def bakeoff_command(console, args) -> int:
     import json
 
-    from guided import bakeoff
+    from . import bakeoff
 
     if args.reps < 1 or args.jobs < 1 or args.cap_s <= 0:
         raise UsageError("--reps and --jobs must be at least 1, --cap-s positive")

@@ -17,8 +17,9 @@ import sys
 import pytest
 
 from counterexamples.shrink import clocks_valid, run_plan, violations
-from guided import bakeoff, mutate
+from guided import mutate
 from guided.search import Entry, Search, features_of
+from nodelease import bakeoff
 from nodelease.campaign import run_one
 from scenarios.plan import Branching
 from scenarios.sim import SimWorld

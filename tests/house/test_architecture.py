@@ -1,6 +1,6 @@
 """The house's layers, read off every import of the project (top-level and inside functions, by `ast`):
 
-    model < history < scenarios < checkers < counterexamples < explore < mutants < nodelease < runner.py
+    model < history < scenarios < checkers < counterexamples < explore < mutants < guided < nodelease < runner.py
 
 A module imports only from its own layer or those below it. Beside the stack: `broken_models`
 (the models registry) imports only model/ and nodelease.errors, and every layer above model/ may
@@ -17,7 +17,7 @@ from collections import defaultdict
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAYERS = ("model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "nodelease",
+LAYERS = ("model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "guided", "nodelease",
           "runner.py")
 ERRORS = "nodelease.errors"
 REGISTRY = "broken_models"

@@ -41,7 +41,7 @@ RARE = 0.05  # a target the uniform mix catches in under this share of seeds
 
 
 def uniform(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
-    from nodelease.campaign import run_one
+    from .campaign import run_one
 
     t0 = time.process_time()
     seed, runs = rep * 1_000_003, 0
@@ -60,9 +60,9 @@ def uniform(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
 
 
 def guided(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
-    from nodelease.errors import ToolError
+    from guided.search import Search
 
-    from .search import Search
+    from .errors import ToolError
 
     s = Search(model_name, scenario, None, rep, budget_s=cap_s)
     t0 = time.process_time()
@@ -88,7 +88,7 @@ def one_target(model_name: str, scenario: str, reps: int, cap_s: float) -> dict:
 
 
 def _child(lane: str, model_name: str, scenario: str, reps: int, cap_s: float) -> dict:
-    code = ("import json, sys; from guided.bakeoff import one_target; "
+    code = ("import json, sys; from nodelease.bakeoff import one_target; "
             f"print(json.dumps(one_target({model_name!r}, {scenario!r}, {reps}, {cap_s})))")
     p = subprocess.run([sys.executable, "-c", code], cwd=lane, capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=lane), timeout=reps * 2 * (cap_s * 3 + 60))
