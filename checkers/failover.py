@@ -73,6 +73,29 @@ def _valid_at(windows, t: int) -> bool:
     return any(s <= t < e for s, e, _i in windows)
 
 
+def _refusing(history: History) -> dict[int, list[tuple[int, int | None]]]:
+    """Per process, the spans in which it acquires nothing new, the world's own instructions: from `told
+    drain` until `told resume` (CS-3: "A draining node acquires nothing new until it is told to resume"),
+    from `told stop` for good (CS-1: a stopping node acquires nothing). None: open to the end."""
+    spans: dict[int, list[tuple[int, int | None]]] = {}
+    open_: dict[int, tuple[int, bool]] = {}  # proc -> (since, stopping)
+    events = history.events
+    for i in history.of_kind("told"):
+        t, p, _kind, f = events[i]
+        if f.command in ("drain", "stop"):
+            since, stopping = open_.get(p, (t, False))
+            open_[p] = (since, stopping or f.command == "stop")
+        elif f.command == "resume" and p in open_ and not open_[p][1]:
+            spans.setdefault(p, []).append((open_.pop(p)[0], t))
+    for p, (since, _stopping) in open_.items():
+        spans.setdefault(p, []).append((since, None))
+    return spans
+
+
+def _refuses_at(spans: list[tuple[int, int | None]], t: int) -> bool:
+    return any(s <= t and (e is None or t < e) for s, e in spans)
+
+
 @invariant(INVARIANT, "failover", kind="liveness", rules=("T-5", "FN-2", "FN-3", "FN-9"), quiet=True,
            measure=Measure("failover_ms", measure, unjudged=list))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
@@ -106,6 +129,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     for i in history.of_kind("client"):
         t, q, _kind, f = events[i]
         requests.setdefault(f.actor, []).append((t, q))
+    refusing = _refusing(history)
     out = []
     least = None
     for actor, proc, ack, td, new, i in _cases(history, fx):
@@ -121,8 +145,12 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                     free_at = at
         if free_at is None:
             continue
-        # the first request after that which reached a process able to act on it
-        asked = next((t for t, q in requests.get(actor, ()) if t >= free_at and _valid_at(leases.get(q, ()), t)), None)
+        # the first request after that which reached a process able to act on it: its lease valid, and
+        # neither draining nor stopping (CS-3, CS-1: such a node refuses to acquire, by rule; seed 2000938,
+        # tests/plans/inv7-request-at-a-draining-node.json)
+        asked = next((t for t, q in requests.get(actor, ())
+                      if t >= free_at and _valid_at(leases.get(q, ()), t)
+                      and not _refuses_at(refusing.get(q, ()), t)), None)
         if asked is None or asked + slack > history.end_ms:
             continue  # nobody asked for it after it had to be free: nothing to judge
         deadline = asked + slack

@@ -250,6 +250,30 @@ def test_inv7_request_before_the_bound_is_not_judged():
     assert INV_7(h) == []
 
 
+@pytest.mark.parametrize("command", ["drain", "stop"])
+def test_inv7_request_at_a_draining_or_stopping_node_is_not_the_wait(command):
+    """INV-7, CS-3 ("A draining node acquires nothing new until it is told to resume"), CS-1 (a stopping
+    node acquires nothing; seed 2000938, tests/plans/inv7-request-at-a-draining-node.json): the request
+    at 30 s reaches n1 while it was told to drain (or stop) at 25 s: it may not take a0 then, so that
+    request does not start the wait and judges nothing."""
+    h, _ = _failover_run(new_hold_at=None)
+    ev(h, 25_000, 1, "told", command=command)
+    finish(h)
+    assert INV_7(h) == []
+
+
+def test_inv7_request_after_the_drain_resumed_is_judged():
+    """INV-7, CS-3: told to resume at 31 s, n1 may acquire again; the request at 32 s is the wait, and a0
+    never taken over is a violation (the drain spares only the requests inside it)."""
+    h, ix = _failover_run(new_hold_at=None)
+    ev(h, 25_000, 1, "told", command="drain")
+    ev(h, 31_000, 1, "told", command="resume")
+    ev(h, 32_000, 1, "client", actor=A0, node="n1", request=2)
+    finish(h, ix)
+    (v,) = INV_7(h)
+    assert v.invariant == "INV-7" and "requested at 32.000 s" in v.message
+
+
 # --- INV-8 nothing lost ----------------------------------------------------------------------------------
 
 
