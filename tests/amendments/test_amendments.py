@@ -73,3 +73,21 @@ def test_broken_refuses_a_variant(capsys):
     from nodelease.cli import main
 
     assert main(["broken", "f2_resolver_bound", "--seeds", "1"]) == 2
+
+
+def test_bm3_is_still_caught_when_re_based_on_the_f2_amendment():
+    """BM-3 (unlocked_resolver, OR-9) on top of f2_resolver_bound (OR-8's bound) is still caught by
+    INV-6: the bound does not hide the race the lock prevents (4 of the first 200 seeds, as on model/)."""
+    from amendments.f2_resolver_bound import ResolverBound
+    from broken_models.unlocked_resolver import UnlockedResolver
+    from checkers.verdict import judge
+    from nodelease.campaign import parse_pins
+    from scenarios.sim import run_seed
+
+    class Rebased(UnlockedResolver, ResolverBound):
+        name = "unlocked_resolver+f2_resolver_bound"
+
+    m = Rebased()
+    caught = [s for s in range(60) if any(v.invariant == "INV-6" for v in judge(run_seed(
+        s, m, "swarm", parse_pins([], scenario="swarm", start=s, count=1), m.name)).violations)]
+    assert caught
