@@ -11,7 +11,7 @@ and optionally `SURVIVOR = "why"` for a mutant this world does not catch (it is 
 but its surviving fails nothing). Adding a broken model is adding its module: nothing else
 lists it. `load_model(name)` gives the model object a name stands for ("correct": model/).
 
-Imports only model/: every layer above may use the registry (the worlds do not need it).
+Imports only model/ (and amendments/, which imports only model/): every layer above may use the registry (the worlds do not need it).
 """
 
 from __future__ import annotations
@@ -74,9 +74,15 @@ def entries() -> list[Entry]:
 
 
 def entry(name: str) -> Entry:
-    """The entry of the model `name` (UsageError, one line, if there is none)."""
+    """The entry of the model `name` (UsageError, one line, if there is none): the correct model, a
+    broken one, or a variant of amendments/ (kind "variant": proposed, never run by `broken`)."""
     if name != CORRECT and name not in _names():
-        raise UsageError(f"unknown model {name!r} (choices: {', '.join(names())})")
+        from amendments import is_variant, variant
+
+        if is_variant(name):
+            v = variant(name)
+            return Entry(name, "variant", ",".join(v.rules), "-", v.summary, v.module)
+        raise UsageError(f"unknown model {name!r} (choices: {', '.join(names())}, or a variant of amendments/)")
     return _entry(name)
 
 

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 
 from .campaign import MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
-from .errors import Exit, ToolFailure
+from .errors import Exit, ToolFailure, UsageError
 from .report import (
     command_line,
     default_report_path,
@@ -85,6 +85,10 @@ def command(console, args) -> int:
     check_scenario(args.scenario)
     params = parse_pins(args.param)
     chosen = ([entry(MAIN_MODEL)] + [entry(n) for n in args.models if n != MAIN_MODEL]) if args.models else entries()
+    variants = [e.name for e in chosen if e.kind == "variant"]
+    if variants:
+        raise UsageError(f"{variants[0]} is a variant (amendments/), proposed, not broken: "
+                         f"`amendments {variants[0]}` judges it")
     rows = []
     warnings = []
     for e in chosen:

@@ -16,6 +16,7 @@ once installed. One subparser per subcommand, each with its own options and --he
     mutants   the checkers measured against one-rule mutants (mutants/)
     compile   the hot modules compiled (nodelease/compiled.py)
     docs      the generated tables of README.md and docs/ rewritten (nodelease/docs.py)
+    amendments  every variant of amendments/ judged against its recorded verdict (nodelease/amendments.py)
 
 The old mode flags still work, translated before parsing (`--broken` is `broken`, `--replay R` is
 `replay R`, ...; see MODE_FLAGS); two modes at once are refused. An option a subcommand does not
@@ -40,7 +41,7 @@ import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from . import bench, broken, campaign, diff, exhaustive, guided, listing, replay, s3  # noqa: E402
+from . import amendments, bench, broken, campaign, diff, exhaustive, guided, listing, replay, s3  # noqa: E402
 from .errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
 from .report import program  # noqa: E402
 
@@ -324,6 +325,8 @@ SUBCOMMANDS = (
                _compile_options, compiled.command),
     Subcommand("docs", "rewrite the generated tables of README.md and docs/ from the registries",
                _docs_options, _docs),
+    Subcommand("amendments", "judge every variant of amendments/ (ADR amendments, open questions): exit 1 "
+                             "if a verdict changed from the recorded one", amendments.options, amendments.command),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}
 MODE_FLAGS = {s.mode_flag: s for s in SUBCOMMANDS if s.mode_flag}

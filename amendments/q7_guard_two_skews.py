@@ -1,0 +1,34 @@
+"""Q-7: UP-2's guard gives a future-dated old heartbeat 2 * max_skew where the rule adds one (the
+other reading of UP-2).
+
+The guard compares an old node's written_at (its clock) with its own; a future-dated heartbeat
+lapses at the latest horizon + ttl + grace + max_skew after this node first read it. This variant
+adds 2 * max_skew: if both are safe, one skew suffices within the world's bounds.
+"""
+
+from model.node import Model
+
+ADDRESSES = "Q-7"
+KIND = "question"
+RULES = ("UP-2",)
+ADR = ("Section 6: 'A heartbeat whose written_at is in the future lapses at the latest horizon plus ttl plus "
+       "grace plus max skew after this node first read that same body'")
+PROPOSED = "'... lapses at the latest horizon plus ttl plus grace plus twice max skew after this node first read ...'"
+
+
+class GuardTwoSkews(Model):
+    name = "q7_guard_two_skews"
+
+    def old_heartbeat_blocks(self, st, seen, now_ms) -> int:
+        base = super().old_heartbeat_blocks(st, seen, now_ms)
+        if seen.written_at_ms > seen.first_read_ms:
+            from model.upgrade import old_heartbeat_horizon_ms
+
+            p = st.params
+            span = old_heartbeat_horizon_ms(p) + p.takeover_ms
+            until = min(seen.written_at_ms + span, seen.first_read_ms + span + 2 * p.max_skew_ms)
+            return max(0, until - now_ms)
+        return base
+
+
+MODEL = GuardTwoSkews()

@@ -1,0 +1,93 @@
+"""`runner.py amendments` (nodelease/amendments.py, issue 31): a verdict can fail, and a changed
+verdict fails the command."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from amendments import names, variant
+from broken_models import entries, entry, load_model
+from nodelease import amendments as am
+
+
+def test_variants_are_models_but_never_broken_ones():
+    """A variant loads by name (run --model, a plan naming it) but `broken` never runs it."""
+    listed = {e.name for e in entries()}
+    for n in names():
+        assert entry(n).kind == "variant"
+        assert hasattr(load_model(n), "step")
+        assert n not in listed
+        v = variant(n)
+        assert v.adr and v.proposed and v.rules
+
+
+def test_a_deliberately_unsafe_variant_is_unsafe_with_a_counterexample(tmp_path, monkeypatch):
+    """BM-1 (unconditional_fence, breaks FN-4) taken as the other reading of a question: verdict load-bearing (unsafe),
+    and its first violating seed kept as a plan that fails when replayed."""
+    from counterexamples.shrink import run_plan, violations
+
+    monkeypatch.chdir(tmp_path)
+    fake = SimpleNamespace(name="unconditional_fence", kind="question", addresses="Q-0", plans=())
+    base = am.campaign("correct", 10)
+    m = am.measure(fake, 10, base)
+    assert m["verdict"] == "load-bearing: the other reading is unsafe"
+    assert m["violations"]
+    plan = json.loads((tmp_path / m["counterexample"]).read_text()) if not m["counterexample"].startswith("/") \
+        else json.loads(open(m["counterexample"]).read())
+    assert {v.invariant for v in violations(run_plan(plan))} >= {plan["invariant"]}
+
+
+def test_an_amendment_whose_plans_still_fail_does_not_remove_its_finding():
+    """The correct model offered as F-2's amendment: F-2's plans fail strict (OR-8 unbounded)."""
+    fake = SimpleNamespace(name="correct", kind="amendment", addresses="F-2", plans=variant("f2_resolver_bound").plans)
+    m = {"violations": [], "plans": am.run_plans("correct", fake.plans), "findings": {}, "diff_worse": []}
+    assert am.verdict(fake, m) == "does not remove F-2"
+
+
+def test_a_verdict_differing_from_the_record_exits_1(tmp_path, monkeypatch, capsys):
+    record = tmp_path / "verdicts.json"
+    record.write_text(json.dumps({"q7_guard_two_skews": {"verdict": "load-bearing", "seeds": 5}}))
+    monkeypatch.setattr(am, "RECORD", str(record))
+    args = SimpleNamespace(names=["q7_guard_two_skews"], seeds=5, record=False, json=None)
+    assert am.command(None, args) == 1
+    assert "CHANGED (recorded: load-bearing)" in capsys.readouterr().out
+    args.record = True
+    assert am.command(None, args) == 0
+    args.record = False
+    assert am.command(None, args) == 0
+
+
+@pytest.mark.parametrize("bad", [["no_such_variant"]])
+def test_an_unknown_variant_is_a_usage_error(bad):
+    from nodelease.errors import UsageError
+
+    with pytest.raises(UsageError):
+        am.command(None, SimpleNamespace(names=bad, seeds=5, record=False, json=None))
+
+
+def test_broken_refuses_a_variant(capsys):
+    """`runner.py broken VARIANT` is a usage error: a variant is proposed, not broken."""
+    from nodelease.cli import main
+
+    assert main(["broken", "f2_resolver_bound", "--seeds", "1"]) == 2
+
+
+def test_bm3_is_still_caught_when_re_based_on_the_f2_amendment():
+    """BM-3 (unlocked_resolver, OR-9) on top of f2_resolver_bound (OR-8's bound) is still caught by
+    INV-6: the bound does not hide the race the lock prevents (4 of the first 200 seeds, as on model/)."""
+    from amendments.f2_resolver_bound import ResolverBound
+    from broken_models.unlocked_resolver import UnlockedResolver
+    from checkers.verdict import judge
+    from nodelease.campaign import parse_pins
+    from scenarios.sim import run_seed
+
+    class Rebased(UnlockedResolver, ResolverBound):
+        name = "unlocked_resolver+f2_resolver_bound"
+
+    m = Rebased()
+    caught = [s for s in range(60) if any(v.invariant == "INV-6" for v in judge(run_seed(
+        s, m, "swarm", parse_pins([], scenario="swarm", start=s, count=1), m.name)).violations)]
+    assert caught
