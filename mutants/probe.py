@@ -37,7 +37,7 @@ from .catalog import MUTANTS
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
 # what a campaign needs: copied once per lane, the mutated file restored after each mutant
 COPY = ("model", "history", "nodelease", "scenarios", "checkers", "broken_models", "counterexamples", "explore",
-        "guided", "mutants")
+        "guided", "mutants", "amendments")
 # the lane's own command line: its packages come first on its path (a checkout or an install alike)
 CAMPAIGN = ("-c", "import sys; from nodelease.cli import main; sys.exit(main())", "run")
 

@@ -23,8 +23,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, REPO)
 from nodelease.cli import SUBCOMMANDS  # noqa: E402
 
-PACKAGES = ("model", "history", "scenarios", "checkers", "broken_models", "counterexamples", "explore", "mutants",
-            "nodelease")
+PACKAGES = ("model", "history", "scenarios", "checkers", "broken_models", "amendments", "counterexamples", "explore",
+            "mutants", "guided", "nodelease")
 
 
 def _sh(args, cwd, env=None, timeout=300) -> subprocess.CompletedProcess:
