@@ -33,6 +33,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from nodelease.errors import ToolError
 from scenarios import faults
 from scenarios.plan import FORMAT, Branching
 
@@ -173,8 +174,6 @@ class Search:
         try:
             whole, times, history = self._execute(seed, plan, until_ms)
         except Exception as e:  # a mutant the world cannot run is the search's bug: say it, never a catch
-            from nodelease.errors import ToolError
-
             raise ToolError(f"guided run {index} ({op}) raised {type(e).__name__}: {e}") from e
         result = self._judge(index, history)
         self.out.runs = index
@@ -182,8 +181,6 @@ class Search:
         stats = self.out.ops[op]
         stats[0] += 1
         if result.tool_failure is not None:
-            from nodelease.errors import ToolError
-
             raise ToolError(f"guided run {index} ({op}): a checker raised: {result.tool_failure[0]}")
         feats = features_of(result, whole["options"])
         new = [f for f in feats if f not in self.hits]
@@ -240,8 +237,7 @@ class Search:
 
     def _instants(self, e: Entry) -> list[tuple[str, int]]:
         """The parent's moments, rarest in the corpus first: where a reseed branches."""
-        ranked = sorted(e.marks.items(), key=lambda kv: (self.mark_hits.get(kv[0], 0), kv[1]))
-        return [(label, t) for label, t in ranked]
+        return sorted(e.marks.items(), key=lambda kv: (self.mark_hits.get(kv[0], 0), kv[1]))
 
     def _candidate(self) -> tuple[str, mutate.Candidate | None]:
         parent = self._parent()
