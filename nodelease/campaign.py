@@ -136,89 +136,138 @@ def _worker_init(model_name, scenario, params, strict=False) -> None:
     _W.update(model=model_name, scenario=scenario, params=params, strict=strict)
 
 
-def _pool_worker_init(model_name, scenario, params, strict=False) -> None:
-    """A pool worker leaves signals to the process that started it: Ctrl-C (sent to the whole
-    process group) is ignored here, and SIGTERM (the group's, or the pool's own terminate) ends it
-    quietly, as SystemExit: raised in Python, it releases the locks of the pool's queues on its way
-    out (a worker killed holding one would hang the parent's terminate); the parent saves what
-    finished (run_campaign)."""
-    import signal
-    from multiprocessing import util
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _quit)
-    # once the worker's loop is over (its exit functions run, no queue lock held) a SIGTERM ends it
-    # outright: an exception raised past that point escapes the fork's bootstrap into the parent's
-    # code, and the parent waits on that copy for ever (seen once, in a 60-seed run under load)
-    util.Finalize(None, _exiting, exitpriority=1_000)
-    _worker_init(model_name, scenario, params, strict)
-
-
-def _exiting() -> None:
-    _W["exiting"] = True
-
-
-def _quit(_signum, _frame):
-    import signal
-
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second one ends the process outright
-    if _W.get("exiting"):
-        os._exit(0)
-    raise SystemExit(0)
-
-
 def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
     return [run_one(s, _W["model"], _W["scenario"], _W["params"], strict=_W["strict"]) for s in seeds]
 
 
+# Chunks a worker holds at once: the next one waits in its pipe while it sends the last one's results.
+_DEPTH = 2
+
+
+def _serve(conn, model_name, scenario, params, strict) -> None:
+    """A worker process: chunks of seeds come down its own pipe and their results go back up it,
+    until None or the parent is gone. Signals are the parent's to handle: Ctrl-C (sent to the
+    whole process group) is ignored here, and SIGTERM ends the process outright. Nothing here is
+    shared with a sibling, so a worker killed at any instant leaves nothing held."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (the parent's handler came with the fork)
+    _worker_init(model_name, scenario, params, strict)
+    while True:
+        try:
+            seeds = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent is gone
+        if seeds is None:
+            return
+        try:
+            answer = (True, _worker_chunk(seeds))
+        except Exception as e:  # (run_one keeps a seed's own failure; this is the worker's)
+            answer = (False, f"{type(e).__name__}: {e}")
+        try:
+            conn.send(answer)
+        except (BrokenPipeError, OSError):
+            return
+
+
 def run_seeds(model_name, scenario, params, start, count, workers, strict=False, chunk: int | None = None):
-    """Yield SeedResults in seed order, in `workers` processes. The chunks are made as the pool takes
-    them (a run bounded by time has no end to list)."""
+    """Yield SeedResults in seed order, in `workers` processes. The chunks are made as they are
+    handed out (a run bounded by time has no end to list).
+
+    Each worker owns a pipe; there is no queue shared between them. (A multiprocessing.Pool's
+    shared task queue has a lock that an idle worker holds while it waits: a worker killed from
+    outside in that instant left its siblings, and the campaign joining them, waiting for ever;
+    seen in CI, stop 34, and reproduced by tests/cli/test_reliability.py.) A worker that dies
+    holding seeds is seen at once, by its process's sentinel, and is the tool's failure."""
     chunk = chunk or max(1, min(50, count // (workers * 32) or 1))
     end = start + count
-    chunks = (list(range(i, min(i + chunk, end))) for i in range(start, end, chunk))
+    chunks = ((k, list(range(i, min(i + chunk, end)))) for k, i in enumerate(range(start, end, chunk)))
     if workers <= 1:
         _worker_init(model_name, scenario, params, strict)
-        for c in chunks:
+        for _k, c in chunks:
             yield from _worker_chunk(c)
         return
     import multiprocessing as mp
+    from multiprocessing.connection import wait
 
     # forked workers inherit the compiled modules' finder (nodelease/compiled.py) and the imports
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    pool = ctx.Pool(workers, initializer=_pool_worker_init, initargs=(model_name, scenario, params, strict))
+    procs, conns = [], []
+    finished = False
     try:
-        started = {p.pid for p in pool._pool}
-        results_of = pool.imap(_worker_chunk, chunks)
-        while True:
-            try:
-                results = results_of.next(timeout=1.0)
-            except StopIteration:
-                break
-            except mp.TimeoutError:
-                _no_worker_lost(pool, started)
-                continue
-            yield from results
-    except BaseException:
-        pool.terminate()  # stopped (a signal, the consumer gone, a failure): SIGTERM to the workers
-        pool.join()
-        raise
-    # every chunk answered: the idle workers are told to finish and exit on their own. (The pool's
-    # terminate, as `with Pool` does, SIGTERMs them; one ending while its sibling waited on the task
-    # queue's lock left that sibling, and the campaign joining it, waiting for ever: seen twice, in a
-    # `broken` run and a 60-seed test, the worker asleep on a futex beside a defunct one)
-    pool.close()
-    pool.join()
+        for _ in range(workers):
+            mine, theirs = ctx.Pipe()
+            p = ctx.Process(target=_serve, args=(theirs, model_name, scenario, params, strict), daemon=True)
+            p.start()
+            theirs.close()
+            procs.append(p)
+            conns.append(mine)
+        held: list[list[tuple[int, list[int]]]] = [[] for _ in procs]  # per worker, in the order sent
+        done: dict[int, list[SeedResult]] = {}
+        following = 0
+
+        def give(w: int) -> None:
+            item = next(chunks, None)
+            if item is not None:
+                try:
+                    conns[w].send(item[1])
+                except OSError:
+                    _lost(procs[w], [item, *held[w]])
+                held[w].append(item)
+
+        for _ in range(_DEPTH):
+            for w in range(workers):
+                give(w)
+        while any(held):
+            busy = [w for w in range(workers) if held[w]]
+            ready = set(wait([conns[w] for w in busy] + [procs[w].sentinel for w in busy]))
+            for w in busy:
+                if conns[w] in ready or (procs[w].sentinel in ready and conns[w].poll()):
+                    try:
+                        ok, answer = conns[w].recv()
+                    except (EOFError, OSError):
+                        _lost(procs[w], held[w])
+                    if not ok:
+                        raise ToolFailure(f"a worker process of the campaign failed: {answer}")
+                    k, _seeds = held[w].pop(0)
+                    done[k] = answer
+                    give(w)
+                elif procs[w].sentinel in ready:
+                    _lost(procs[w], held[w])
+            while following in done:
+                yield from done.pop(following)
+                following += 1
+        finished = True
+    finally:
+        # done: each worker is told to finish and exits on its own; stopped (a signal, the consumer
+        # gone, a failure): each is killed, which is safe, as none holds anything a sibling needs
+        for c in conns:
+            if finished:
+                try:
+                    c.send(None)
+                except OSError:
+                    pass
+        for p in procs:
+            if not finished:
+                p.kill()
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+                p.join()
+        for c in conns:
+            c.close()
 
 
-def _no_worker_lost(pool, started: set[int]) -> None:
-    """A pool worker that died (killed from outside, out of memory) is replaced by the pool, but the
-    chunk it held is never answered: the campaign would wait for ever. Its stand-in says so instead, as
-    the tool's failure (never a verdict); `run --resume` continues from the seeds saved."""
-    replaced = sorted(p.pid for p in pool._pool if p.pid not in started)
-    if replaced:
-        raise ToolFailure(f"a worker process of the campaign died and was replaced (new pid {replaced[0]}): the "
-                          f"seeds it held are lost; rerun, or `run --resume` a report saved before")
+def _lost(proc, held) -> None:
+    """A worker died holding seeds (killed from outside, out of memory): they are lost. The tool's
+    failure, never a verdict; `run --resume` continues from the seeds a report saved."""
+    proc.join(timeout=1)
+    how = (f"killed by signal {-proc.exitcode}" if proc.exitcode is not None and proc.exitcode < 0
+           else f"exit status {proc.exitcode}")
+    span = "seeds " + ", ".join(f"{c[0]}..{c[-1]}" if len(c) > 1 else f"{c[0]}" for _k, c in sorted(held))
+    raise ToolFailure(f"a worker process of the campaign died (pid {proc.pid}, {how}) holding {span}: they are "
+                      f"lost; rerun, or `run --resume` a report saved before")
 
 
 def _dask_chunk(seeds: list[int], model_name, scenario, params, strict) -> list[SeedResult]:
@@ -316,7 +365,7 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
             if budget_s is not None and time.monotonic() - t0 >= budget_s:
                 stopped = len(results) < count
                 break
-    except KeyboardInterrupt as e:  # (the pool is terminated on the way out of run_seeds)
+    except KeyboardInterrupt as e:  # (the workers are killed on the way out of run_seeds)
         if not keep_partial:
             raise
         interrupted = signal_name(e)

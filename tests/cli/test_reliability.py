@@ -262,6 +262,67 @@ def test_a_worker_killed_from_outside_is_the_tool_s_failure_not_a_hang(tmp_path)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err and "worker process" in lines[0], err
 
+_DYING = """
+import os, signal, sys, time
+sys.path.insert(0, {repo!r})
+from nodelease import campaign
+from nodelease.errors import ToolFailure
+
+def siblings():
+    me = os.getpid()
+    kids = open(f"/proc/{{os.getppid()}}/task/{{os.getppid()}}/children").read().split()
+    return [int(k) for k in kids if int(k) != me]
+
+def idle(pid):  # asleep reading its pipe: it holds no seeds
+    with open(f"/proc/{{pid}}/wchan") as f:
+        return "read" in f.read()
+
+def chunk(seeds):
+    if {case!r} == "holding" and 5 in seeds:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if {case!r} == "idle" and 11 in seeds:  # the last chunk: the others are done, and idle
+        t0 = time.monotonic()
+        while not all(idle(p) for p in siblings()):
+            if time.monotonic() - t0 > 30:
+                print("SKIP: /proc/PID/wchan does not show an idle worker")
+                sys.exit(0)
+            time.sleep(0.01)
+        for p in siblings():
+            os.kill(p, signal.SIGKILL)
+    return list(seeds)
+
+campaign._worker_chunk = chunk  # the forked workers inherit it
+try:
+    got = list(campaign.run_seeds("correct", "calm", {{}}, 0, 12, 2, chunk=1))
+    print("finished", got)
+except ToolFailure as e:
+    print("ToolFailure", e)
+"""
+
+
+@pytest.mark.parametrize("case", ["holding", "idle"])
+def test_a_worker_dying_at_any_instant_is_seen_at_once_and_never_hangs(tmp_path, case):
+    """A worker killed holding seeds is the tool's failure at once, naming the seeds lost; one killed while
+    idle holds nothing, and the campaign finishes with every seed. (multiprocessing.Pool hung on the second:
+    an idle worker holds the shared task queue's lock while it waits, and a kill then leaves it held for the
+    siblings and for the pool's own terminate; CI, stop 34.)"""
+    script = tmp_path / "dying.py"
+    script.write_text(_DYING.format(repo=REPO, case=case))
+    try:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the campaign hung after a worker was killed ({case})")
+    out = done.stdout.strip()
+    if out.startswith("SKIP"):
+        pytest.skip(out)
+    assert done.returncode == 0, done.stderr
+    if case == "holding":
+        assert out.startswith("ToolFailure a worker process of the campaign died") and "killed by signal 9" in out
+        assert "seeds 5" in out and "--resume" in out, out
+    else:
+        assert out == f"finished {list(range(12))}", out
+
+
 def test_resume_gives_the_digest_of_the_uninterrupted_run(tmp_path, capsys):
     code, _out, err, path = _interrupted(tmp_path, signal.SIGINT, 24, 1)
     assert code == Exit.INTERRUPTED, err
