@@ -14,7 +14,15 @@ An amendment's verdict: "removes F-n" (its plans pass strict, no new violation, 
 the campaign, nothing worse in the diff), "removes F-n, but the diff is worse" (coverage or a
 margin), "does not remove F-n" (a plan still fails strict), or "unsafe" (a violation no finding
 explains). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
-explains), "load-bearing" (it reaches a finding more often than the correct model) or "not load-bearing, within these bounds".
+explains), "load-bearing" (it reaches a finding more often than the correct model), "not
+reached: the variant changed no run" (no seed's history differs from the correct model's: the
+campaign says nothing of the question; a scripted scenario must) or "not load-bearing, within
+these bounds".
+
+Verdicts are recorded per seed count (a verdict at 300 seeds is not one at 2,000: F-2's bound
+passed 300 and failed at 802). With --rebase, every broken model whose decisions the variant does
+not also change is stacked on it (its class first, the variant's next) and must still be caught
+by its declared invariant within --rebase-seeds seeds when it is caught within them on model/.
 
 Must not know the parser (nodelease/cli.py).
 """
@@ -30,14 +38,20 @@ RECORD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SEEDS = 300
 COVERAGE_TOL_PP = 5.0  # a coverage point's share may fall this much (small campaigns are noisy)
 MARGIN_TOL_MS = 250  # a margin's minimum may shrink this much
+REBASE_SEEDS = 200  # as `broken`'s default
 
 
 def options(p) -> None:
     p.add_argument("names", nargs="*", metavar="VARIANT", help="only these variants (default: all)")
     p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
                    help=f"seeds per campaign, the variant's and the correct model's (default {DEFAULT_SEEDS})")
+    p.add_argument("--workers", type=int, default=1, help="processes per campaign (default 1)")
+    p.add_argument("--rebase", action="store_true",
+                   help="also re-base every broken model on each variant and check it is still caught")
+    p.add_argument("--rebase-seeds", type=int, default=REBASE_SEEDS, metavar="N",
+                   help=f"seeds a re-based broken model gets to be caught in (default {REBASE_SEEDS})")
     p.add_argument("--record", action="store_true",
-                   help="write the verdicts measured to amendments/verdicts.json instead of comparing")
+                   help="write the verdicts measured to amendments/verdicts.json (at this --seeds) instead of comparing")
     p.add_argument("--json", metavar="PATH", help="also write every measurement as JSON here")
 
 
@@ -54,14 +68,20 @@ def run_plans(name: str, plans) -> dict:
     return out
 
 
-def campaign(name: str, seeds: int) -> dict:
-    """The report of seeds 0..seeds-1 of `swarm` for the model `name`, one worker, not written."""
+def campaign(name: str, seeds: int, workers: int = 1) -> dict:
+    """The report of seeds 0..seeds-1 of `swarm` for the model `name`, not written."""
     from rich.console import Console
 
     from .campaign import parse_pins, run_campaign
 
     params = parse_pins([], scenario="swarm", start=0, count=seeds)
-    return run_campaign(Console(quiet=True), name, "swarm", params, 0, seeds, 1, os.devnull, quiet=True)
+    return run_campaign(Console(quiet=True), name, "swarm", params, 0, seeds, workers, os.devnull, quiet=True)
+
+
+def changed_runs(base: dict, rep: dict) -> int:
+    """Seeds whose history differs from the correct model's: how often the variant's decision was
+    reached at all (a variant that changes no run says nothing about its question)."""
+    return sum(1 for a, b in zip(base["seed_hashes"], rep["seed_hashes"]) if a != b)
 
 
 def counterexample(name: str, report: dict) -> str | None:
@@ -82,13 +102,13 @@ def counterexample(name: str, report: dict) -> str | None:
     return os.path.relpath(path)
 
 
-def measure(v, seeds: int, base: dict) -> dict:
+def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
     """Everything a verdict is taken from, for the variant `v` (an amendments.Variant or any object
     with name, kind, addresses, plans) against the correct model's report `base`."""
     from .diff import compare
 
     plans = run_plans(v.name, v.plans)
-    rep = campaign(v.name, seeds)
+    rep = campaign(v.name, seeds, workers)
     d = compare(base, rep, COVERAGE_TOL_PP, MARGIN_TOL_MS)
     worse_diff = [w.split("; replay:")[0] for w in d["worse"] if w.startswith(("coverage", "margin"))]
     findings = {fid: b.get("seeds", 0) for fid, b in (rep.get("protocol_findings") or {}).items()}
@@ -96,7 +116,7 @@ def measure(v, seeds: int, base: dict) -> dict:
     violations = sorted({f["invariant"] for f in rep["failures"]})
     m = {"seeds": seeds, "plans": plans, "violations": violations,
          "violating_seeds": len(rep.get("failing_seeds") or []), "findings": findings,
-         "correct_findings": base_findings, "diff_worse": worse_diff,
+         "correct_findings": base_findings, "diff_worse": worse_diff, "changed_runs": changed_runs(base, rep),
          "history_digest": rep.get("history_digest"), "counterexample": counterexample(v.name, rep)}
     m["verdict"] = verdict(v, m)
     return m
@@ -108,7 +128,11 @@ def verdict(v, m: dict) -> str:
         return "load-bearing: the other reading is unsafe" if v.kind == "question" else "unsafe"
     if v.kind == "question":
         more = [f for f, n in m["findings"].items() if n > m["correct_findings"].get(f, 0)]
-        return "load-bearing" if more else "not load-bearing, within these bounds"
+        if more:
+            return "load-bearing"
+        if m.get("changed_runs") == 0:
+            return "not reached: the variant changed no run"
+        return "not load-bearing, within these bounds"
     if any(m["plans"].values()) or m["findings"].get(fid):
         return f"does not remove {fid}"
     if m["diff_worse"]:
@@ -116,15 +140,110 @@ def verdict(v, m: dict) -> str:
     return f"removes {fid}"
 
 
+def overridden(model) -> set[str]:
+    """The decisions a model's class changes: the methods its own classes (below model.node.Model)
+    define."""
+    from model.node import Model
+
+    names: set[str] = set()
+    for cls in type(model).__mro__:
+        if cls is Model or not issubclass(cls, Model):
+            break
+        names |= {k for k, val in vars(cls).items() if callable(val) and not k.startswith("__")}
+    return names
+
+
+def rebased(broken_name: str, variant_name: str):
+    """The broken model `broken_name` on top of the variant: a class whose bases are the broken
+    model's class, then the variant's (each override calls on to the next), or None with the reason
+    when both change the same decision (the broken model's override would replace the variant's:
+    re-basing it there says nothing)."""
+    from broken_models import load_model
+
+    b, v = load_model(broken_name), load_model(variant_name)
+    both = sorted(overridden(b) & overridden(v))
+    if both:
+        return None, f"both change {', '.join(both)}"
+    cls = type(f"{type(b).__name__}On{type(v).__name__}", (type(b), type(v)), {"name": f"{broken_name}+{variant_name}"})
+    return cls(), None
+
+
+def first_catch(model, declared: str, seeds: int) -> int | None:
+    """The first of seeds 0..seeds-1 of `swarm` where `declared` catches `model` (None: none does)."""
+    from checkers.verdict import judge
+    from scenarios.sim import run_seed
+
+    from .campaign import parse_pins
+
+    for s in range(seeds):
+        h = run_seed(s, model, "swarm", parse_pins([], scenario="swarm", start=s, count=1), model.name)
+        if any(x.invariant == declared for x in judge(h).violations):
+            return s
+    return None
+
+
+def rebase(variant_name: str, seeds: int) -> dict:
+    """Every broken model of the registry re-based on the variant: caught by its declared invariant
+    within `seeds` seeds, as on model/? -> {"caught": {bm: seed}, "lost": {bm: seed on model/},
+    "neither": [bm], "skipped": {bm: why}}."""
+    from broken_models import entries, load_model
+
+    out: dict = {"seeds": seeds, "caught": {}, "lost": {}, "neither": [], "skipped": {}}
+    for e in entries():
+        if e.kind != "broken":
+            continue
+        m, why = rebased(e.name, variant_name)
+        if m is None:
+            out["skipped"][e.name] = why
+            continue
+        k = first_catch(m, e.catches, seeds)
+        if k is not None:
+            out["caught"][e.name] = k
+            continue
+        plain = first_catch(load_model(e.name), e.catches, seeds)
+        if plain is None:
+            out["neither"].append(e.name)
+        else:
+            out["lost"][e.name] = plain
+    return out
+
+
 def load_record() -> dict:
+    """amendments/verdicts.json: variant -> {"addresses", "verdicts": {seeds (str): verdict}}."""
     if not os.path.exists(RECORD):
         return {}
     with open(RECORD) as f:
         return json.load(f)
 
 
+def recorded(record: dict, name: str, seeds: int) -> str | None:
+    return ((record.get(name) or {}).get("verdicts") or {}).get(str(seeds))
+
+
+def line(v, m: dict) -> str:
+    extra = [f"plans failing strict: {sum(1 for x in m['plans'].values() if x)}/{len(m['plans'])}"] if m["plans"] else []
+    extra.append(f"runs changed {m['changed_runs']}/{m['seeds']}")
+    if m["violations"]:
+        extra.append(f"violations {', '.join(m['violations'])} in {m['violating_seeds']} seeds")
+    if m["counterexample"]:
+        extra.append(f"counterexample {m['counterexample']}")
+    if m["diff_worse"]:
+        extra.append(f"diff worse: {'; '.join(m['diff_worse'])}")
+    if m.get("findings") != m.get("correct_findings"):
+        extra.append("findings " + ", ".join(f"{f} {m['correct_findings'].get(f, 0)}->{m['findings'].get(f, 0)}"
+                                             for f in sorted(set(m["findings"]) | set(m["correct_findings"]))
+                                             if m["findings"].get(f, 0) != m["correct_findings"].get(f, 0)))
+    r = m.get("rebase")
+    if r:
+        extra.append(f"re-based broken models: {len(r['caught'])} caught, {len(r['lost'])} lost"
+                     + (f" ({', '.join(r['lost'])})" if r["lost"] else "")
+                     + f", {len(r['neither'])} caught on neither in {r['seeds']} seeds, {len(r['skipped'])} not re-based")
+    return f"{v.addresses:4} {v.name}: {m['verdict']} ({'; '.join(extra)})"
+
+
 def command(console, args) -> int:
-    """`amendments [VARIANT...] [--seeds N] [--record]`: exit 0 (every verdict as recorded), 1 (one changed)."""
+    """`amendments [VARIANT...] [--seeds N] [--rebase] [--record]`: exit 0 (every verdict as recorded
+    at N seeds), 1 (one changed, none recorded at N, or a re-based broken model lost)."""
     from amendments import is_variant, variant, names
 
     chosen = args.names or names()
@@ -133,39 +252,46 @@ def command(console, args) -> int:
             raise UsageError(f"unknown variant {n!r} (choices: {', '.join(names())})")
     if args.seeds < 1:
         raise UsageError(f"--seeds must be at least 1, got {args.seeds}")
+    workers = getattr(args, "workers", 1) or 1
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {workers}")
     record = load_record()
     print(f"the correct model's campaign: {args.seeds} seeds of swarm", flush=True)
-    base = campaign("correct", args.seeds)
-    measured, changed = {}, []
+    base = campaign("correct", args.seeds, workers)
+    measured, changed, lost = {}, [], []
     for n in chosen:
         v = variant(n)
-        m = measure(v, args.seeds, base)
+        m = measure(v, args.seeds, base, workers)
+        if getattr(args, "rebase", False):
+            m["rebase"] = rebase(n, args.rebase_seeds)
+            if m["rebase"]["lost"]:
+                lost.append(n)
         measured[n] = m
-        was = (record.get(n) or {}).get("verdict")
-        mark = "" if was == m["verdict"] else f"  CHANGED (recorded: {was or 'none'})"
+        was = recorded(record, n, args.seeds)
+        mark = "" if was == m["verdict"] else f"  CHANGED (recorded at {args.seeds} seeds: {was or 'none'})"
         if was != m["verdict"]:
             changed.append(n)
-        extra = [f"plans failing strict: {sum(1 for x in m['plans'].values() if x)}/{len(m['plans'])}"] if m["plans"] else []
-        if m["violations"]:
-            extra.append(f"violations {', '.join(m['violations'])} in {m['violating_seeds']} seeds")
-        if m["counterexample"]:
-            extra.append(f"counterexample {m['counterexample']}")
-        if m["diff_worse"]:
-            extra.append(f"diff worse: {'; '.join(m['diff_worse'])}")
-        print(f"{v.addresses:4} {n}: {m['verdict']}" + (f" ({'; '.join(extra)})" if extra else "") + mark, flush=True)
+        print(line(v, m) + mark, flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(measured, f, indent=1, sort_keys=True)
     if args.record:
-        record.update({n: {"verdict": m["verdict"], "seeds": m["seeds"], "addresses": variant(n).addresses}
-                       for n, m in measured.items()})
+        for n, m in measured.items():
+            entry = record.setdefault(n, {})
+            entry["addresses"] = variant(n).addresses
+            entry.setdefault("verdicts", {})[str(args.seeds)] = m["verdict"]
         with open(RECORD, "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
             f.write("\n")
-        print(f"recorded: {os.path.relpath(RECORD)}")
-        return Exit.PASSED
+        print(f"recorded at {args.seeds} seeds: {os.path.relpath(RECORD)}")
+        return Exit.VIOLATION if lost else Exit.PASSED
+    status = Exit.PASSED
     if changed:
-        print(f"{len(changed)} verdict(s) changed from the recorded ones: {', '.join(changed)}")
-        return Exit.VIOLATION
-    print("every verdict as recorded")
-    return Exit.PASSED
+        print(f"{len(changed)} verdict(s) differ from the ones recorded at {args.seeds} seeds: {', '.join(changed)}")
+        status = Exit.VIOLATION
+    if lost:
+        print(f"re-based on {', '.join(lost)}, a broken model caught on model/ is no longer caught")
+        status = Exit.VIOLATION
+    if status == Exit.PASSED:
+        print(f"every verdict as recorded at {args.seeds} seeds")
+    return status

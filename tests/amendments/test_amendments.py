@@ -49,15 +49,58 @@ def test_an_amendment_whose_plans_still_fail_does_not_remove_its_finding():
 
 def test_a_verdict_differing_from_the_record_exits_1(tmp_path, monkeypatch, capsys):
     record = tmp_path / "verdicts.json"
-    record.write_text(json.dumps({"q7_guard_two_skews": {"verdict": "load-bearing", "seeds": 5}}))
+    record.write_text(json.dumps({"q7_guard_two_skews": {"addresses": "Q-7", "verdicts": {"5": "load-bearing"}}}))
     monkeypatch.setattr(am, "RECORD", str(record))
     args = SimpleNamespace(names=["q7_guard_two_skews"], seeds=5, record=False, json=None)
     assert am.command(None, args) == 1
-    assert "CHANGED (recorded: load-bearing)" in capsys.readouterr().out
+    assert "CHANGED (recorded at 5 seeds: load-bearing)" in capsys.readouterr().out
     args.record = True
     assert am.command(None, args) == 0
     args.record = False
     assert am.command(None, args) == 0
+    args.seeds = 6  # a verdict is recorded per seed count: none at 6
+    assert am.command(None, args) == 1
+    assert "recorded at 6 seeds: none" in capsys.readouterr().out
+    assert set(json.loads(record.read_text())["q7_guard_two_skews"]["verdicts"]) == {"5"}
+
+
+def test_a_variant_that_changes_no_run_is_not_reached_rather_than_safe():
+    """A question whose variant never changes a run is not answered by that campaign."""
+    q = SimpleNamespace(name="x", kind="question", addresses="Q-9")
+    m = {"violations": [], "plans": {}, "findings": {}, "correct_findings": {}, "diff_worse": [], "changed_runs": 0}
+    assert am.verdict(q, m) == "not reached: the variant changed no run"
+    assert am.verdict(q, dict(m, changed_runs=3)) == "not load-bearing, within these bounds"
+
+
+def test_re_basing_stacks_the_broken_decision_on_the_variant_and_refuses_an_overlap():
+    """A re-based broken model has both decisions (its class first); one changing the decision the variant
+    changes is not re-based (its override would replace the variant's), and says which."""
+    from amendments.f2_resolver_bound import ResolverBound
+    from broken_models.unlocked_resolver import UnlockedResolver
+
+    m, why = am.rebased("unlocked_resolver", "f2_resolver_bound")
+    assert why is None and isinstance(m, UnlockedResolver) and isinstance(m, ResolverBound)
+    assert am.overridden(m) >= am.overridden(UnlockedResolver()) | am.overridden(ResolverBound())
+    clash = sorted(am.overridden(ResolverBound()))[0]
+    for e in entries():
+        if e.kind == "broken" and clash in am.overridden(load_model(e.name)):
+            m, why = am.rebased(e.name, "f2_resolver_bound")
+            assert m is None and clash in why
+            break
+
+
+def test_a_re_based_broken_model_that_is_no_longer_caught_is_lost(monkeypatch):
+    """If stacking a broken model on a variant hides it (caught on model/ within the seeds, not on the
+    variant), the re-base says it is lost, and `amendments` exits 1 on it."""
+    calls = []
+
+    def fake_first_catch(model, declared, seeds):
+        calls.append(model.name)
+        return None if "+" in model.name else 0  # never caught re-based, caught at seed 0 on model/
+
+    monkeypatch.setattr(am, "first_catch", fake_first_catch)
+    r = am.rebase("q7_guard_two_skews", 3)
+    assert r["lost"] and not r["caught"] and set(r["lost"]) <= {e.name for e in entries()}
 
 
 @pytest.mark.parametrize("bad", [["no_such_variant"]])

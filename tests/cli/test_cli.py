@@ -81,7 +81,7 @@ def test_two_modes_at_once_are_refused(argv, message, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["run", "--html", "x.html"], "run takes no --html (it goes with replay, shrink)"),
     (["--seed", "7"], "run takes no --seed (it goes with replay, shrink, guided, s3); to run one seed: --start S --seeds 1"),
-    (["replay", "r.json", "--workers", "2"], "replay takes no --workers (it goes with run, explore, broken)"),
+    (["replay", "r.json", "--workers", "2"], "replay takes no --workers (it goes with run, explore, broken, amendments)"),
     (["broken", "--strict"], "broken takes no --strict (it goes with run, shrink, explore, guided, s3)"),
     (["--s3", "http://h:9000", "--time-budget", "5"], "s3 takes no --time-budget (it goes with run)"),
     (["--explore", "--bucket", "b"], "explore takes no --bucket (it goes with s3)"),
