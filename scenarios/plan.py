@@ -99,6 +99,12 @@ class Choices:
         self.workload: list = [] if workload is None else workload
         self._seen: Counter = Counter()
         self.misses = 0  # decisions a plan lacked (defaults taken)
+        # the world's quiet phase has begun (World._quiet_begins): no fault is drawn from then on, so
+        # a fault a plan holds for a later decision is read as the calm default, as a recording run
+        # would have drawn it (a shrunk plan's ordinals shift: a fault drawn for the first PUT of a
+        # key during the faults may otherwise land on the first one the shrunk run sends in quiet)
+        self.quiet = False
+        self.quiet_dropped = 0  # the faults so read
 
     def pick(self, site: str, who: str, draw, *args):
         """The decision `site` makes about `who` now: drawn and noted (recording), or read."""
@@ -112,6 +118,9 @@ class Choices:
         value = self.table.get(key, _MISSING)
         if value is _MISSING:
             self.misses += 1
+            return default(site, key)
+        if self.quiet and is_fault(key, value):
+            self.quiet_dropped += 1
             return default(site, key)
         return value
 
@@ -151,6 +160,9 @@ class Branching(Choices):
         key = decision_key(self._seen, site, who)
         self.times[key] = self.clock()
         value = self.given.get(key, _MISSING)
+        if value is not _MISSING and self.quiet and is_fault(key, value):
+            self.quiet_dropped += 1
+            value = default(site, key)
         if value is _MISSING:
             value = draw(*args)
             if type(value) is tuple:

@@ -31,6 +31,8 @@ class QuietPhase:
     def _quiet_begins(self) -> None:
         """Faults stop; twins go; every node is up again (or stopped cleanly); requests go on."""
         self.in_quiet = True
+        if self.choices is not None:
+            self.choices.quiet = True  # a plan's faults for later decisions are read calm (scenarios/plan.py)
         for kind in KINDS.values():
             kind.quiet(self)
         # what faults share: a race's calm ends with the fault phase (the quiet phase's own moves go

@@ -312,3 +312,26 @@ def test_a_counterexample_the_world_cannot_run_is_one_line_exit_2(shrunk, tmp_pa
     r = run("--replay", str(path))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "does not run" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_recording_draws_no_fault_once_the_quiet_phase_began():
+    """The rule a plan's replay relies on (scenarios/plan.py, Choices.quiet): a recording run notes no fault
+    for a decision taken in the quiet phase, so reading such a fault calm changes no recorded run."""
+    for seed in range(6):
+        ch = Choices()
+        SimWorld(seed, __import__("model").MODEL, "swarm", choices=ch).run()
+        assert ch.quiet and ch.quiet_dropped == 0
+
+
+def test_a_plan_s_fault_for_a_decision_in_the_quiet_phase_is_read_calm():
+    """A shrunk plan's ordinals shift (a request cut before `quiet` moves the next one's number down): a fault
+    drawn for `reply m0 PUT k #1` during the faults lands on the first PUT the shrunk run sends in quiet. Once
+    the quiet phase began, a fault the plan holds is read as the calm default (as a recording would have
+    drawn it), and counted; what is not a fault is read as held."""
+    ch = Choices({"reply m0 PUT k #0": ["slow", 668], "reply m0 PUT k #1": ["slow", 668],
+                  "send m0 GET k #0": ["ok", 7], "conflict m0 PUT k #0": True}, [])
+    assert ch.pick("reply", "m0 PUT k", None) == ["slow", 668]  # before quiet: as held
+    ch.quiet = True
+    assert ch.pick("reply", "m0 PUT k", None) == ["ok", 1] and ch.quiet_dropped == 1
+    assert ch.pick("send", "m0 GET k", None) == ["ok", 7]
+    assert ch.pick("conflict", "m0 PUT k", None) is False and ch.quiet_dropped == 2
