@@ -435,6 +435,9 @@ def command(console, args) -> int:
         raise UsageError(f"--time-budget must be positive, got {args.time_budget:g}")
     if args.dask and args.time_budget:
         raise UsageError("--dask and --time-budget go one at a time")
+    if args.dask and type(args.workers) is int:  # given (the default is nodelease.cli._AllCores)
+        raise UsageError("--workers and --dask go one at a time: the cluster's workers run the seeds "
+                         "(local:W starts W of them)")
     if args.shard and args.time_budget:
         raise UsageError("--shard and --time-budget go one at a time (a shard must run all its seeds)")
     check_scenario(args.scenario)

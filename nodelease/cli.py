@@ -89,9 +89,14 @@ def _seeds(p, default: int | None, what: str = "how many seeds") -> None:
     p.add_argument("--start", type=_natural, default=0, help="first seed (default 0)")
 
 
+class _AllCores(int):
+    """--workers not given: every core (an int; its type tells a default from a choice)."""
+
+
 def _workers(p) -> None:
-    p.add_argument("--workers", type=_positive, default=os.cpu_count() or 1,
+    p.add_argument("--workers", type=_positive, default=_AllCores(os.cpu_count() or 1),
                    help="worker processes (default: all cores)")
+
 
 
 def _report(p, default: str) -> None:

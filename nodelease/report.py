@@ -931,11 +931,13 @@ def print_summary(console, report: dict, report_path: str) -> None:
     v = verdict(report)
     t.add_row("result", f"[green]{v}" if v == "PASSED" else f"[red]{v}")
     console.print(t)
+    # a guided search's report numbers its runs where a campaign's names seeds (nodelease/guided.py)
+    unit = "run" if report.get("guided") else "seed"
     margins = {k: m for k, m in (report.get("margins") or {}).items() if m["seeds"]}
     if margins:
         mt = Table(title="margins: each timing rule's least slack to its bound (negative: broken)", show_header=True)
-        for col, justify in (("margin", "left"), ("invariant", "left"), ("min ms", "right"), ("seed", "right"),
-                             ("seeds", "right"), ("histogram of the seeds' values", "left")):
+        for col, justify in (("margin", "left"), ("invariant", "left"), ("min ms", "right"), (unit, "right"),
+                             (unit + "s", "right"), (f"histogram of the {unit}s' values", "left")):
             mt.add_column(col, justify=justify)
         for name, m in margins.items():
             hist = ", ".join(f"{k} {v}" for k, v in m["histogram"].items() if v)
@@ -944,14 +946,14 @@ def print_summary(console, report: dict, report_path: str) -> None:
             mt.add_row(name, m["invariant"], f"[red]{m['min']}" if m["min"] < 0 else str(m["min"]), str(m["seed"]),
                        str(m["seeds"]), hist)
         console.print(mt)
-        if any(m.get("replay") for m in margins.values()):
+        if unit == "seed" and any(m.get("replay") for m in margins.values()):
             console.print(f"  a margin's seed: {replay_command(report_path, None)} --seed SEED", highlight=False)
     seen = set()
     for f in report["failures"]:
         if f["invariant"] in seen:
             continue
         seen.add(f["invariant"])
-        console.print(f"[red]{f['invariant']}[/red] seed {f['seed']}: {f['message']}", highlight=False)
+        console.print(f"[red]{f['invariant']}[/red] {unit} {f['seed']}: {f['message']}", highlight=False)
         if f["replay"]:
             console.print(f"  replay: {f['replay']}", highlight=False)
         if f.get("shrink"):
@@ -962,8 +964,8 @@ def print_summary(console, report: dict, report_path: str) -> None:
     tool = report.get("tool_failures") or []
     if tool:
         first = tool[0]
-        console.print(f"[red]TOOL FAILURE[/red] in {len(tool)} seeds (a bug of the tool, not a verdict); first, "
-                      f"seed {first['seed']}: {first['message']}", highlight=False)
+        console.print(f"[red]TOOL FAILURE[/red] in {len(tool)} {unit}s (a bug of the tool, not a verdict); first, "
+                      f"{unit} {first['seed']}: {first['message']}", highlight=False)
         if first["replay"]:
             console.print(f"  replay: {first['replay']}", highlight=False)
     console.print(f"history digest {report['history_digest']}", highlight=False)

@@ -96,6 +96,14 @@ def test_an_option_a_subcommand_does_not_take_is_refused_naming_who_takes_it(arg
     assert refused(capsys, *argv) == message
 
 
+def test_workers_with_dask_is_refused_not_ignored(capsys, tmp_path):
+    """With --dask the cluster's workers run the seeds: a --workers given beside it would be ignored, so it is
+    refused (its default, all cores, is not a choice and goes with --dask silently)."""
+    msg = refused(capsys, "run", "--dask", "local:1", "--workers", "2", "--seeds", "1",
+                  "--report", str(tmp_path / "r.json"))
+    assert msg.startswith("--workers and --dask go one at a time") and "local:W" in msg
+
+
 def test_explore_sizes_are_its_own(capsys):
     """--nodes and --actors: the explored size under explore (default 2 and 1), node ids and actors
     under s3 (default: as the scenario draws), nothing under run."""

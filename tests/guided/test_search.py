@@ -9,6 +9,7 @@ runs; a failing run is written as a plan that replays and fails; the bake-off's 
 from __future__ import annotations
 
 import json
+import re
 import os
 import random
 import subprocess
@@ -127,6 +128,8 @@ def test_guided_command_twice_gives_the_same_counterexample(tmp_path):
         r = _cli("guided", "--model", "unlocked_resolver", "--seed", "1", "--budget-s", "600", "--report", rep)
         assert r.returncode == 1, r.stdout[-1500:] + r.stderr
         assert "counterexample: " in r.stdout and "replay: " in r.stdout and "shrink: " in r.stdout
+        # a guided report numbers runs, not seeds: its violations say so (run 23 is no seed 23)
+        assert re.search(r"^INV-\d+ run \d+: ", r.stdout, re.M) and not re.search(r"^INV-\d+ seed ", r.stdout, re.M)
         with open(rep) as f:
             paths.append(os.path.join(REPO, json.load(f)["guided"]["counterexample"]))
         with open(paths[-1]) as f:
