@@ -290,6 +290,61 @@ def finding(page: str, fid: str) -> list[str]:
     else:
         out += ["", ("No plan is kept for it: the scripted test is its reproduction (its history is built "
                     "step by step, so there is no plan to replay or draw).")]
+    from amendments import variants
+
+    mine = [v for v in variants() if v.addresses == fid]
+    if mine:
+        out += ["", "Amendments proposed for it (amendments/, judged by `python runner.py amendments`):", ""]
+        out += _variant_rows(page, mine)
+    else:
+        out += ["", "No amendment proposed for it yet."]
+    return out
+
+
+def _verdicts(name: str) -> str:
+    """The verdicts recorded for a variant (amendments/verdicts.json), by seed count."""
+    from .amendments import load_record
+
+    by = ((load_record().get(name) or {}).get("verdicts") or {})
+    return "; ".join(f"{int(n):,} seeds: {v}" for n, v in sorted(by.items(), key=lambda kv: int(kv[0]))) or "none recorded"
+
+
+def _reproduce(name: str) -> str:
+    from .amendments import load_record
+
+    by = ((load_record().get(name) or {}).get("verdicts") or {})
+    n = max((int(k) for k in by), default=300)
+    return f"python runner.py amendments {name} --seeds {n}"
+
+
+def _variant_rows(page: str, variants) -> list[str]:
+    return _table(("variant", "rules", "the ADR says", "proposed", "verdicts recorded", "reproduce"),
+                  [(_link(_module_file(v.module), page, f"`{v.name}`"), ", ".join(v.rules), v.adr, v.proposed,
+                    _verdicts(v.name), _code(_reproduce(v.name))) for v in variants])
+
+
+def amendments_table(page: str) -> list[str]:
+    """Every variant of amendments/: what it addresses, its kind, its recorded verdicts."""
+    from amendments import variants
+
+    return _table(("addresses", "variant", "kind", "what it changes", "verdicts recorded"),
+                  [(_anchor(FINDINGS_PAGE, v.addresses.lower(), page, v.addresses),
+                    _link(_module_file(v.module), page, f"`{v.name}`"), v.kind, v.summary, _verdicts(v.name))
+                   for v in variants()])
+
+
+def question(page: str, qid: str) -> list[str]:
+    """One open question of the ADR: the variant(s) taking its other reading, with their verdicts."""
+    from amendments import variants
+
+    mine = [v for v in variants() if v.addresses == qid]
+    if not mine:
+        raise UsageError(f"{page}: a region names question {qid!r}, which no variant of amendments/ addresses")
+    out = [f"### {qid}", "", f"**{_text(mine[0].summary)}** Rules: {', '.join(mine[0].rules)}.", ""]
+    out += _variant_rows(page, mine)
+    plans = [p for v in mine for p in v.plans]
+    if plans:
+        out += ["", "Plans it is judged on: " + ", ".join(_link(p, page, f"`{os.path.basename(p)}`") for p in plans) + "."]
     return out
 
 
@@ -335,7 +390,20 @@ def _differences():
 REGIONS: dict[str, Callable] = {
     "exits": exits, "cli": cli, "invariants": invariants, "models": models, "scenarios": scenarios,
     "faults": faults, "points": points, "margins": margins, "findings": findings, "finding": finding, "differences": differences,
+    "amendments": amendments_table, "question": question,
 }
+_WITH_ARG = ("finding", "question")
+
+
+def questions() -> list[str]:
+    """The ids of the ADR's open questions that variants of amendments/ address (Q-1.., then P-1..), in order."""
+    from amendments import variants
+
+    out: list[str] = []
+    for v in variants():
+        if v.kind == "question" and v.addresses not in out:
+            out.append(v.addresses)
+    return out
 
 
 def places() -> dict[str, list[str]]:
@@ -346,7 +414,8 @@ def places() -> dict[str, list[str]]:
         "README.md": ["exits"],
         "docs/reference.md": ["cli", "invariants", "models", "scenarios", "faults", "points", "margins", "findings",
                               "exits"],
-        FINDINGS_PAGE: ["findings"] + [f"finding {f.id}" for f in FINDINGS],
+        FINDINGS_PAGE: (["findings"] + [f"finding {f.id}" for f in FINDINGS] + ["amendments"]
+                        + [f"question {q}" for q in questions()]),
         "docs/real-s3.md": ["differences"],
     }
 
@@ -355,9 +424,9 @@ def render(name: str, page: str) -> str:
     """The text of region `name` on the page `page`, without its markers."""
     kind, _, arg = name.partition(" ")
     fn = REGIONS.get(kind)
-    if fn is None or (kind == "finding") != bool(arg):
+    if fn is None or (kind in _WITH_ARG) != bool(arg):
         raise UsageError(f"{page}: unknown generated region {name!r} (known: {', '.join(REGIONS)}; "
-                         f"'finding' names its id, as in 'finding F-1')")
+                         f"'finding' and 'question' name an id, as in 'finding F-1', 'question Q-1')")
     return "\n".join(fn(page, arg) if arg else fn(page)) + "\n"
 
 

@@ -92,6 +92,20 @@ def test_a_table_whose_registry_changed_is_named_stale(tmp_path, monkeypatch):
     assert docs.stale(str(root)) == ["docs/reference.md (models)"]
 
 
+def test_a_recorded_verdict_that_changed_makes_the_errata_stale(tmp_path, monkeypatch):
+    """docs/findings.md's errata show the verdicts amendments/verdicts.json records: a verdict recorded anew
+    (`amendments --record`) names the regions that show it stale until `runner.py docs` runs."""
+    from nodelease import amendments
+
+    root = _scratch(tmp_path)
+    real = amendments.load_record()
+    name = sorted(real)[0]
+    changed = dict(real, **{name: dict(real[name], verdicts={"7": "made-up verdict"})})
+    monkeypatch.setattr(amendments, "load_record", lambda: changed)
+    stale = docs.stale(str(root))
+    assert len(stale) == 1 and stale[0].startswith("docs/findings.md (") and "amendments" in stale[0], stale
+
+
 def test_a_page_that_lost_a_marker_is_refused(tmp_path):
     root = _scratch(tmp_path)
     page = root / "docs" / "real-s3.md"
