@@ -270,12 +270,10 @@ def check_old(history: History) -> list[Violation]:
 @dataclass
 class _Races:
     marker_unknown: bool = False  # a new node's marker write whose outcome it could not know
-    seed_listing_failed: bool = False  # a new node's listing of an actor's keys failed before owners/ existed
     seeded_from_keys: bool = False  # a create whose read found no leases/ object while keys existed (the old GC's case)
 
 
 UNKNOWN = ("request_lost", "reply_lost", "late")  # faults after which a writer does not know its write's outcome
-FAILED = UNKNOWN + ("fail_fast",)  # faults that fail a request
 
 
 def _races(c: Context) -> _Races:
@@ -289,10 +287,6 @@ def _races(c: Context) -> _Races:
             continue
         if f.what in UNKNOWN and f.target.startswith("PUT " + LEASES):
             out.marker_unknown = True
-        elif f.what in FAILED and f.target.startswith("LIST " + DATA):
-            first = sc.first_owner.get(f.target[len("LIST " + DATA):].rstrip("/"))
-            if first is None or events[first].t_ms > t:
-                out.seed_listing_failed = True
     for k in sc.creates:
         t, p, _kind, f = events[k]
         actor = f.key[len(OWNERS):]
@@ -308,12 +302,6 @@ def _races(c: Context) -> _Races:
        "landed past its timeout: the writer must read leases/ again, never assume (UP-3)", topic="upgrade")
 def _marker_unknown(c: Context) -> bool:
     return c.scan(_races).marker_unknown
-
-
-@point("seeding listing failed", "a new node's listing of an actor's keys failed before owners/ held it: a "
-       "first acquisition's seed cannot rest on it (UP-3)", topic="upgrade")
-def _seed_listing_failed(c: Context) -> bool:
-    return c.scan(_races).seed_listing_failed
 
 
 @point("seeded from the keys alone", "a first acquisition read no leases/ object for an actor whose keys were in "
