@@ -14,7 +14,8 @@ An amendment's verdict: "removes F-n" (its plans pass strict, no new violation, 
 the campaign, nothing worse in the diff), "removes F-n, but the diff is worse" (coverage or a
 margin), "does not remove F-n" (a plan still fails strict), or "unsafe" (a violation no finding
 explains). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
-explains), "load-bearing" (it reaches a finding more often than the correct model), "not
+explains), "load-bearing" (it reaches a finding in more seeds than the correct model, beyond
+chance: a sign test over the seeds where only one of them shows it), "not
 reached: the variant changed no run" (no seed's history differs from the correct model's: the
 campaign says nothing of the question; a scripted scenario must) or "not load-bearing, within
 these bounds".
@@ -113,13 +114,41 @@ def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
     worse_diff = [w.split("; replay:")[0] for w in d["worse"] if w.startswith(("coverage", "margin"))]
     findings = {fid: b.get("seeds", 0) for fid, b in (rep.get("protocol_findings") or {}).items()}
     base_findings = {fid: b.get("seeds", 0) for fid, b in (base.get("protocol_findings") or {}).items()}
+    # seed by seed: where a finding shows under one model only (a variant's other requests shift the
+    # faults later requests draw, so a few seeds move either way by chance)
+    mine, theirs = ((r.get("raw") or {}).get("finding_seeds") or {} for r in (rep, base))
+    paired = {fid: {"variant_only": len(set(mine.get(fid, ())) - set(theirs.get(fid, ()))),
+                    "correct_only": len(set(theirs.get(fid, ())) - set(mine.get(fid, ())))}
+              for fid in sorted(set(mine) | set(theirs))}
     violations = sorted({f["invariant"] for f in rep["failures"]})
     m = {"seeds": seeds, "plans": plans, "violations": violations,
          "violating_seeds": len(rep.get("failing_seeds") or []), "findings": findings,
-         "correct_findings": base_findings, "diff_worse": worse_diff, "changed_runs": changed_runs(base, rep),
+         "correct_findings": base_findings, "findings_paired": paired, "diff_worse": worse_diff,
+         "changed_runs": changed_runs(base, rep),
          "history_digest": rep.get("history_digest"), "counterexample": counterexample(v.name, rep)}
     m["verdict"] = verdict(v, m)
     return m
+
+
+SIGNIFICANCE = 0.05
+
+
+def sign_test_p(a: int, b: int) -> float:
+    """Two-sided sign test: the chance of a split at least as uneven as a : b of a + b fair coin tosses."""
+    from math import comb
+
+    n, k = a + b, max(a, b)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(comb(n, i) for i in range(k, n + 1)) / 2 ** n)
+
+
+def more_often(d: dict) -> bool:
+    """A finding shows under the variant in more seeds than under the correct model, beyond chance
+    (sign test over the seeds where only one of them shows it, p < SIGNIFICANCE): 15 against 14 of
+    2,000 seeds is not, 3 : 2 seeds moving either way."""
+    a, b = d["variant_only"], d["correct_only"]
+    return a > b and sign_test_p(a, b) < SIGNIFICANCE
 
 
 def verdict(v, m: dict) -> str:
@@ -127,7 +156,7 @@ def verdict(v, m: dict) -> str:
     if m["violations"]:
         return "load-bearing: the other reading is unsafe" if v.kind == "question" else "unsafe"
     if v.kind == "question":
-        more = [f for f, n in m["findings"].items() if n > m["correct_findings"].get(f, 0)]
+        more = [f for f, d in (m.get("findings_paired") or {}).items() if more_often(d)]
         if more:
             return "load-bearing"
         if m.get("changed_runs") == 0:

@@ -134,3 +134,16 @@ def test_bm3_is_still_caught_when_re_based_on_the_f2_amendment():
     caught = [s for s in range(60) if any(v.invariant == "INV-6" for v in judge(run_seed(
         s, m, "swarm", parse_pins([], scenario="swarm", start=s, count=1), m.name)).violations)]
     assert caught
+
+
+def test_a_question_is_load_bearing_on_a_finding_only_beyond_chance():
+    """Q-4 and Q-6 at 2,000 seeds: F-2 in 15 seeds against the correct model's 14, three seeds only under the
+    variant and two only under the correct model: chance (a variant's other requests shift the faults later
+    requests draw). Six seeds to none is not."""
+    q = SimpleNamespace(name="x", kind="question", addresses="Q-9")
+    base = {"violations": [], "plans": {}, "diff_worse": [], "changed_runs": 40}
+    noise = dict(base, findings_paired={"F-2": {"variant_only": 3, "correct_only": 2}})
+    assert am.verdict(q, noise) == "not load-bearing, within these bounds"
+    real = dict(base, findings_paired={"F-2": {"variant_only": 6, "correct_only": 0}})
+    assert am.verdict(q, real) == "load-bearing"
+    assert am.sign_test_p(0, 0) == 1.0 and am.sign_test_p(6, 0) < 0.05 < am.sign_test_p(5, 0)
