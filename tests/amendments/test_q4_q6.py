@@ -138,6 +138,40 @@ def test_q4_a_holder_not_freed_is_forwarded_to_as_in_the_model():
     assert probe.outcomes == ["held"]  # the variant read nodes/n1 first: live, same instance, not freed
 
 
+def _judged(plan: dict, model: str):
+    """(the plan's history under `model`, its unexplained violations, the findings it shows)."""
+    from checkers.findings import classify
+    from counterexamples.shrink import run_plan
+
+    h = run_plan(dict(plan, model=model))
+    unexplained, found = classify(h, check_all(h))
+    return h, unexplained, found
+
+
+def _f2_under_both(plan_name: str, variant_name: str):
+    """A kept plan (amendments/plans/) replays byte for byte under its variant, and shows F-2 (INV-11)
+    under the variant and under the correct model alike, with nothing unexplained."""
+    import json
+    from pathlib import Path
+
+    plan = json.loads((Path(__file__).parents[2] / "amendments" / "plans" / plan_name).read_text())
+    assert plan["model"] == variant_name
+    for model in (variant_name, CORRECT.name):
+        h, unexplained, found = _judged(plan, model)
+        assert unexplained == [], "\n".join(v.explain(h) for v in unexplained)
+        assert "INV-11" in {v.invariant for v in found.get("F-2", ())}
+        if model == variant_name:
+            assert h.sha256() == plan["history_sha256"]
+
+
+def test_q4_the_campaigns_extra_f2_seed_is_not_the_other_readings():
+    """The 2,000-seed verdict is "load-bearing" by the rule (F-2 in 15 seeds against 14), from one seed
+    (1958) where only the variant's run met F-2; FN-5 freed no holder in any seed of that campaign
+    (the extra read of nodes/<holder> only shifted the seed's draws). Its plan, shrunk, shows F-2
+    (INV-11) under the correct model too: the same faults, no read-back involved."""
+    _f2_under_both("q4-readback-applies-fn5-s1958-inv11.json", Q4.name)
+
+
 def test_q4_declares_the_other_reading():
     v = variant("q4_readback_applies_fn5")
     assert (v.addresses, v.kind, v.rules) == ("Q-4", "question", ("OR-7", "FN-5"))
@@ -223,6 +257,14 @@ def test_q6_the_campaign_reaches_the_shortcut_and_the_seed_passes_under_both():
     for hist in (h, base):
         unexplained, _found = classify(hist, check_all(hist))
         assert unexplained == [], "\n".join(v.explain(hist) for v in unexplained)
+
+
+def test_q6_the_campaigns_extra_f2_seeds_come_from_faults_the_correct_model_meets_too():
+    """The 2,000-seed verdict is "load-bearing" by the rule (F-2 in 15 seeds against 14): F-2 met in
+    seeds 93, 274 and 457 only under the variant, in 1067 and 1081 only under the correct model. The
+    plan of seed 274, shrunk for INV-11 under the variant, shows F-2 under the correct model too:
+    the drain's unresolved acquire (OR-8), not the shortened start check."""
+    _f2_under_both("q6-shortcut-takes-instanceless-fence-s274-inv11.json", Q6.name)
 
 
 def test_q6_declares_the_other_reading():
