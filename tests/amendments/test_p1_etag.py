@@ -74,3 +74,26 @@ def test_a_dead_peer_is_still_fenced_and_its_changed_body_read(versioning):
         if slot.node_id != fencer:
             assert isinstance(seen, ListedSeen) and seen.etag == w.bucket.objects["nodes/n2"].read_token
         assert slot.proc.state.view[next(s.node_id for s in w.slots[:2] if s is not slot)].state == LIVE
+
+
+def test_the_pinned_discipline_changes_the_tokens_only(monkeypatch):
+    """amendments._measure_etag's pin: every seed draws the world it draws unpinned, but for its
+    bucket's token discipline (the alias stage draws only under opaque, so the pin comes after it)."""
+    import random
+
+    from amendments._measure_etag import pin_discipline
+    from scenarios import swarm
+
+    def options(seed):
+        rng = random.Random(seed)
+        params, _family = swarm.draw_params(rng, {}, "swarm")
+        return swarm.draw(rng, "swarm", params)
+
+    before = [options(s) for s in range(8)]
+    assert {o["versioning"] for o in before} == {"md5", "opaque"}
+    monkeypatch.setattr(swarm, "STAGES", list(swarm.STAGES))  # the pin changes this copy only
+    pin_discipline("opaque", 0.5)
+    for b, a in zip(before, (options(s) for s in range(8))):
+        assert (a["versioning"], a["p_alias"]) == ("opaque", 0.5)
+        assert {k: v for k, v in a.items() if k not in ("versioning", "p_alias")} == \
+            {k: v for k, v in b.items() if k not in ("versioning", "p_alias")}
