@@ -101,7 +101,7 @@ MODEL = EtagGatedListing()
 
 # Measured (issue 31, part 4): `runner.py amendments p1_etag_gated_listing --seeds 2000`: not load-bearing, within
 # these bounds (no violation; F-2 12 seeds vs the correct model's 14, F-4 1 vs 1; diff worse only in coverage
-# point 'bound BD-3', 2 seeds -> 0). With the token discipline pinned (amendments/_measure_etag.py run, seeds
+# point 'bound BD-3', 2 seeds -> 0). With the token discipline pinned (tests/kits/measure_etag.py run, seeds
 # 0..999 each): md5 and opaque with p_alias 0.5 both without a violation. The saving is only where an object under
 # nodes/ stops changing (a dead or stopped node's fenced or released object, a retired old heartbeat): every live
 # peer renews once a period (NL-2), the listing's own period, so its listed ETag changes every period and its body

@@ -1,5 +1,5 @@
 """P-1 (amendments/p1_etag_gated_listing.py): the watch reads a peer's body only when its listed
-ETag changed. Counted from histories (amendments/_measure_etag.py): fewer body reads where a
+ETag changed. Counted from histories (tests/kits/measure_etag.py): fewer body reads where a
 peer's object stops changing, none fewer where every peer renews, and a dead peer still fenced."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from amendments import variant
-from amendments._measure_etag import listing_requests
+from measure_etag import listing_requests
 from amendments.p1_etag_gated_listing import MODEL as P1, ListedSeen
 from model import MODEL as CORRECT
 from model.records import FENCED, LIVE
@@ -77,11 +77,11 @@ def test_a_dead_peer_is_still_fenced_and_its_changed_body_read(versioning):
 
 
 def test_the_pinned_discipline_changes_the_tokens_only(monkeypatch):
-    """amendments._measure_etag's pin: every seed draws the world it draws unpinned, but for its
+    """tests/kits/measure_etag.py.s pin: every seed draws the world it draws unpinned, but for its
     bucket's token discipline (the alias stage draws only under opaque, so the pin comes after it)."""
     import random
 
-    from amendments._measure_etag import pin_discipline
+    from measure_etag import pin_discipline
     from scenarios import swarm
 
     def options(seed):

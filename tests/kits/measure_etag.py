@@ -13,8 +13,8 @@ every run, swarm's too. In that span, per node process (machines m...):
 The ADR counts N x (1 + N) requests a period for N nodes (a LIST and a GET per node, each node);
 the model reads no GET of its own object, so the correct model's figure is N x (1 + (N - 1)).
 
-    python -m amendments._measure_etag requests --scenario calm --seeds 200
-    python -m amendments._measure_etag run --versioning opaque --p-alias 0.5 --model p1_etag_gated_listing \
+    python tests/kits/measure_etag.py requests --scenario calm --seeds 200
+    python tests/kits/measure_etag.py run --versioning opaque --p-alias 0.5 --model p1_etag_gated_listing \
         --seeds 2000 --report /tmp/etag-opaque.json
 
 `run` is `runner.py run` with the world's draw of the bucket's discipline (scenarios/swarm.py,
@@ -103,7 +103,7 @@ def measure(model_name: str, scenario: str, start: int, count: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m amendments._measure_etag")
+    ap = argparse.ArgumentParser(prog="python tests/kits/measure_etag.py")
     sub = ap.add_subparsers(dest="cmd", required=True)
     rq = sub.add_parser("requests", help="the watch's requests per node and period, correct model vs P-1")
     rq.add_argument("--scenario", default="calm")
