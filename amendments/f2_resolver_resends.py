@@ -165,3 +165,9 @@ class ResolverResends(ResolverBound):
 
 MODEL = ResolverResends()
 
+
+# Measured (one worker): `runner.py amendments f2_resolver_resends --seeds 2000`: removes F-2 (the three
+# F-2 plans pass strict; no violation; findings F-4 1 seed against the correct model's F-2 14, F-4 1;
+# diff not worse), 13 min with the base campaign. `runner.py run --model f2_resolver_resends --seeds 5000
+# --strict`: 655 s, 5 violating seeds, all absorbed by F-3 (2, INV-10) and F-4 (3, INV-9), none F-2;
+# drain margin min 879 ms (seed 802), coverage 52 of 52.
