@@ -51,17 +51,25 @@ def test_the_s802_counterexample_passes_under_the_resend_and_fails_under_the_bou
 
 def test_in_s802_the_resend_lands_is_released_and_the_late_write_is_refused():
     """What makes it pass: the record names n0 at generation 1 only through the resend, n0 releases it
-    before it reports drained, and the write held back since 5.138 s is refused (412) when it lands."""
+    before it reports drained, and the write held back (the one that lands after the drain under
+    f2_resolver_bound: INV-5) is refused (412) when it lands."""
+    from amendments.f2_resolver_bound import MODEL as BOUND
+
+    bound = _run(_load(S802), BOUND)
+    drained_then = next(e.t_ms for e in bound.events if e.kind == "drained")
+    held_back = [e.fields.sent_ms for e in _owner_events(bound, "owners/t0/c/a8")
+                 if e.kind == "apply" and e.t_ms > drained_then]
+    assert len(held_back) == 1, held_back
     h = _run(_load(S802), MODEL)
     evs = _owner_events(h, "owners/t0/c/a8")
     applied = [(e.kind, e.fields.state if e.kind == "apply" else e.fields.met, e.fields.sent_ms) for e in evs]
     drained = next(e.t_ms for e in h.events if e.kind == "drained")
-    late = [e for e in evs if e.fields.sent_ms == 5138]
+    late = [e for e in evs if e.fields.sent_ms == held_back[0]]
     assert [e.kind for e in late] == ["refused"] and late[0].fields.status == 412, applied
     assert late[0].t_ms > drained
     mine = [e for e in evs if e.kind == "apply" and e.t_ms < late[0].t_ms]
     assert [e.fields.state for e in mine] == ["held n0 b8a0f7b7 1", "nobody 1"], applied
-    assert all(e.fields.sent_ms > 5138 and e.t_ms < drained for e in mine)
+    assert all(e.fields.sent_ms > held_back[0] and e.t_ms < drained for e in mine)
 
 
 def test_the_f2_plans_pass_strict_under_the_resend():
