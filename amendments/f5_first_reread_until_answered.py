@@ -9,6 +9,11 @@ read answers (it claims no validity meanwhile: NL-4 grants validity only from an
 adopted write). Once a read answers, NL-9 and NL-7 apply as before: its own live object is adopted
 (validity from that object's stored written_at, so a blip longer than ttl - safety leaves the lease
 lapsed, NL-11, and the lease task renews it); anything else sends it back to the check.
+
+Measured (2,000 seeds of swarm, `python runner.py amendments f5_first_reread_until_answered --seeds
+2000`): removes F-5; no violation; findings as the correct model's (F-2 14 seeds, F-4 1, F-5 0 in
+both: F-5 is too rare for 2,000 uniform seeds); diff not worse. F-5's two scripted forms: INV-9
+under model/, nothing under the variant (tests/amendments/test_f5_f6.py).
 """
 
 from model import io

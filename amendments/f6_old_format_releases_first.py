@@ -15,6 +15,13 @@ clean stop's wait; then the lease is made locally invalid and the node exits non
 stop's: nothing freed this instance's records while nodes/<id> held the old format, so its holds
 are its own until its validity (NL-4) ends, and each release is If-Match on the hold's version.
 A fence, a release or another instance on the re-read is still NL-10 (they free the records).
+
+Measured: F-6's three plans pass --strict (INV-4, INV-7, INV-4 under model/); 2,000 seeds of swarm
+(`python runner.py amendments f6_old_format_releases_first --seeds 2000`): removes F-6, no
+violation, findings as the correct model's, diff not worse; 2,000 seeds of the upgrade scenario
+(seeds 50000..51999, `run --scenario upgrade --start 50000`): no violation, findings F-2 4 and F-3 3
+as the correct model's, `runner.py diff` against it: nothing worse (coverage within 1 pp, every
+margin equal).
 """
 
 from typing import NamedTuple
