@@ -117,3 +117,21 @@ def test_f6_plans_pass_strict_under_the_amendment_which_releases_first(name):
     released = evs(h, "apply", proc=p, where=lambda f: f.key.startswith("owners/") and f.state.startswith("nobody"))
     assert released and over.t_ms < released[0].t_ms <= ex.t_ms
     assert violations(h, strict=True) == []
+
+
+def test_f6_amendment_leaves_a_fence_to_nl10_exit_at_once_releasing_nothing():
+    """The amendment is for an old format only: a running node whose next write meets an operator's fence
+    (FN-7) still exits at once and releases nothing (NL-10: the fence frees its records)."""
+    from historykit import A0
+
+    model = variant(F6).load()
+    w = ScriptedWorld(nodes=2, model=model, model_name=F6, restart=False)
+    w.at(20_000, "request", "n0", A0)
+    w.at(25_000, "fence", "n0")
+    h = w.run(until_ms=45_000)
+    (p0,) = procs(h, "n0")
+    assert evs(h, "hold_began", proc=p0)
+    (ex,) = evs(h, "exit", proc=p0)
+    assert ex.fields.status == 1 and "records released first" not in ex.fields.reason
+    assert evs(h, "apply", proc=p0, where=lambda f: f.key.startswith("owners/") and f.state.startswith("nobody")) == []
+    assert check_all(h) == []
