@@ -323,13 +323,20 @@ def _variant_rows(page: str, variants) -> list[str]:
                     _verdicts(v.name), _code(_reproduce(v.name))) for v in variants])
 
 
+def _what(v) -> str:
+    """A variant's first sentence, without the id it starts with ("F-2: ...", "Q-1: ...")."""
+    text = _first_sentence(importlib.import_module(v.module).__doc__)
+    head, sep, rest = text.partition(": ")
+    return rest[:1].upper() + rest[1:] if sep and head == v.addresses else text
+
+
 def amendments_table(page: str) -> list[str]:
     """Every variant of amendments/: what it addresses, its kind, its recorded verdicts."""
     from amendments import variants
 
     return _table(("addresses", "variant", "kind", "what it changes", "verdicts recorded"),
                   [(_anchor(FINDINGS_PAGE, v.addresses.lower(), page, v.addresses),
-                    _link(_module_file(v.module), page, f"`{v.name}`"), v.kind, v.summary, _verdicts(v.name))
+                    _link(_module_file(v.module), page, f"`{v.name}`"), v.kind, _what(v), _verdicts(v.name))
                    for v in variants()])
 
 
@@ -340,7 +347,7 @@ def question(page: str, qid: str) -> list[str]:
     mine = [v for v in variants() if v.addresses == qid]
     if not mine:
         raise UsageError(f"{page}: a region names question {qid!r}, which no variant of amendments/ addresses")
-    out = [f"### {qid}", "", f"**{_text(mine[0].summary)}** Rules: {', '.join(mine[0].rules)}.", ""]
+    out = [f"### {qid}", "", f"**{_text(_what(mine[0]))}** Rules: {', '.join(mine[0].rules)}.", ""]
     out += _variant_rows(page, mine)
     plans = [p for v in mine for p in v.plans]
     if plans:
