@@ -13,6 +13,14 @@ restart goes through the start check under a new instance, which a fence naming 
 not concern. A first write that failed before reaching the bucket (failed fast), or whose re-read
 got no answer, goes back to the check as before: that last case is the variant's residue (the
 write may still land), kept to leave a blip's first write (F-5, INV-9) as the correct model has it.
+
+Its cost, measured (2,000 seeds of swarm: unsafe by the verdict's rule, INV-9 in one seed, 398): a
+start check that ends inside a global blip sends its first write into the blip, where it never
+lands; the re-read after the blip finds no object, and the process exits: the blip restarted a node
+(nothing unsafe; amendments/plans/f3-failed-first-write-exits-s398-inv9.json). To the process that
+is the very observation of F-3's main form (a late first write re-read as absent), so no rule on
+what the re-read shows can keep one and not the other; f1_reread_shows_another_object_exits is the
+narrower rule that keeps INV-9 and leaves F-3's main form.
 """
 
 from model import io

@@ -13,19 +13,27 @@ other process's records (FN-5), and F-3's instance still writes again when its r
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from amendments import variant
 from checkers import check_all
 from checkers.findings import classify
 from historykit import A0, evs, procs
+from counterexamples.shrink import run_plan, violations
 from nodelease.amendments import run_plans
 from scenarios.script import NetRule, ScriptedWorld
 
 F1 = "f1_failed_first_write_exits"
 F1_WAIT = "f1_other_instance_frees_after_a_wait"
+F1_NARROW = "f1_reread_shows_another_object_exits"
 F3 = "f3_failed_first_write_exits"
 F3_PLAN = "tests/plans/f3-fence-met-then-replaced-by-a-twin.json"
+
+
+REPO = Path(__file__).parents[2]
 
 
 def _model(name):
@@ -239,3 +247,49 @@ def test_a_late_first_write_with_no_fault_after_it_costs_one_restart_either_way(
     (exit_,) = evs(h, "exit", proc=first)
     assert exit_.fields.status == 1 and (exit_.t_ms < 21_000) == (name == F3)
     assert evs(h, "lease_valid", proc=last, since=50_000)
+
+
+# --- the narrower NL-7 exit, and the counterexamples the campaigns kept -------------------------------------
+
+
+def _plan_violations(path, model):
+    """The invariants a kept plan fails (strict) with `model` substituted; the plan's own model replays it
+    byte for byte."""
+    plan = json.loads((REPO / path).read_text())
+    h = run_plan(dict(plan, model=model))
+    if model == plan["model"]:
+        assert h.sha256() == plan["history_sha256"]
+    return sorted({v.invariant for v in violations(h, strict=True)})
+
+
+S398 = "amendments/plans/f3-failed-first-write-exits-s398-inv9.json"
+S2 = "amendments/plans/f1-other-instance-frees-after-a-wait-s2-inv7.json"
+
+
+def test_seed_398_a_blip_restarts_a_node_under_the_nl7_exit_only():
+    """f3_failed_first_write_exits' counterexample (seed 398 of its 2,000-seed campaign): n0's start check
+    ends inside a global blip (its reads failing), its first write is sent into the blip and never lands,
+    and its re-read after the blip finds no object: the variant exits (INV-9: the blip restarted a node).
+    The correct model goes back to the check; so does the narrower variant (no object: back to the check)."""
+    assert _plan_violations(S398, F3) == ["INV-9"]
+    assert _plan_violations(S398, "correct") == []
+    assert _plan_violations(S398, F1_NARROW) == []
+
+
+def test_seed_2_fn5s_wait_breaks_the_failover_bound():
+    """f1_other_instance_frees_after_a_wait's counterexample (seed 2 of 300, shrunk): a restarted node's new
+    instance no longer frees its predecessor's records at once, and the actor is writable again past
+    INV-7's bound; the correct model meets it."""
+    assert _plan_violations(S2, F1_WAIT) == ["INV-7"]
+    assert _plan_violations(S2, "correct") == []
+
+
+def test_the_narrower_exit_removes_f1s_script_and_f3s_plan_not_f3s_script():
+    """f1_reread_shows_another_object_exits: the twin's re-read shows n0's object, so it exits (F-1's script:
+    nothing left); seed 13073's first write met its fence and the re-read showed the twin's object (F-3's
+    plan passes strict); but F-3's scripted first write is re-read as absent (still held back), so the node
+    goes back to its check keeping its instance, and F-3 is there as under the correct model."""
+    assert _judged(_f1_world(F1_NARROW)) == ([], {})
+    assert run_plans(F1_NARROW, [F3_PLAN]) == {F3_PLAN: []}
+    h = _f3_world(F1_NARROW)
+    assert _live_again(h) and _judged(h) == ([], {"F-3": ["INV-10"]})

@@ -1,0 +1,54 @@
+"""F-1: a first write whose NL-9 re-read shows another object than its own live write (another instance,
+a fence, a release) ends the instance; a re-read finding no object goes back to the check as before
+(amends NL-7; the narrower form of f3_failed_first_write_exits).
+
+F-1's twin: its first write (If-None-Match) is held back past its timeout, and its re-read shows n0's
+live object; under this variant the twin exits then, before its write lands on the key a mistaken
+delete emptied, so that write grants no running process the node lease (LEASE-1). Unlike
+f3_failed_first_write_exits, a re-read that finds no object sends the node back to its start check,
+keeping its instance, as the ADR says: after a global blip in which a start check ended, the first
+write sent into the blip never landed and its re-read finds nothing, and exiting then restarts the
+node (INV-9, seed 398 of f3_failed_first_write_exits' campaign). The price: F-3's main form (the late
+first write's re-read finds no object, the write lands later, is fenced, and the fence is deleted
+before the check reads it) is left as it is; its kept plan (a 412 whose re-read shows the twin's
+object) is removed. The held-back write still frees n0's records at once (FN-5), as under
+f1_failed_first_write_exits.
+"""
+
+from model import io
+from model.io import Mark, Observe
+from model.node import Model
+from model.node_lease import FIRST_WRITE
+from model.records import decode_node
+
+ADDRESSES = "F-1"
+KIND = "amendment"
+RULES = ("NL-7",)
+ADR = ("Section 1: 'The first write after the start check is If-None-Match: * if the check found no object, and "
+       "otherwise If-Match on the version the check read last. If that write fails, the node goes back to the start "
+       "check; it does not take a new instance.'")
+PROPOSED = ("'... If that write fails and the re-read below shows an object that is not this process's own live "
+            "write (another instance's, a fence, a release), the instance never writes again: wasmkeep serve exits at "
+            "once with a non-zero status (it held nothing), and the supervisor's restart goes through the start check "
+            "under a new instance. Otherwise (no object, or the re-read failed) the node goes back to the start check; "
+            "it does not take a new instance.'")
+PLANS = ()
+
+
+class RereadShowsAnotherObjectExits(Model):
+    name = "f1_reread_shows_another_object_exits"
+
+    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
+        if st.lease.phase == FIRST_WRITE and reply.status == io.OK:
+            if not self.is_own_live_write(st, decode_node(reply.body)):
+                # the amended NL-7: another object stands where the first write went (NL-9 shows it is
+                # not ours): this instance writes no more; exit as NL-10 does (it held nothing)
+                out.append(Mark("NL-7"))
+                out.append(Mark("NL-10"))
+                reason = "NL-7 (amended): first write failed, " + self.describe_loss(st, reply)
+                out.append(Observe("lease_lost", (reason,)))
+                return self.exit(st, 1, reason, out)
+        return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
+
+
+MODEL = RereadShowsAnotherObjectExits()
