@@ -16,10 +16,9 @@ f1_failed_first_write_exits.
 """
 
 from model import io
-from model.io import Mark, Observe
-from model.node import Model
-from model.node_lease import FIRST_WRITE
 from model.records import decode_node
+
+from amendments.f3_failed_first_write_exits import FailedFirstWriteExits
 
 ADDRESSES = "F-1"
 KIND = "amendment"
@@ -35,20 +34,13 @@ PROPOSED = ("'... If that write fails and the re-read below shows an object that
 PLANS = ()
 
 
-class RereadShowsAnotherObjectExits(Model):
+class RereadShowsAnotherObjectExits(FailedFirstWriteExits):
     name = "f1_reread_shows_another_object_exits"
 
-    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
-        if st.lease.phase == FIRST_WRITE and reply.status == io.OK:
-            if not self.is_own_live_write(st, decode_node(reply.body)):
-                # the amended NL-7: another object stands where the first write went (NL-9 shows it is
-                # not ours): this instance writes no more; exit as NL-10 does (it held nothing)
-                out.append(Mark("NL-7"))
-                out.append(Mark("NL-10"))
-                reason = "NL-7 (amended): first write failed, " + self.describe_loss(st, reply)
-                out.append(Observe("lease_lost", (reason,)))
-                return self.exit(st, 1, reason, out)
-        return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
+    def ends_instance(self, st, reply) -> bool:
+        """Decision (NL-7, amended narrowly): the re-read shows an object, and it is not this process's own
+        live write (another instance's, a fence, a release). No object: back to the check, as the ADR says."""
+        return reply.status == io.OK and not self.is_own_live_write(st, decode_node(reply.body))
 
 
 MODEL = RereadShowsAnotherObjectExits()

@@ -46,17 +46,21 @@ PLANS = ("tests/plans/f3-fence-met-then-replaced-by-a-twin.json",)
 class FailedFirstWriteExits(Model):
     name = "f3_failed_first_write_exits"
 
+    def ends_instance(self, st, reply) -> bool:
+        """Decision (NL-7, amended): NL-9's re-read of a failed first write answered, and it does not show
+        this process's own live write: the write may have landed (or met a fence), and is not ours to adopt."""
+        if reply.status not in (io.OK, io.NOT_FOUND):
+            return False
+        return not self.is_own_live_write(st, decode_node(reply.body) if reply.status == io.OK else None)
+
     def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
-        if st.lease.phase == FIRST_WRITE and reply.status in (io.OK, io.NOT_FOUND):
-            rec = decode_node(reply.body) if reply.status == io.OK else None
-            if not self.is_own_live_write(st, rec):
-                # the amended NL-7: the first write may have landed (or met a fence) and is not ours
-                # to adopt (NL-9): this instance writes no more; exit as NL-10 does (nothing held)
-                out.append(Mark("NL-7"))
-                out.append(Mark("NL-10"))
-                reason = "NL-7 (amended): first write failed, " + self.describe_loss(st, reply)
-                out.append(Observe("lease_lost", (reason,)))
-                return self.exit(st, 1, reason, out)
+        if st.lease.phase == FIRST_WRITE and self.ends_instance(st, reply):
+            # the amended NL-7: this instance writes no more; exit as NL-10 does (it held nothing)
+            out.append(Mark("NL-7"))
+            out.append(Mark("NL-10"))
+            reason = "NL-7 (amended): first write failed, " + self.describe_loss(st, reply)
+            out.append(Observe("lease_lost", (reason,)))
+            return self.exit(st, 1, reason, out)
         return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
 
 
