@@ -13,6 +13,13 @@ first write's re-read finds no object, the write lands later, is fenced, and the
 before the check reads it) is left as it is; its kept plan (a 412 whose re-read shows the twin's
 object) is removed. The held-back write still frees n0's records at once (FN-5), as under
 f1_failed_first_write_exits.
+
+Measured (seeds 0..1999 of swarm, nodelease/amendments.py's measure and verdict, against the correct
+model's campaign of the same seeds): no violation, no finding but F-2 (11 seeds; the correct model 14)
+and F-4 (1; 1), diff not worse: "removes F-1", and as F-3's amendment with its plan, "removes F-3" by the
+same rule. Neither F-1 nor F-3 appeared in the correct model's 2,000 seeds, so the campaign shows only
+that nothing got worse; the scripts and the plan (tests/amendments/test_f1_f3.py) are the evidence, and
+they show F-3's main form kept.
 """
 
 from model import io
