@@ -48,43 +48,85 @@ def _twin_straddles_delete(history: History, v: Violation) -> bool:
        check found no object, or its If-None-Match was sent before the delete and held back);
     3. q had started before the delete (its start check straddled it: the other's object was
        written, and deleted, between two of its reads, or before its write landed);
-    4. the node-lease window q's write opened overlaps one of p's opened before the delete (LEASE-1:
-       both held n's lease).
 
-    The violation involves only processes of n."""
+    then one of its two consequences:
+
+    4. the node-lease window q's write opened overlaps one of p's opened before the delete (LEASE-1:
+       both held n's lease), and the violation involves only processes of n; or
+    5. q's object, still the key's last change, freed p's records to another node (FN-5: `live`
+       naming another instance frees at once): a process r of another node replaced a record naming
+       p's instance while p's lease window from before the delete still held, and the violation
+       involves p and r (INV-1, INV-8: two owners act; found by the F-1 variants, issue 31)."""
     procs = history.processes
     involved = _procs_of(history, v)
     nodes = {procs[p].node_id for p in involved}
-    if len(nodes) != 1:
-        return False
-    (node,) = nodes
-    key = "nodes/" + node
     fx = facts(history)
-    starts = {p: t for t, p, kind, _f in history.events if kind == "start"}
-    mine = {pr.instance: k for k, pr in enumerate(procs) if pr.node_id == node}
-    events = history.events
-    state = ""  # the object on the key as the world knows it
-    deleted: tuple[int, int] | None = None  # (when, whose live object) of a delete that is the key's last change
-    for i in history.of_kind("apply", "fault_delete", "fault_put"):
-        t, q, kind, f = events[i]
-        if f.key != key:
-            continue
-        if kind == "fault_delete":
-            parts = state.split(" ")
-            owner = mine.get(parts[1]) if parts[0] == "live" and len(parts) == 3 else None
-            deleted = None if owner is None else (t, owner)  # (1)
-            state = ""
-            continue
-        if (kind == "apply" and deleted is not None and q >= 0 and q != deleted[1] and q in mine.values()
-                and not f.prev_serial and f.state.startswith(f"live {procs[q].instance} ")  # (2)
-                and starts.get(q, t) <= deleted[0]):  # (3)
-            td, p = deleted
-            mine_q = [(s, e) for s, e, _i in fx.lease.get(q, ()) if s <= t < e]
-            before = [(s, e) for s, e, _i in fx.lease.get(p, ()) if s < td]
+    for node, p, q, landed, td in _straddles(history):
+        before = [(s, e) for s, e, _i in fx.lease.get(p, ()) if s < td]
+        if nodes == {node}:
+            mine_q = [(s, e) for s, e, _i in fx.lease.get(q, ()) if s <= landed < e]
             if any(s < e2 and s2 < e for s, e in mine_q for s2, e2 in before):  # (4)
                 return True
-        deleted = None
-        state = f.state if kind == "apply" else "old"
+        elif p in involved and _freed_to_another_node(history, node, p, q, landed, before, involved):  # (5)
+            return True
+    return False
+
+
+def _straddles(history: History):
+    """(node, p, q, when q's write landed, when the delete was) for each chain (1)-(3) of F-1."""
+    procs = history.processes
+    starts = {p: t for t, p, kind, _f in history.events if kind == "start"}
+    events = history.events
+    by_node: dict[str, dict[str, int]] = {}
+    for k, pr in enumerate(procs):
+        by_node.setdefault(pr.node_id, {})[pr.instance] = k
+    state: dict[str, str] = {}  # nodes/ key -> the object on it as the world knows it
+    deleted: dict[str, tuple[int, int]] = {}  # key -> (when, whose live object) of a delete, its last change
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, q, kind, f = events[i]
+        if not f.key.startswith("nodes/"):
+            continue
+        key = f.key
+        node = key[len("nodes/"):]
+        mine = by_node.get(node, {})
+        if kind == "fault_delete":
+            parts = state.get(key, "").split(" ")
+            owner = mine.get(parts[1]) if parts[0] == "live" and len(parts) == 3 else None
+            if owner is None:
+                deleted.pop(key, None)
+            else:
+                deleted[key] = (t, owner)  # (1)
+            state[key] = ""
+            continue
+        d = deleted.pop(key, None)
+        if (kind == "apply" and d is not None and q >= 0 and q != d[1] and q in mine.values()
+                and not f.prev_serial and f.state.startswith(f"live {procs[q].instance} ")  # (2)
+                and starts.get(q, t) <= d[0]):  # (3)
+            yield node, d[1], q, t, d[0]
+        state[key] = f.state if kind == "apply" else "old"
+
+
+def _freed_to_another_node(history: History, node: str, p: int, q: int, landed: int, before, involved) -> bool:
+    """(5): after q's object landed on nodes/<node>, and while it was still that key's last change, a
+    process of another node in the violation replaced an owners/ record naming p's instance, inside
+    one of p's lease windows from before the delete."""
+    procs = history.processes
+    events = history.events
+    key = "nodes/" + node
+    p_names = f" {node} {procs[p].instance} "
+    last_on_key = None  # the latest change of nodes/<node> seen so far: (its writer, its state)
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, r, kind, f = events[i]
+        if f.key == key:
+            last_on_key = (r, f.state if kind == "apply" else "")
+            continue
+        if (kind != "apply" or t < landed or not f.key.startswith("owners/") or r < 0 or r not in involved
+                or procs[r].node_id == node or p_names not in f" {f.prev_state} "):
+            continue
+        if last_on_key is None or last_on_key[0] != q or not last_on_key[1].startswith(f"live {procs[q].instance} "):
+            continue
+        if any(s <= t < e for s, e in before):
+            return True
     return False
 
 
@@ -424,8 +466,9 @@ FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="F-1",
         title="a twin whose start check straddles a mistaken delete of nodes/<id> holds the node lease beside "
-              "the other process",
-        invariants=("LEASE-1", "INV-1", "INV-6", "INV-10"),
+              "the other process, or its object, landed, frees that process's records to another node while "
+              "it still acts",
+        invariants=("LEASE-1", "INV-1", "INV-6", "INV-8", "INV-10"),
         adr="Section 1: 'The start check waits ttl plus grace in every case, including when no object exists ... "
             "so a process whose object was deleted while it still ran is always given time to show itself.' "
             "Section 2: 'After an object was deleted anyway, a process started with that --node-id frees its "

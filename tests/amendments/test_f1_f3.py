@@ -107,8 +107,9 @@ def test_f1_residue_the_held_back_write_still_frees_the_others_records(name):
     """What NL-7's amendment cannot remove: the held-back write lands whether or not its process still
     runs, and FN-5 frees every record naming n0's instance at once on it, while n0 is valid until its next
     renewal meets it. Two owners act (INV-1) and n0's acknowledged write is lost to n1's restore (INV-8),
-    under the correct model as under the variant; F-1's classifier (one node's processes only) explains
-    neither, so under the correct model this is an unexplained violation too (reported to the lead)."""
+    under the correct model as under the variant. F-1's second consequence (checkers/findings.py, chain
+    step 5): its classifier, once of one node's processes only, left this unexplained; it now sees the
+    chain. Without the delete (doctored: the fault is gone) nothing explains the two owners."""
     h = _f1_records_freed_world(name)
     first, twin = procs(h, "n0")
     (n1,) = procs(h, "n1")
@@ -116,7 +117,16 @@ def test_f1_residue_the_held_back_write_still_frees_the_others_records(name):
     served = evs(h, "served", proc=first, since=took[0].t_ms)
     assert took and served  # n1 took A0 and n0 still served it
     unexplained, found = _judged(h)
-    assert {"INV-1", "INV-8"} <= set(unexplained)
+    assert unexplained == [] and {"INV-1", "INV-8"} <= set(found["F-1"]), (unexplained, found)
+    import copy
+
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    (gone,) = [i for i, e in enumerate(doctored.events) if e.kind == "fault_delete"]
+    del doctored.events[gone]
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert {"INV-1", "INV-8"} <= {v.invariant for v in unexplained} and "F-1" not in found
 
 
 def test_f1_residue_is_removed_by_fn5s_wait_on_another_instance():
