@@ -17,7 +17,7 @@ never runs it, and the correct model's campaign never sees it. It declares
 with the one recorded in amendments/verdicts.json. A variant runs anywhere a model name is taken
 (`run --model <name>`, a plan naming it): broken_models.load_model knows this registry too.
 
-Imports only model/.
+Imports only model/ (and, for a variant built on another, that variant's module here).
 """
 
 from __future__ import annotations

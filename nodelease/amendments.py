@@ -309,6 +309,10 @@ def command(console, args) -> int:
             entry = record.setdefault(n, {})
             entry["addresses"] = variant(n).addresses
             entry.setdefault("verdicts", {})[str(args.seeds)] = m["verdict"]
+            r = m.get("rebase")
+            if r:
+                entry["rebase"] = {"seeds": r["seeds"], "caught": len(r["caught"]), "lost": sorted(r["lost"]),
+                                   "neither": sorted(r["neither"]), "skipped": r["skipped"]}
         with open(RECORD, "w") as f:
             json.dump(record, f, indent=1, sort_keys=True)
             f.write("\n")

@@ -314,13 +314,31 @@ def _reproduce(name: str) -> str:
 
     by = ((load_record().get(name) or {}).get("verdicts") or {})
     n = max((int(k) for k in by), default=300)
-    return f"python runner.py amendments {name} --seeds {n}"
+    rebase = " --rebase" if (load_record().get(name) or {}).get("rebase") else ""
+    return f"python runner.py amendments {name} --seeds {n}{rebase}"
+
+
+def _rebased(name: str) -> str:
+    """What re-basing the broken models on a variant showed (recorded by `amendments --rebase --record`)."""
+    from .amendments import load_record
+
+    r = (load_record().get(name) or {}).get("rebase")
+    if not r:
+        return "not recorded"
+    out = f"{r['caught']} caught within {r['seeds']} seeds"
+    out += f", {len(r['lost'])} lost ({', '.join(r['lost'])})" if r["lost"] else ", none lost"
+    if r["neither"]:
+        out += f", {len(r['neither'])} caught on neither ({', '.join(r['neither'])})"
+    if r["skipped"]:
+        out += "; not re-based: " + "; ".join(f"`{b}` ({why})" for b, why in sorted(r["skipped"].items()))
+    return out
 
 
 def _variant_rows(page: str, variants) -> list[str]:
-    return _table(("variant", "rules", "the ADR says", "proposed", "verdicts recorded", "reproduce"),
+    return _table(("variant", "rules", "the ADR says", "proposed", "verdicts recorded", "broken models re-based on it",
+                   "reproduce"),
                   [(_link(_module_file(v.module), page, f"`{v.name}`"), ", ".join(v.rules), v.adr, v.proposed,
-                    _verdicts(v.name), _code(_reproduce(v.name))) for v in variants])
+                    _verdicts(v.name), _rebased(v.name), _code(_reproduce(v.name))) for v in variants])
 
 
 def _what(v) -> str:
