@@ -64,6 +64,14 @@ def test_a_verdict_differing_from_the_record_exits_1(tmp_path, monkeypatch, caps
     assert set(json.loads(record.read_text())["q7_guard_two_skews"]["verdicts"]) == {"5"}
 
 
+def test_reach_counts_runs_whose_events_differ_not_their_header():
+    """A history's header names its model, so its hash differs for any variant; reach compares the events.
+    The correct model against itself changes no run; UP-2's guard with two skews changes a few of 30."""
+    assert am.changed_runs("correct", 12) == (0, 12)
+    changed, n = am.changed_runs("q7_guard_two_skews", 30)
+    assert n == 30 and 0 < changed < 30
+
+
 def test_a_variant_that_changes_no_run_is_not_reached_rather_than_safe():
     """A question whose variant never changes a run is not answered by that campaign."""
     q = SimpleNamespace(name="x", kind="question", addresses="Q-9")
