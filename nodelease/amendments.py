@@ -328,6 +328,7 @@ def command(console, args) -> int:
         with open(args.json, "w") as f:
             json.dump(measured, f, indent=1, sort_keys=True)
     if args.record:
+        record = load_record()  # read again: another `amendments --record` may have written since
         for n, m in measured.items():
             entry = record.setdefault(n, {})
             entry["addresses"] = variant(n).addresses
