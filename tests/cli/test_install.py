@@ -119,4 +119,4 @@ def test_broken_runs_and_exits_as_its_report_says(installed):
 def test_an_unknown_option_is_one_line_and_exit_2(installed):
     r = script(installed, "replay", "x.json", "--workers", "2")
     assert r.returncode == 2
-    assert r.stderr == "nodelease-check: error: replay takes no --workers (it goes with run, explore, broken)\n"
+    assert r.stderr == "nodelease-check: error: replay takes no --workers (it goes with run, explore, broken, amendments)\n"
