@@ -301,28 +301,29 @@ def finding(page: str, fid: str) -> list[str]:
     return out
 
 
-def _verdicts(name: str) -> str:
-    """The verdicts recorded for a variant (amendments/verdicts.json), by seed count."""
+def _recorded(name: str) -> dict:
+    """A variant's entry in amendments/verdicts.json (empty if none)."""
     from .amendments import load_record
 
-    by = ((load_record().get(name) or {}).get("verdicts") or {})
+    return load_record().get(name) or {}
+
+
+def _verdicts(name: str) -> str:
+    """The verdicts recorded for a variant, by seed count."""
+    by = _recorded(name).get("verdicts") or {}
     return "; ".join(f"{int(n):,} seeds: {v}" for n, v in sorted(by.items(), key=lambda kv: int(kv[0]))) or "none recorded"
 
 
 def _reproduce(name: str) -> str:
-    from .amendments import load_record
-
-    by = ((load_record().get(name) or {}).get("verdicts") or {})
-    n = max((int(k) for k in by), default=300)
-    rebase = " --rebase" if (load_record().get(name) or {}).get("rebase") else ""
+    entry = _recorded(name)
+    n = max((int(k) for k in entry.get("verdicts") or {}), default=300)
+    rebase = " --rebase" if entry.get("rebase") else ""
     return f"python runner.py amendments {name} --seeds {n}{rebase}"
 
 
 def _rebased(name: str) -> str:
     """What re-basing the broken models on a variant showed (recorded by `amendments --rebase --record`)."""
-    from .amendments import load_record
-
-    r = (load_record().get(name) or {}).get("rebase")
+    r = _recorded(name).get("rebase")
     if not r:
         return "not recorded"
     out = f"{r['caught']} caught within {r['seeds']} seeds"
