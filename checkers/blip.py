@@ -42,6 +42,8 @@ def check(history: History) -> list[Violation]:
     until = start + length + p.ttl_ms + p.grace_ms + p.period_ms + p.attempt_timeout_ms
     out = []
     events = history.events
+    # every fence and every failed exit in the span, each its own violation: a known finding explains a
+    # fence and the exit it causes (checkers/findings.py), never a second exit that happens beside them
     for i in history.of_kind("apply", "exit"):
         t, proc, kind, f = events[i]
         if not start <= t <= until:
@@ -55,7 +57,6 @@ def check(history: History) -> list[Violation]:
                 f"{history.processes[proc].label} {what} at {t / 1000:.3f} s",
                 (i,),
             ))
-            break
     return out
 
 

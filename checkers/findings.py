@@ -17,9 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .facts import facts, sent_ms
+from .facts import act_actor, facts, sent_ms
 from history import History, Violation
 from .records import old_heartbeat
+from .start_guard import check as _up2
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,26 @@ def _procs_of(history: History, v: Violation) -> set[int]:
     return {events[i].proc for i in v.events if 0 <= i < len(events) and events[i].proc >= 0}
 
 
+def _actors_of(history: History, v: Violation) -> set[str]:
+    """The actors a violation's events concern: an act's or a claim's actor, a record's or a data key's."""
+    out: set[str] = set()
+    for i in v.events:
+        f = history.events[i].fields
+        actor = getattr(f, "actor", None)
+        key = getattr(f, "key", None) or ""
+        if isinstance(actor, str):
+            out.add(actor)
+        elif key.startswith(("owners/", "leases/")):
+            out.add(key.split("/", 1)[1])
+        elif key.startswith("wal/"):
+            out.add(act_actor(key))
+    return out
+
+
 def _twin_straddles_delete(history: History, v: Violation) -> bool:
     """F-1 by its cause, never by its preconditions alone (a delete of nodes/n somewhere, a process of
-    n whose check began before it). The chain it must see in world facts, all on one key nodes/n:
+    n whose check began before it), nor by the node a violation is about. The chain it must see in
+    world facts, all on one key nodes/n:
 
     1. a mistaken delete (`fault_delete`) removed the `live` object of a process p of n (the last
        write on the key before the delete was p's);
@@ -49,26 +67,33 @@ def _twin_straddles_delete(history: History, v: Violation) -> bool:
     3. q had started before the delete (its start check straddled it: the other's object was
        written, and deleted, between two of its reads, or before its write landed);
 
-    then one of its two consequences:
+    then one of its two consequences, the violation naming exactly what the chain names:
 
-    4. the node-lease window q's write opened overlaps one of p's opened before the delete (LEASE-1:
-       both held n's lease), and the violation involves only processes of n; or
-    5. q's object, still the key's last change, freed p's records to another node (FN-5: `live`
-       naming another instance frees at once): a process r of another node replaced a record naming
-       p's instance while p's lease window from before the delete still held, and the violation
-       involves p and r (INV-1, INV-8: two owners act; found by the F-1 variants, issue 31)."""
-    procs = history.processes
+    4. LEASE-1, the two windows of n's lease it reports being p's window opened before the delete
+       and q's window holding the instant q's write landed (both held n's lease); or
+    5. INV-1 or INV-8 about one actor X, between p and a process r (of another node, or q itself):
+       after q's object landed, and while it was still the key's last change, r replaced X's record
+       naming p's instance (FN-5: `live` naming another instance frees at once) inside one of p's
+       lease windows from before the delete, and the violation's events are p's and r's, about X
+       (two owners act; found by the F-1 variants, issue 31).
+
+    Anything else in such a run (a violation of another process of n, of another actor, of another
+    invariant) is not F-1's: it fails the run."""
+    if v.invariant not in ("LEASE-1", "INV-1", "INV-8"):
+        return False
     involved = _procs_of(history, v)
-    nodes = {procs[p].node_id for p in involved}
     fx = facts(history)
     for node, p, q, landed, td in _straddles(history):
-        before = [(s, e) for s, e, _i in fx.lease.get(p, ()) if s < td]
-        if nodes == {node}:
-            mine_q = [(s, e) for s, e, _i in fx.lease.get(q, ()) if s <= landed < e]
-            if any(s < e2 and s2 < e for s, e in mine_q for s2, e2 in before):  # (4)
+        before = [(s, e, i) for s, e, i in fx.lease.get(p, ()) if s < td]
+        if v.invariant == "LEASE-1":  # (4)
+            mine_q = [(s, e, i) for s, e, i in fx.lease.get(q, ()) if s <= landed < e]
+            if any(set(v.events) == {i, i2} and s < e2 and s2 < e for s, e, i in mine_q for s2, e2, i2 in before):
                 return True
-        elif p in involved and _freed_to_another_node(history, node, p, q, landed, before, involved):  # (5)
-            return True
+        elif p in involved:  # (5)
+            actors = _actors_of(history, v)
+            for actor, r in _freed_records(history, node, p, q, landed, before):
+                if involved <= {p, r} and actors <= {actor}:
+                    return True
     return False
 
 
@@ -106,41 +131,45 @@ def _straddles(history: History):
         state[key] = f.state if kind == "apply" else "old"
 
 
-def _freed_to_another_node(history: History, node: str, p: int, q: int, landed: int, before, involved) -> bool:
-    """(5): after q's object landed on nodes/<node>, and while it was still that key's last change, a
-    process of another node in the violation replaced an owners/ record naming p's instance, inside
+def _freed_records(history: History, node: str, p: int, q: int, landed: int, before) -> list[tuple[str, int]]:
+    """(5): (actor, r) for each owners/ record naming p's instance that a process r other than p replaced
+    after q's object landed on nodes/<node>, while that object was still the key's last change, inside
     one of p's lease windows from before the delete."""
     procs = history.processes
     events = history.events
     key = "nodes/" + node
     p_names = f" {node} {procs[p].instance} "
+    q_live = f"live {procs[q].instance} "
     last_on_key = None  # the latest change of nodes/<node> seen so far: (its writer, its state)
+    out = []
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, r, kind, f = events[i]
         if f.key == key:
             last_on_key = (r, f.state if kind == "apply" else "")
             continue
-        if (kind != "apply" or t < landed or not f.key.startswith("owners/") or r < 0 or r not in involved
-                or procs[r].node_id == node or p_names not in f" {f.prev_state} "):
+        if (kind != "apply" or t < landed or not f.key.startswith("owners/") or r < 0 or r == p
+                or p_names not in f" {f.prev_state} "):
             continue
-        if last_on_key is None or last_on_key[0] != q or not last_on_key[1].startswith(f"live {procs[q].instance} "):
+        if last_on_key is None or last_on_key[0] != q or not last_on_key[1].startswith(q_live):
             continue
-        if any(s <= t < e for s, e in before):
-            return True
-    return False
+        if any(s <= t < e for s, e, _i in before):
+            out.append((f.key[len("owners/"):], r))
+    return out
 
 
 def _lost_acquire_writes(history: History, p: int, before: int) -> dict[str, int]:
-    """owners/ key -> when process p's record write of it was lost before `before` (the request never
-    reached the bucket: lost on the way, or failed fast, refused before sending; seed 6445 of the
-    20,000-seed sweep) or answered 409 (a conflict: not applied; seed 854 of a 2,000-seed sweep),
-    and the record did not change from then to `before`: OR-7's unresolved acquire, which OR-8's
-    resolver reads until the record changes."""
+    """owners/ key -> when process p's acquisition write of it (OR-3: its body names p) was lost before
+    `before` (the request never reached the bucket: lost on the way, or failed fast, refused before
+    sending; seed 6445 of the 20,000-seed sweep) or answered 409 (a conflict: not applied; seed 854 of a
+    2,000-seed sweep), and the record did not change from then to `before`: OR-7's unresolved acquire,
+    which OR-8's resolver reads until the record changes. A lost release (`nobody`) is not one: a
+    pending release keeps writing (OR-5), it has no unbounded read."""
     lost: dict[str, int] = {}
+    procs = history.processes
     for t, q, kind, f in history.events:
         if t >= before:
             break
-        key = _lost_record_write(p, q, kind, f)
+        key = _lost_acquisition(procs, p, q, kind, f)
         if key is not None:
             lost.setdefault(key, t)
         elif kind == "apply" and f.key in lost:
@@ -148,16 +177,20 @@ def _lost_acquire_writes(history: History, p: int, before: int) -> dict[str, int
     return lost
 
 
-def _lost_record_write(p: int, q: int, kind: str, f) -> str | None:
-    """The owners/ key of process p's record write this event says never landed (lost on the way,
-    failed fast, or answered 409), else None."""
+def _lost_acquisition(procs, p: int, q: int, kind: str, f) -> str | None:
+    """The owners/ key of process p's acquisition write (its state `held <p's node> <p's instance> <g>`,
+    OR-3) this event says never landed (lost on the way, failed fast, or answered 409), else None."""
     if q != p:
         return None
     if kind == "fault" and f.what in ("request_lost", "fail_fast") and f.target.startswith("PUT owners/"):
-        return f.target[len("PUT "):]
-    if kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
-        return f.key
-    return None
+        key = f.target[len("PUT "):]
+    elif kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
+        key = f.key
+    else:
+        return None
+    parts = (f.state or "").split(" ")
+    pr = procs[p]
+    return key if len(parts) == 4 and parts[0] == "held" and parts[1:3] == [pr.node_id, pr.instance] else None
 
 
 def _reads(history: History, p: int, key: str, start: int, end: int) -> bool:
@@ -172,29 +205,53 @@ def _first_change(history: History, key: str, after: int) -> int | None:
     return next((t for t, _q, kind, f in history.events if t >= after and kind == "apply" and f.key == key), None)
 
 
-def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
-    """F-2 by its cause, never by its preconditions alone. The chain it must see in world facts: a
-    process's acquisition lost its record write (`_lost_acquire_writes`), the record never changed
-    since, and the process is seen reading exactly that record where it is blocked (OR-8's resolver,
-    which has no bound).
+def _naming(history: History, p: int, at: int) -> set[str]:
+    """The owners/ keys whose record named process p (its node and instance) at true time `at`, as the
+    bucket applied them."""
+    pr = history.processes[p]
+    mine = f"held {pr.node_id} {pr.instance} "
+    state: dict[str, bool] = {}
+    events = history.events
+    for i in history.of_kind("apply", "fault_delete"):
+        t, _q, kind, f = events[i]
+        if t > at:
+            break
+        if f.key.startswith("owners/"):
+            state[f.key] = kind == "apply" and f.state.startswith(mine)
+    return {k for k, named in state.items() if named}
 
-    - INV-11: the drained process is the one whose write was lost before the drain was judged (at
-      the drain, or at the faults' end for a drain told with faults around it), it read that record
-      during the drain's bound, and the record stayed unchanged to the bound (the drain never ends), or
-      changed and the drain reported drained only then, within the resolver's next read (two attempt
-      timeouts): the entry held it to that change (calm seed 5 at c9ba6c3, kept as a plan).
-    - CONV-1: the blocker is a process reading an owners/ record whose write it lost, and that record
-      did not change from the loss to its reads (but for the one read after a change that decides)."""
+
+def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
+    """F-2 by its cause, never by its preconditions alone, nor by any lost write to a record. The chain
+    it must see in world facts: a process's *acquisition* lost its record write (the write carried
+    `held <its node> <its instance> <g>`: `_lost_acquire_writes`; a lost release is not F-2), the record
+    never changed since, and the process is seen reading exactly that record where it is blocked
+    (OR-8's resolver, which has no bound).
+
+    - INV-11: the drained process is the one whose acquisition write was lost before the drain was
+      judged (at the drain, or at the faults' end for a drain told with faults around it), it read that
+      record during the drain's bound, and the record stayed unchanged to the bound (the drain never
+      ends), or changed and the drain reported drained only then, within the resolver's next read (two
+      attempt timeouts): the entry held it to that change (calm seed 5 at c9ba6c3, kept as a plan). And
+      nothing else held the drain: when it is judged (the bound, or the report), no other record names
+      the process (a release that never landed is another reason, not F-2's).
+    - CONV-1: the blocker is a process reading an owners/ record whose acquisition write it lost, and
+      that record did not change from the loss to its reads (but for the one read after a change that
+      decides)."""
     events = history.events
     params = facts(history).params
     if v.invariant == "CONV-1":
         sent = [events[i] for i in v.events if events[i].kind == "sent"]
-        if not sent or any(e.fields.op != "GET" or not e.fields.key.startswith("owners/") for e in sent):
+        if not sent or len(sent) != len(v.events):
             return False
         p, key, first, last = sent[0].proc, sent[0].fields.key, sent[0].t_ms, sent[-1].t_ms
-        # the last loss of p's write of that record before the reads (whatever changed it since: the
-        # reads are judged against the first change after the loss)
-        losses = [t for t, q, kind, f in events if t < first and _lost_record_write(p, q, kind, f) == key]
+        if any(e.proc != p or e.fields.op != "GET" or e.fields.key != key for e in sent) \
+                or not key.startswith("owners/"):
+            return False
+        # the last loss of p's acquisition write of that record before the reads (whatever changed it since:
+        # the reads are judged against the first change after the loss)
+        procs = history.processes
+        losses = [t for t, q, kind, f in events if t < first and _lost_acquisition(procs, p, q, kind, f) == key]
         if not losses:
             return False
         tc = _first_change(history, key, losses[-1])
@@ -210,18 +267,23 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
     ended_at = next((t for t, q, kind, f in events[v.events[0] + 1:] if q == p and (
         kind in ("exit", "crash") or kind == "told" and f.command in ("resume", "stop"))), None)
     slack = 2 * params.attempt_timeout_ms  # the resolver's next read after a change: its back-off, and the read
-    for key, _t in _lost_acquire_writes(history, p, t0).items():
+    lost = _lost_acquire_writes(history, p, t0)
+    for key in lost:
         if not _reads(history, p, key, td, end):
             continue  # not waiting on that entry
         tc = _first_change(history, key, t0)
         if tc is None or tc > end:
-            return True  # unchanged to the bound: the drain waits for ever (OR-8 has no bound)
-        if tc > end - slack and drained_at is None and ended_at is not None and ended_at <= tc + slack:
+            judged_at = end  # unchanged to the bound: the drain waits for ever (OR-8 has no bound)
+        elif tc > end - slack and drained_at is None and ended_at is not None and ended_at <= tc + slack:
             # changed so close to the bound that the drain was ended (resumed, stopped) before the
             # resolver's next read, which would have decided: it waited on that entry to the end
+            judged_at = ended_at
+        elif drained_at is not None and tc <= drained_at <= tc + slack:
+            judged_at = tc  # drained only once another's write changed the record the entry read
+        else:
+            continue
+        if _naming(history, p, judged_at) <= set(lost):
             return True
-        if drained_at is not None and tc <= drained_at <= tc + slack:
-            return True  # drained only once another's write changed the record the entry read
     return False
 
 
@@ -237,21 +299,14 @@ def _removed(history: History, key: str, fence: str, writer: int, after: int, un
     return None
 
 
-def _in_its_check(history: History, p: int, fence: int) -> bool:
-    """Process p was back in its start check when the fence (event `fence`) landed over the object of
-    its one live write before it (its first, after its check), and that write was late, so p never
-    learnt it landed (NL-7 keeps its instance): applied past its attempt timeout, or its reply lost or
-    slowed past it (a fault noted on it)."""
-    fx = facts(history)
-    events = history.events
-    t_fence = events[fence].t_ms
-    writes = [w for w in fx.live_writes.get(p, ()) if w.applied_ms <= t_fence]
-    if len(writes) != 1 or events[fence].fields.prev_state != events[writes[0].event].fields.state:
-        return False
-    w = writes[0]
-    a = fx.params.attempt_timeout_ms
+def _unacknowledged(history: History, p: int, w) -> bool:
+    """Process p never learnt its live write `w` landed: it was applied past its attempt timeout, or its
+    reply was lost or slowed past it (a fault the world noted on it). A first write after the start check
+    that p never learnt of leaves p in its check, keeping its instance (NL-7)."""
+    a = facts(history).params.attempt_timeout_ms
     if w.applied_ms - w.sent_ms >= a:
         return True
+    events = history.events
     key = events[w.event].fields.key
     # the reply's fault is noted with the landing, just after it (same instant): look to the end of it
     for t, q, kind, f in events:
@@ -261,6 +316,35 @@ def _in_its_check(history: History, p: int, fence: int) -> bool:
                 and (f.what == "reply_lost" or f.what == "slow_reply" and (f.ms or 0) >= a)):
             return True
     return False
+
+
+def _in_its_check(history: History, p: int, fence: int) -> bool:
+    """Process p was back in its start check when the fence (event `fence`) landed over the object of
+    its one live write before it (its first, after its check), and that write was late, so p never
+    learnt it landed (NL-7 keeps its instance): applied past its attempt timeout, or its reply lost or
+    slowed past it (a fault noted on it)."""
+    events = history.events
+    t_fence = events[fence].t_ms
+    writes = [w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= t_fence]
+    return (len(writes) == 1 and events[fence].fields.prev_state == events[writes[0].event].fields.state
+            and _unacknowledged(history, p, writes[0]))
+
+
+def _met_in_its_check(history: History, j: int) -> bool:
+    """INV-10's second clause under F-3: the write of process p that met the fence naming it (event j,
+    refused) was sent from its start check, so a refusal sent it back there (NL-7) rather than to NL-9's
+    re-read: every live write of p that landed before it was one p never learnt of, and the fence it met
+    replaced the object one of them left (p's own late write, fenced by a peer or the operator)."""
+    events = history.events
+    t, p, _kind, f = events[j]
+    sent = sent_ms(events[j])
+    writes = [w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= sent]
+    if not writes or not all(_unacknowledged(history, p, w) for w in writes):
+        return False
+    fence = next((events[i] for i in reversed(history.of_kind("apply")) if i < j and events[i].fields.key == f.key),
+                 None)
+    return (fence is not None and fence.fields.state == f.met
+            and any(fence.fields.prev_state == events[w.event].fields.state for w in writes))
 
 
 def _fence_gone_before_read(history: History, v: Violation) -> bool:
@@ -277,17 +361,22 @@ def _fence_gone_before_read(history: History, v: Violation) -> bool:
     4. p's live write landed over what replaced the fence, never over the fence naming it.
 
     Met its fence, which was gone before the check re-read it (INV-10's second clause; seed 13073 of
-    the 20,000-seed sweep): p's write was refused by the fence naming it (a 412 does not say what it
-    met), so p went back to its start check (NL-7); the fence was deleted, or another process (a twin)
-    wrote over it, within the reply and re-read INV-10 allows (2 attempt timeouts, with no fault
-    around p: its check read in that time) so the check never read it: p never learns it was fenced,
-    runs on, and may write live again over what replaced the fence and act."""
+    the 20,000-seed sweep): p's write, sent from its start check (every live write of p before it was
+    one p never learnt of, and the fence replaced the object one of them left: `_met_in_its_check`),
+    was refused by the fence naming it (a 412 does not say what it met), so p went back to its start
+    check (NL-7); the fence was deleted, or another process (a twin) wrote over it, within the reply and
+    re-read INV-10 allows (2 attempt timeouts, with no fault around p: its check read in that time) so
+    the check never read it: p never learns it was fenced, runs on, and may write live again over what
+    replaced the fence and act. A running process (one that had learnt of a live write of its own) that
+    meets its fence re-reads (NL-9) and exits, whatever happens to the fence after: not F-3."""
     if v.invariant != "INV-10" or not v.events:
         return False
     ev = history.events
     j = v.events[0]
     if ev[j].kind == "refused" and ev[j].fields.met.startswith("fenced "):
         p, key, fence = ev[j].proc, ev[j].fields.key, ev[j].fields.met
+        if not _met_in_its_check(history, j):
+            return False  # a running process met its fence: NL-9's re-read tells it, whatever happens next
         bound = 2 * facts(history).params.attempt_timeout_ms
         return _removed(history, key, fence, p, j, ev[j].t_ms + bound) is not None
     if len(v.events) != 2:
@@ -326,18 +415,43 @@ def _blip_span(history: History) -> tuple[int, int]:
 
 
 def _blip_fence(history: History, v: Violation):
-    """(blip start, blip end, fencer, fenced process, fence event) of an INV-9 violation that is a fence."""
+    """(blip start, blip end, fencer, fenced process, fence event) of an INV-9 violation that is a fence,
+    or the exit that fence caused: the fenced process's failed exit after the fence landed, while the fence
+    was still the object on its key (the process met it: a write refused, or its check's read, NL-10)."""
     if v.invariant != "INV-9" or not v.events:
         return None
+    events = history.events
     j = v.events[0]
-    t, fencer, kind, f = history.events[j]
-    if kind != "apply" or not f.state.startswith("fenced ") or fencer < 0:
+    t, who, kind, f = events[j]
+    if kind == "exit" and who >= 0:
+        pr = history.processes[who]
+        key = "nodes/" + pr.node_id
+        last = next((i for i in reversed(history.of_kind("apply", "fault_delete", "fault_put"))
+                     if i < j and events[i].fields.key == key), None)
+        if last is None or events[last].kind != "apply" or not events[last].fields.state.startswith(
+                f"fenced {pr.instance} "):
+            return None
+        j = last
+        t, who, kind, f = events[j]
+    if kind != "apply" or not f.state.startswith("fenced ") or who < 0:
+        return None
+    if not _fence_waited(history, j):
         return None
     start, end = _blip_span(history)
     fenced_inst = f.state.split(" ")[1]
     fenced = next((k for k, pr in enumerate(history.processes)
                    if pr.instance == fenced_inst and f.key == "nodes/" + pr.node_id), None)
-    return None if fenced is None else (start, end, fencer, fenced, j)
+    return None if fenced is None else (start, end, who, fenced, j)
+
+
+def _fence_waited(history: History, j: int) -> bool:
+    """The fence (event j) was sent once the object's kept written_at + ttl + grace had passed on the
+    fencer's clock (FN-3's bound: B may fence A only then; F-4 and F-5 are fences the ADR allows, at that
+    bound, never earlier ones)."""
+    e = history.events[j]
+    p = facts(history).params
+    written_at = int(e.fields.state.split(" ")[2])
+    return history.processes[e.proc].clock.local(sent_ms(e)) > written_at + p.ttl_ms + p.grace_ms
 
 
 def _first_write_swallowed(history: History, v: Violation) -> bool:
@@ -426,8 +540,8 @@ def _blip_lapses_one_not_the_other(history: History, v: Violation) -> bool:
 def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
     """The record of an actor names (or its failover waits on) a process (A, i) whose `live` object on
     `nodes/A` an old binary's heartbeat replaced (written unconditionally, UP-4): the old binary ran on
-    after i's start guard passed (UP-2 judged it retired: its heartbeats were held back), i met the old
-    format and exited (NL-10). An old-format object frees nothing (FN-5) and takes no fence (FN-7), so
+    after i's start guard passed, and passed by the rule (UP-2 on the bucket's heartbeats: the ones the
+    guard could read were stale; `_guard_held`), i met the old format and exited (NL-10). An old-format object frees nothing (FN-5) and takes no fence (FN-7), so
     the actor waits for a process of A to come back through its start guard (INV-7: later than T-5's
     bound), or, if none does, stays held (INV-4): `nodes/A` ends in that old heartbeat, or absent once
     an operator's `cluster forget` (FN-8) deleted it with no `cluster fence` of the absent object after
@@ -438,6 +552,9 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
         if m is None:
             return False
         node, inst = m.groups()
+        i = next((k for k, pr in enumerate(history.processes) if (pr.node_id, pr.instance) == (node, inst)), None)
+        if i is None or not _guard_held(history, i):
+            return False
         key = "nodes/" + node
         writes = [f for f in (events[i].fields for i in history.of_kind("apply")) if f.key == key]
         over = next((k for k, f in enumerate(writes)
@@ -448,6 +565,8 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
         died = v.events[0]  # INV-7 names the owner's death first
         t_died, p, kind, _f = events[died]
         if kind not in ("crash", "exit") or p < 0:
+            return False
+        if not _guard_held(history, p):
             return False
         proc = history.processes[p]
         key = "nodes/" + proc.node_id
@@ -462,13 +581,23 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> bool:
     return False
 
 
+def _guard_held(history: History, i: int) -> bool:
+    """F-6's premise: process i's start guard passed by the rule (UP-2, judged on the bucket's heartbeats by
+    checkers/start_guard.py): every old heartbeat its last round could read was stale, so the one that
+    later landed over i's object was one it could not see (held back, stalled then resumed, or written by
+    an old binary started after the switch). A guard that passed on a fresh heartbeat is a bug of the
+    guard, not F-6."""
+    events = history.events
+    return not any(events[k].proc == i for v in _up2(history) for k in v.events)
+
+
 FINDINGS: tuple[Finding, ...] = (
     Finding(
         id="F-1",
         title="a twin whose start check straddles a mistaken delete of nodes/<id> holds the node lease beside "
               "the other process, or its object, landed, frees that process's records to another node while "
               "it still acts",
-        invariants=("LEASE-1", "INV-1", "INV-6", "INV-8", "INV-10"),
+        invariants=("LEASE-1", "INV-1", "INV-8"),
         adr="Section 1: 'The start check waits ttl plus grace in every case, including when no object exists ... "
             "so a process whose object was deleted while it still ran is always given time to show itself.' "
             "Section 2: 'After an object was deleted anyway, a process started with that --node-id frees its "

@@ -81,8 +81,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # it met (as far as the world knows), when it was sent, and the status
     # and the serial its condition named as the writer knew it (as `apply`'s named_serial)
     "refused": ("key", "op", "cond", "met", "sent_ms", "status", "named_serial"),
-    # the bucket answered a conditional write 409 (a concurrent write: not applied, no condition judged)
-    "conflicted": ("key", "op", "sent_ms"),
+    # the bucket answered a conditional write 409 (a concurrent write: not applied, no condition judged), with
+    # the state the write carried (as `apply`'s)
+    "conflicted": ("key", "op", "sent_ms", "state"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
     "client": ("actor", "node", "request"),  # a client request reached a node
@@ -93,8 +94,10 @@ KINDS: dict[str, tuple[str, ...]] = {
     "fault_put": ("key", "header", "written_at_ms"),  # bytes written outside the protocol (an old binary)
     # a fault the world gave a request or a machine: what kind (scenarios/faults.py: "request_lost", "late",
     # "outage", ...), what it hit ("PUT owners/t0/c/a1", a machine, "*"), a length or delay in ms (None: none),
-    # and a word for people ("refused: cut off", the reply's status, an outage's mode)
-    "fault": ("what", "target", "ms", "detail"),
+    # a word for people ("refused: cut off", the reply's status, an outage's mode), and for a write of a
+    # protocol record (nodes/, owners/, leases/) the state it carried (as `apply`'s `state`: an acquisition's
+    # "held <node> <instance> <g>" told from a release's "nobody <g>"; None otherwise)
+    "fault": ("what", "target", "ms", "detail", "state"),
 }
 
 # Fields on the observing process's own clock (ms); every event's time, and every other time

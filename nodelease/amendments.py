@@ -10,15 +10,19 @@ A variant's verdict, from what this module measures:
   a counterexample plan under reports/), the findings' seed counts, and nodelease/diff.py's
   comparison (coverage lost, margins shrunk beyond the tolerances below).
 
-An amendment's verdict: "removes F-n" (its plans pass strict, no new violation, F-n gone from
-the campaign, nothing worse in the diff), "removes F-n, but the diff is worse" (coverage or a
-margin), "does not remove F-n" (a plan still fails strict), or "unsafe" (a violation no finding
-explains). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
+Verdicts rest on evidence (issue 36). An amendment's: "removes F-n" (its plans pass strict, no
+new violation, F-n shown by the correct model in those seeds and gone from the variant's campaign,
+nothing worse in the diff), "removes F-n, but the diff is worse" (coverage or a margin), "F-n not
+reached at N seeds" (its plans pass strict, but the correct model never showed F-n in those seeds:
+the campaign is no evidence that it is gone), "does not remove F-n" (a plan still fails strict, or
+F-n still shows), or "unsafe" (a violation no finding explains); any other finding that shows under
+the variant in more seeds than under the correct model, beyond chance, is added ("..., but F-3
+rises"). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
 explains), "load-bearing" (it reaches a finding in more seeds than the correct model, beyond
-chance: a sign test over the seeds where only one of them shows it), "not
-reached: the variant changed no run" (no seed's history differs from the correct model's: the
-campaign says nothing of the question; a scripted scenario must) or "not load-bearing, within
-these bounds".
+chance: a sign test over the seeds where only one of them shows it, nodelease/paired.py) or "not
+load-bearing, within these bounds". Either kind: "changed nothing" when no run of the first
+REACH_SEEDS differs from the correct model's, no plan fails and no finding moves (the campaign says
+nothing of it; a scripted scenario must).
 
 Verdicts are recorded per seed count (a verdict at 300 seeds is not one at 2,000: F-2's bound
 passed 300 and failed at 802). With --rebase, every broken model whose decisions the variant does
@@ -34,6 +38,7 @@ import json
 import os
 
 from .errors import Exit, UsageError
+from .paired import finding_seeds, findings_paired, more_often
 
 RECORD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amendments", "verdicts.json")
 DEFAULT_SEEDS = 300
@@ -138,10 +143,7 @@ def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
     base_findings = {fid: b.get("seeds", 0) for fid, b in (base.get("protocol_findings") or {}).items()}
     # seed by seed: where a finding shows under one model only (a variant's other requests shift the
     # faults later requests draw, so a few seeds move either way by chance)
-    mine, theirs = ((r.get("raw") or {}).get("finding_seeds") or {} for r in (rep, base))
-    paired = {fid: {"variant_only": len(set(mine.get(fid, ())) - set(theirs.get(fid, ()))),
-                    "correct_only": len(set(theirs.get(fid, ())) - set(mine.get(fid, ())))}
-              for fid in sorted(set(mine) | set(theirs))}
+    paired = findings_paired(finding_seeds(rep), finding_seeds(base))
     violations = sorted({f["invariant"] for f in rep["failures"]})
     m = {"seeds": seeds, "plans": plans, "violations": violations,
          "violating_seeds": len(rep.get("failing_seeds") or []), "findings": findings,
@@ -153,43 +155,28 @@ def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
     return m
 
 
-SIGNIFICANCE = 0.05
-
-
-def sign_test_p(a: int, b: int) -> float:
-    """Two-sided sign test: the chance of a split at least as uneven as a : b of a + b fair coin tosses."""
-    from math import comb
-
-    n, k = a + b, max(a, b)
-    if n == 0:
-        return 1.0
-    return min(1.0, 2 * sum(comb(n, i) for i in range(k, n + 1)) / 2 ** n)
-
-
-def more_often(d: dict) -> bool:
-    """A finding shows under the variant in more seeds than under the correct model, beyond chance
-    (sign test over the seeds where only one of them shows it, p < SIGNIFICANCE): 15 against 14 of
-    2,000 seeds is not, 3 : 2 seeds moving either way."""
-    a, b = d["variant_only"], d["correct_only"]
-    return a > b and sign_test_p(a, b) < SIGNIFICANCE
-
-
 def verdict(v, m: dict) -> str:
+    """The verdict, from evidence only: a finding is removed only where the correct model reached it in
+    those seeds; a variant that changed no run says nothing; another finding that rises beyond chance
+    (paired seeds, nodelease/paired.py) is part of the verdict."""
     fid = v.addresses
+    n = m.get("seeds")
     if m["violations"]:
         return "load-bearing: the other reading is unsafe" if v.kind == "question" else "unsafe"
+    rises = [f for f, d in (m.get("findings_paired") or {}).items() if more_often(d)]
+    if m.get("changed_runs") == 0 and not any(m["plans"].values()) and not rises:
+        return "changed nothing"
     if v.kind == "question":
-        more = [f for f, d in (m.get("findings_paired") or {}).items() if more_often(d)]
-        if more:
-            return "load-bearing"
-        if m.get("changed_runs") == 0:
-            return "not reached: the variant changed no run"
-        return "not load-bearing, within these bounds"
+        return "load-bearing" if rises else "not load-bearing, within these bounds"
+    others = [f for f in rises if f != fid]
+    rise = f"{' and '.join(others)} {'rise' if len(others) > 1 else 'rises'}" if others else ""
     if any(m["plans"].values()) or m["findings"].get(fid):
-        return f"does not remove {fid}"
-    if m["diff_worse"]:
-        return f"removes {fid}, but the diff is worse"
-    return f"removes {fid}"
+        return f"does not remove {fid}" + (f", but {rise}" if rise else "")
+    if not (m.get("correct_findings") or {}).get(fid):
+        # the correct model never reached it in these seeds: the campaign is no evidence either way
+        return f"{fid} not reached at {n} seeds" + (f", but {rise}" if rise else "")
+    worse = ["the diff is worse"] if m["diff_worse"] else []
+    return f"removes {fid}" + (f", but {' and '.join(worse + ([rise] if rise else []))}" if worse or rise else "")
 
 
 def overridden(model) -> set[str]:

@@ -34,6 +34,8 @@ import subprocess
 import sys
 import time
 
+from .paired import sign_test_p
+
 RARE = 0.05  # a target the uniform mix catches in under this share of seeds
 
 
@@ -188,16 +190,6 @@ def row_text(r: dict) -> str:
             f"({g['caught']}/{g['reps']}), ratio {s['ratio']}")
 
 
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided exact binomial p of `wins` against `losses` (ties dropped)."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    k = min(wins, losses)
-    p = sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n
-    return min(1.0, 2 * p)
-
-
 def wilcoxon(diffs: list[float]) -> tuple[float, float]:
     """Wilcoxon signed-rank on `diffs` (zeros dropped, ties ranked by their mean): (W+, two-sided p,
     normal approximation with continuity correction)."""
@@ -233,7 +225,7 @@ def summary(rows: list[dict]) -> dict:
         _w, p = wilcoxon([math.log(x) for x in ratios if x > 0])
         out[group] = {"targets": len(rs), "median_ratio": round(statistics.median(ratios), 3) if ratios else None,
                       "guided_wins": wins, "uniform_wins": losses, "ties": len(ratios) - wins - losses,
-                      "sign_test_p": round(sign_test(wins, losses), 4), "wilcoxon_p": round(p, 4),
+                      "sign_test_p": round(sign_test_p(wins, losses), 4), "wilcoxon_p": round(p, 4),
                       "uniform_median_s": round(statistics.median(stats(r)["uniform"]["median_s"] for r in rs), 3)
                       if rs else None,
                       "guided_median_s": round(statistics.median(stats(r)["guided"]["median_s"] for r in rs), 3)

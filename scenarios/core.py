@@ -89,6 +89,13 @@ SentFields = FIELDS["sent"]
 _new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
 
 
+def _written_state(req) -> str | None:
+    """The state a write of a protocol record carries (`state_line`), None for a read or a data write."""
+    if req.op != PUT or req.key.startswith(DATA_PREFIX):
+        return None
+    return state_line(req.body)
+
+
 def _no_draw(_n):
     raise RuntimeError("a random draw (randint) in a planned run: every decision must come from the plan")
 
@@ -573,7 +580,7 @@ class World(Processes, Workload, QuietPhase):
     def conflicted(self, proc: Proc, req, sent_ms: int) -> None:
         """The bucket answered a conditional write of `proc` 409: not applied, its condition not judged
         (CS-2: a conflict on the `released` write is followed by NL-9's re-read, like a 412)."""
-        self.record(proc.index, "conflicted", (req.key, req.op, sent_ms))
+        self.record(proc.index, "conflicted", (req.key, req.op, sent_ms, _written_state(req)))
 
     def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
         """The bucket answered `req`: the kinds that act on an answer see it (`on_answered`: the old garbage
@@ -678,8 +685,9 @@ class World(Processes, Workload, QuietPhase):
             self.record(proc.index, "upload_failed", (key, status))
 
     def note_fault(self, proc: Proc, kind: str, req, ms: int | None = None, detail: str = "") -> None:
-        """A fault of `kind` (scenarios/faults.py names them) hit the request `req` of `proc`."""
-        self.record(proc.index, "fault", (kind, f"{req.op} {req.key}", ms, detail))
+        """A fault of `kind` (scenarios/faults.py names them) hit the request `req` of `proc`; a write of a
+        protocol record carries its state (which write was struck: an acquisition or a release, F-2)."""
+        self.record(proc.index, "fault", (kind, f"{req.op} {req.key}", ms, detail, _written_state(req)))
 
     # --- what faults share: cut-offs, shields, calm, armed losses --------------------------
 

@@ -96,7 +96,7 @@ class ScriptedWorld(SimWorld):
     # --- writing the script ------------------------------------------------------
 
     def at(self, t_ms: int, what: str, *args) -> "ScriptedWorld":
-        """Schedule a step: request / hibernate / move / command / crash / restart / twin / fence /
+        """Schedule a step: request / hibernate / move / command / crash / restart / twin / start / fence /
         forget / outage / delete / put_raw."""
         if not hasattr(self, "_step_" + what):
             raise ValueError(f"unknown step {what!r}")
@@ -185,6 +185,15 @@ class ScriptedWorld(SimWorld):
         self.slots.append(slot)
         self.record(WORLD, "twin", (node_id, machine))
         self.start_process(slot)
+
+    def _step_start(self, node_id, machine, model=None) -> None:
+        """A process of `node_id` starts on `machine` (no supervisor restarts it), running the model under
+        test or `model` (a broken one, say: a second, independent bug grafted into a script, whose
+        violations a finding's classifier must not take for the finding's)."""
+        slot = Slot(node_id, machine)
+        slot.wanted = False
+        self.slots.append(slot)
+        self.start_process(slot, None if model is None else model.step)
 
     def _step_fence(self, node_id) -> None:
         self._operator(Command("cluster_fence", (node_id,)))

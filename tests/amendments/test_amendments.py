@@ -72,12 +72,42 @@ def test_reach_counts_runs_whose_events_differ_not_their_header():
     assert n == 30 and 0 < changed < 30
 
 
-def test_a_variant_that_changes_no_run_is_not_reached_rather_than_safe():
-    """A question whose variant never changes a run is not answered by that campaign."""
+def test_a_variant_that_changes_no_run_changed_nothing_rather_than_safe():
+    """A variant (question or amendment) that never changes a run is not judged by that campaign: its verdict
+    is "changed nothing", never "safe" nor "removes" (issue 36)."""
     q = SimpleNamespace(name="x", kind="question", addresses="Q-9")
     m = {"violations": [], "plans": {}, "findings": {}, "correct_findings": {}, "diff_worse": [], "changed_runs": 0}
-    assert am.verdict(q, m) == "not reached: the variant changed no run"
+    assert am.verdict(q, m) == "changed nothing"
     assert am.verdict(q, dict(m, changed_runs=3)) == "not load-bearing, within these bounds"
+    a = SimpleNamespace(name="y", kind="amendment", addresses="F-2")
+    assert am.verdict(a, dict(m, correct_findings={"F-2": 4})) == "changed nothing"
+
+
+def test_an_amendment_removes_only_a_finding_the_correct_model_reached():
+    """"removes F-n" rests on evidence: the correct model showed F-n in those seeds and the variant does not.
+    Where the correct model never reached it, the verdict says so with the seed count (issue 36: F-1 is 1 seed
+    of 20,000, so 2,000 seeds say nothing of an F-1 amendment)."""
+    a = SimpleNamespace(name="y", kind="amendment", addresses="F-1")
+    m = {"seeds": 2000, "violations": [], "plans": {"p.json": []}, "findings": {}, "correct_findings": {},
+         "diff_worse": [], "changed_runs": 17, "findings_paired": {}}
+    assert am.verdict(a, m) == "F-1 not reached at 2000 seeds"
+    reached = dict(m, correct_findings={"F-1": 2}, findings_paired={"F-1": {"variant_only": 0, "correct_only": 2}})
+    assert am.verdict(a, reached) == "removes F-1"
+    assert am.verdict(a, dict(reached, findings={"F-1": 1})) == "does not remove F-1"
+    assert am.verdict(a, dict(reached, plans={"p.json": ["INV-1"]})) == "does not remove F-1"
+    assert am.verdict(a, dict(reached, diff_worse=["coverage x"])) == "removes F-1, but the diff is worse"
+
+
+def test_another_finding_rising_beyond_chance_is_part_of_the_verdict():
+    """An amendment that removes its finding while another shows in more seeds than under the correct model,
+    beyond chance (paired seeds), says so; the same rise within chance does not."""
+    a = SimpleNamespace(name="y", kind="amendment", addresses="F-2")
+    m = {"seeds": 2000, "violations": [], "plans": {}, "findings": {"F-3": 7}, "correct_findings": {"F-2": 14},
+         "diff_worse": [], "changed_runs": 40,
+         "findings_paired": {"F-2": {"variant_only": 0, "correct_only": 14}, "F-3": {"variant_only": 7, "correct_only": 0}}}
+    assert am.verdict(a, m) == "removes F-2, but F-3 rises"
+    m["findings_paired"]["F-3"] = {"variant_only": 3, "correct_only": 2}
+    assert am.verdict(a, m) == "removes F-2"
 
 
 def test_re_basing_stacks_the_broken_decision_on_the_variant_and_refuses_an_overlap():
@@ -154,4 +184,6 @@ def test_a_question_is_load_bearing_on_a_finding_only_beyond_chance():
     assert am.verdict(q, noise) == "not load-bearing, within these bounds"
     real = dict(base, findings_paired={"F-2": {"variant_only": 6, "correct_only": 0}})
     assert am.verdict(q, real) == "load-bearing"
-    assert am.sign_test_p(0, 0) == 1.0 and am.sign_test_p(6, 0) < 0.05 < am.sign_test_p(5, 0)
+    from nodelease.paired import sign_test_p
+
+    assert sign_test_p(0, 0) == 1.0 and sign_test_p(6, 0) < 0.05 < sign_test_p(5, 0)

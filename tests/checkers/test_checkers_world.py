@@ -401,20 +401,22 @@ def test_inv2_increasing_generations_in_the_records_pass_whatever_the_claims_say
 
 
 def _stuck_drain(lost_acquire: bool = False, record_changed: bool = False, drains: bool = False,
-                 running_until: int | None = None, drained_at: int = 5_200, reads: bool = True):
+                 running_until: int | None = None, drained_at: int = 5_200, reads: bool = True,
+                 lost_state: str = "held n0 a 1"):
     """n0/a holds a0; it is told to drain at 5 s and (unless `drains`) never reports drained; the run ends at
     40 s (the bound ttl + grace ends at 20 s). `lost_acquire`: at 2 s (before the drain, earlier than one
     attempt timeout before it) its acquire of a1 was lost on its way to the bucket ("request lost",
     "PUT owners/t1/c/a1"), leaving an unresolved acquire (OR-7, OR-8). `record_changed`: n1/b then acquires
     a1 (10 s), so the record the resolver reads changes. `drains`: it releases a0 and reports drained.
-    `reads` (with `lost_acquire`): the world sees n0/a read owners/a1 while it drains (its resolver, OR-8)."""
+    `reads` (with `lost_acquire`): the world sees n0/a read owners/a1 while it drains (its resolver, OR-8).
+    `lost_state`: what the lost write carried (an acquisition names its writer; "nobody 1" is a release)."""
     h = history(("n0", "a"), ("n1", "b"), end_ms=40_000)
     ix = {}
     heartbeats(h, 0, 0, 40_000)
     heartbeats(h, 1, 0, 40_000)
     record(h, 1_000, 0, A0, 1)
     if lost_acquire:
-        ev(h, 2_000, 0, "fault", what="request_lost", target="PUT owners/" + A1)
+        ev(h, 2_000, 0, "fault", what="request_lost", target="PUT owners/" + A1, state=lost_state)
         ev(h, 4_000, 0, "acquire_unresolved", actor=A1, generation=1)
     ix["told"] = ev(h, 5_000, 0, "told", command="drain")
     if running_until is not None:
@@ -464,6 +466,27 @@ def test_inv11_a_drain_waiting_on_a_lost_acquire_is_finding_f2():
     h, _ = _stuck_drain(lost_acquire=True)
     v = only(h, "INV-11")
     assert classify(h, [v]) == ([], {"F-2": [v]})
+
+
+def test_inv11_a_lost_release_is_not_f2():
+    """F-2 is an acquisition's lost write only (issue 36): the same drain reading owners/a1, but the write
+    that was lost carried `nobody 1` (a release, OR-5: its pending entry writes again, it has no unbounded
+    read). Not F-2: the drain's violation fails the run."""
+    h, _ = _stuck_drain(lost_acquire=True, lost_state="nobody 1")
+    v = only(h, "INV-11")
+    assert classify(h, [v]) == ([v], {})
+
+
+def test_inv11_a_drain_held_by_another_record_naming_it_is_not_f2():
+    """F-2 proves nothing else held the drain: the same lost acquisition of a1 and the resolver's reads, but
+    owners/a0's release never landed (no `release` applied): at the bound a0's record still names n0/a, a
+    second reason for the drain not to end (a pending release). Not F-2."""
+    h, _ = _stuck_drain(lost_acquire=True)
+    h.events[:] = [e for e in h.events if not (e.kind == "apply" and e.fields.key == "owners/" + A0
+                                               and e.fields.state.startswith("nobody"))]
+    h.cache.clear()
+    v = only(h, "INV-11")
+    assert classify(h, [v]) == ([v], {})
 
 
 def test_inv11_a_lost_acquire_the_drain_is_not_seen_reading_is_not_f2():

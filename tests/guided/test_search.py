@@ -19,6 +19,7 @@ import pytest
 
 from counterexamples.shrink import clocks_valid, run_plan, violations
 from guided import mutate
+from nodelease.paired import sign_test_p
 from guided.search import Entry, Search, features_of
 from nodelease import bakeoff
 from nodelease.campaign import run_one
@@ -147,8 +148,8 @@ def test_guided_refuses_bad_budgets_in_one_line():
 
 
 def test_sign_and_wilcoxon():
-    assert bakeoff.sign_test(5, 0) == pytest.approx(2 / 32)
-    assert bakeoff.sign_test(3, 3) == 1.0
+    assert sign_test_p(5, 0) == pytest.approx(2 / 32)
+    assert sign_test_p(3, 3) == 1.0
     w, p = bakeoff.wilcoxon([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0])
     assert w == 55 and p < 0.01
     assert bakeoff.wilcoxon([1.0, -1.0, 2.0, -2.0])[1] > 0.5
