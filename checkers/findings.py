@@ -643,7 +643,13 @@ FINDINGS: tuple[Finding, ...] = (
             "bucket outage every node first renews, and only then may judge the others)'. A blip shorter than "
             "B's remaining validity is no lapse of B's; if A's last write came earlier in its cadence, A's "
             "validity ran out during the blip, and with grace + safety = 2 * max_skew (T-2's equality) B may "
-            "fence A the moment A's validity ends, before A's first write after the blip lands.",
+            "fence A the moment A's validity ends, before A's first write after the blip lands. The finding rests on "
+            "one reading of the ADR's words: 'any lapse of its own' read as 'its lease ran out' (NL-11's lapse, as "
+            "model/ reads it). The parenthesis ('so after a bucket outage every node first renews, and only then may "
+            "judge the others') supports another: any failed lease write of B's is a lapse for the watch, which then "
+            "counts again from B's next acknowledged write; under that reading F-4 does not arise "
+            "(amendments/f4_failed_write_is_a_lapse.py). The ADR's wording is ambiguous; its authors must say "
+            "which they meant.",
         reproduction="tests/checkers/test_findings.py::test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced",
         matches=_blip_lapses_one_not_the_other,
     ),

@@ -30,7 +30,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from rich.table import Table
 
-from nodelease.errors import Exit, UsageError
+from nodelease.errors import Exit, ToolFailure, UsageError
+from checkers.paired import finding_seeds, rises
 
 from .catalog import MUTANTS
 
@@ -64,35 +65,56 @@ def _lane_copy() -> str:
     return d
 
 
-def run_one(lane: str, m: dict, seeds: int, scenario: str) -> dict:
+def _campaign(lane: str, name: str, seeds: int, scenario: str) -> tuple[int | None, str, dict | None]:
+    """(exit status or None if it timed out, stderr's last line, its report if written) of a campaign of the
+    lane's model as it stands."""
+    report = os.path.join(lane, "reports", name + ".json")
+    try:
+        p = subprocess.run([sys.executable, *CAMPAIGN, "--seeds", str(seeds), "--workers", "1", "--scenario",
+                            scenario, "--report", report], cwd=lane, capture_output=True, text=True, timeout=3600,
+                           env=dict(os.environ, PYTHONPATH=lane))
+        rc, tail = p.returncode, (p.stderr.strip().splitlines() or [""])[-1]
+    except subprocess.TimeoutExpired:
+        return None, "timed out", None
+    rep = None
+    if rc in (0, 1) and os.path.exists(report):
+        with open(report) as f:
+            rep = json.load(f)
+    return rc, tail, rep
+
+
+def control(lane: str, seeds: int, scenario: str) -> dict[str, list[int]]:
+    """The correct model's campaign on the same seeds: finding id -> the seeds that showed it (each mutant's are
+    set against them: a mutant whose violations hide as a finding shows it in more seeds)."""
+    rc, tail, rep = _campaign(lane, "control", seeds, scenario)
+    if rep is None or rc != 0:
+        raise ToolFailure(f"the correct model's campaign (the mutants' control) did not pass: {tail}")
+    return {fid: sorted(v) for fid, v in finding_seeds(rep).items()}
+
+
+def run_one(lane: str, m: dict, seeds: int, scenario: str, against: dict | None = None) -> dict:
     path = os.path.join(lane, m["file"])
     with open(path) as f:
         original = f.read()
     with open(path, "w") as f:
         f.write(original.replace(m["orig"], m["repl"], 1))
-    report = os.path.join(lane, "reports", m["id"] + ".json")
     t0 = time.time()
     try:
-        p = subprocess.run([sys.executable, *CAMPAIGN, "--seeds", str(seeds), "--workers", "1", "--scenario",
-                            scenario, "--report", report], cwd=lane, capture_output=True, text=True, timeout=3600,
-                           env=dict(os.environ, PYTHONPATH=lane))
-        rc = p.returncode
-        tail = (p.stderr.strip().splitlines() or [""])[-1]
-    except subprocess.TimeoutExpired:
-        rc, tail = None, "timed out"
+        rc, tail, rep = _campaign(lane, m["id"], seeds, scenario)
     finally:
         with open(path, "w") as f:
             f.write(original)
     out = {"id": m["id"], "rule": m["rule"], "file": m["file"], "desc": m["desc"], "seconds": round(time.time() - t0, 1)}
-    if rc == 1 and os.path.exists(report):
-        with open(report) as f:
-            rep = json.load(f)
+    if rc == 1 and rep is not None:
         out.update(status="killed", failing_seeds=len(rep["failing_seeds"]),
                    invariants=sorted({x["invariant"] for x in rep["failures"]}))
     elif rc == 0:
         out.update(status="survived", failing_seeds=0, invariants=[])
     else:
         out.update(status="error", failing_seeds=0, invariants=[], error=tail)
+    if rep is not None and against is not None:
+        # said, never hidden: a known finding the mutant shows in more seeds than the correct model (issue 36)
+        out["findings_over_control"] = rises(finding_seeds(rep), against, "the correct model")
     return out
 
 
@@ -115,11 +137,13 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
     free = list(lanes)
     results: list[dict] = []
     t0 = time.time()
+    console.print(f"the control: the correct model, {seeds} seeds of {scenario}", highlight=False)
+    against = control(lanes[0], seeds, scenario)
 
     def work(m):
         lane = free.pop()
         try:
-            return run_one(lane, m, seeds, scenario)
+            return run_one(lane, m, seeds, scenario, against)
         finally:
             free.append(lane)
 
@@ -129,7 +153,8 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
                 results.append(r)
                 console.print(f"[{k}/{len(chosen)}] {r['id']}: {r['status']}"
                               + (f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{seeds} seeds)"
-                                 if r["status"] == "killed" else (f": {r.get('error')}" if r["status"] == "error" else "")),
+                                 if r["status"] == "killed" else (f": {r.get('error')}" if r["status"] == "error" else ""))
+                              + "".join(f"; shows {line}" for line in r.get("findings_over_control") or ()),
                               highlight=False)
     finally:
         for lane in lanes:
@@ -140,6 +165,8 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
     for r in results:
         verdict = (f"killed: {', '.join(r['invariants'])} ({r['failing_seeds']}/{seeds})" if r["status"] == "killed"
                    else r["status"])
+        over = [line.split(" (")[0] for line in r.get("findings_over_control") or ()]
+        verdict += "".join(f"; {x} (more than the correct model)" for x in over)
         t.add_row(r["id"], r["rule"], r["desc"], verdict)
     console.print(t)
     families: dict[str, list[int]] = {}
@@ -152,6 +179,7 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
                   + f"); {time.time() - t0:.0f} s", highlight=False)
     if report:
         with open(report, "w") as f:
-            json.dump({"seeds": seeds, "scenario": scenario, "killed": killed, "mutants": results}, f, indent=1)
+            json.dump({"seeds": seeds, "scenario": scenario, "killed": killed, "control_findings": against,
+                       "mutants": results}, f, indent=1)
         console.print(f"report: {report}")
     return Exit.TOOL if any(r["status"] == "error" for r in results) else Exit.PASSED

@@ -19,7 +19,7 @@ F-n still shows), or "unsafe" (a violation no finding explains); any other findi
 the variant in more seeds than under the correct model, beyond chance, is added ("..., but F-3
 rises"). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
 explains), "load-bearing" (it reaches a finding in more seeds than the correct model, beyond
-chance: a sign test over the seeds where only one of them shows it, nodelease/paired.py) or "not
+chance: a sign test over the seeds where only one of them shows it, checkers/paired.py) or "not
 load-bearing, within these bounds". Either kind: "changed nothing" when no run of the first
 REACH_SEEDS differs from the correct model's, no plan fails and no finding moves (the campaign says
 nothing of it; a scripted scenario must).
@@ -38,7 +38,7 @@ import json
 import os
 
 from .errors import Exit, UsageError
-from .paired import finding_seeds, findings_paired, more_often
+from checkers.paired import finding_seeds, findings_paired, more_often
 
 RECORD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amendments", "verdicts.json")
 DEFAULT_SEEDS = 300
@@ -158,7 +158,7 @@ def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
 def verdict(v, m: dict) -> str:
     """The verdict, from evidence only: a finding is removed only where the correct model reached it in
     those seeds; a variant that changed no run says nothing; another finding that rises beyond chance
-    (paired seeds, nodelease/paired.py) is part of the verdict."""
+    (paired seeds, checkers/paired.py) is part of the verdict."""
     fid = v.addresses
     n = m.get("seeds")
     if m["violations"]:

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import time
 
-from .paired import sign_test_p
+from checkers.paired import sign_test_p
 
 RARE = 0.05  # a target the uniform mix catches in under this share of seeds
 

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 from .campaign import MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
 from .errors import Exit, ToolFailure, UsageError
+from checkers.paired import finding_seeds
+from checkers.paired import rises as rises_over
+
 from .report import (
     command_line,
     default_report_path,
@@ -91,6 +94,7 @@ def command(console, args) -> int:
                          f"`amendments {variants[0]}` judges it")
     rows = []
     warnings = []
+    control: dict | None = None  # the correct model's finding seeds, once it ran (it runs first)
     for e in chosen:
         path = default_report_path(e.name, args.scenario, args.start, args.seeds)
         rep = run_campaign(console, e.name, args.scenario, params, args.start, args.seeds, args.workers, path)
@@ -104,6 +108,14 @@ def command(console, args) -> int:
             warnings.append(f"warning: {e.name} declares CATCHES = {e.catches!r}, but {e.catches} never caught it "
                             f"in {args.seeds} seeds; only {', '.join(f'{i} ({n} seeds)' for i, n in catch.by.items())} "
                             f"did: not counted as caught")
+        # a model that shows a known finding in more seeds than the control, on the same seeds, says so: its own
+        # violations may be taken for the finding (checkers/paired.py; issue 36)
+        mine = finding_seeds(rep)
+        if e.kind == "correct":
+            control = mine
+        rises = rises_over(mine, control, "the control") if control is not None and e.kind != "correct" else []
+        warnings += [f"warning: {e.name} shows {line}: its own violations may be taken for that finding"
+                     for line in rises]
         first = catch.first if catch.first is not None else (failing[0] if failing else None)
         tool = rep["tool_failures"]
         rows.append({"model": e.name, "kind": e.kind, "survivor": e.kind == "survivor", "rule_broken": e.rule,
@@ -111,6 +123,7 @@ def command(console, args) -> int:
                      "caught_seeds": catch.seeds, "first_caught_seed": catch.first,
                      "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
                      "tool_failing_seeds": catch.tool_failures, "seeds_run": rep["counts"]["seeds_run"],
+                     "findings": {fid: len(seeds) for fid, seeds in sorted(mine.items())}, "findings_over_control": rises,
                      "ok": ok, "verdict": verdict, "report": os.path.relpath(path),
                      "replay": replay_command(path, first) if first is not None else None,
                      "tool_replay": replay_command(path, tool[0]["seed"]) if tool else None})

@@ -13,7 +13,10 @@ correct one):
 - margins (checkers/margins.py): each timing rule's least slack over the seeds; a minimum that shrank
   by more than `--margin-tol-ms`, one that went negative, or one OLD measured and NEW no longer
   does, is worse;
-- findings: the seeds of each known finding (checkers/findings.py); more seeds than before is worse;
+- findings: the seeds of each known finding (checkers/findings.py), compared seed by seed (the seeds only
+  NEW shows it in against those only OLD does, a sign test: checkers/paired.py); a finding NEW shows more
+  often beyond chance is worse (a bug that hides as a finding shows so); reports without the seed lists
+  compare counts, and any rise is worse;
 - cost: seeds per second; reported, and worse only past `--cost-tol` percent (wall time on a shared
   machine is no verdict unless asked for).
 
@@ -31,6 +34,7 @@ import json
 import os
 
 from .errors import Exit, UsageError
+from checkers.paired import finding_seeds, findings_paired, more_often
 
 COVERAGE_TOL_PP = 1.0  # percentage points of the seeds a coverage point's share may fall
 MARGIN_TOL_MS = 0  # ms a margin's minimum may shrink: the same seeds of the same world give the same minima
@@ -183,14 +187,23 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
             worse.append(f"margin {name} ({(b or a).get('invariant')}): {why}")
     out["margins"] = rows
 
-    # findings: the seeds of each
+    # findings: the seeds of each, paired seed by seed where both reports list them (checkers/paired.py): a
+    # finding that shows in NEW's seeds more often than in OLD's beyond chance is worse (a real bug taken for
+    # the finding would show so); without the seed lists, any rise is
     po, pn = old["protocol_findings"], new["protocol_findings"]
+    so, sn = finding_seeds(old), finding_seeds(new)
     rows = []
     for fid in sorted(set(po) | set(pn), key=lambda f: (len(f), f)):
         a, b = (po.get(fid) or {}).get("seeds", 0), (pn.get(fid) or {}).get("seeds", 0)
-        rows.append({"finding": fid, "old_seeds": a, "new_seeds": b, "worse": b > a})
-        if b > a:
-            worse.append(f"finding {fid}: {a} seeds -> {b}")
+        paired = fid in so or fid in sn
+        d = findings_paired(sn, so).get(fid) if paired else None
+        bad = more_often(d) if d is not None else b > a
+        rows.append({"finding": fid, "old_seeds": a, "new_seeds": b, "new_only": d and d["variant_only"],
+                     "old_only": d and d["correct_only"], "p": d and d["p"], "worse": bad})
+        if bad:
+            worse.append(f"finding {fid}: {a} seeds -> {b}" + (
+                f" ({d['variant_only']} seeds only NEW shows it, {d['correct_only']} only OLD: sign test p {d['p']:g})"
+                if d is not None else ""))
     out["findings"] = rows
 
     # cost: seeds per second
@@ -302,10 +315,12 @@ def show(console, d: dict) -> None:
 
     if d["findings"]:
         kt = Table(title="known findings (seeds)", show_header=True)
-        for col, j in (("finding", "left"), ("OLD", "right"), ("NEW", "right"), ("", "left")):
+        for col, j in (("finding", "left"), ("OLD", "right"), ("NEW", "right"), ("only OLD", "right"),
+                       ("only NEW", "right"), ("sign test p", "right"), ("", "left")):
             kt.add_column(col, justify=j)
         for x in d["findings"]:
-            kt.add_row(x["finding"], str(x["old_seeds"]), str(x["new_seeds"]), "[red]worse" if x["worse"] else "")
+            kt.add_row(x["finding"], str(x["old_seeds"]), str(x["new_seeds"]), _s(x["old_only"]), _s(x["new_only"]),
+                       "-" if x["p"] is None else f"{x['p']:g}", "[red]worse" if x["worse"] else "")
         console.print(kt)
 
     c = d["cost"]

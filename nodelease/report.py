@@ -813,16 +813,20 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         rows.append((f"{inv} not judged", why))
     rows.append(("failover (INV-7)", _failover_text(report.get("failover_ms") or {})))
     rows.append(("acts judged / seed", f"{c.get('acts', 0) / n:.0f} (requests served, writes acknowledged)"))
-    for fid, entry in (report.get("protocol_findings") or {}).items():
-        rows.append((f"finding {fid}", f"{entry['seeds']} seeds, first {entry['first']['seed']} "
-                                         f"({', '.join(entry['invariants'])}): {entry['title']}"))
+    # every known finding, with what its classifier absorbed: a real bug taken for a finding would show here
+    found = report.get("protocol_findings") or {}
+    absorbed = report.get("absorbed") or {}
+    for fid in sorted(set(absorbed) | set(found), key=lambda f: (len(f), f)):
+        entry = found.get(fid)
+        if entry is None:
+            rows.append((f"finding {fid}", "none absorbed"))
+            continue
+        rows.append((f"finding {fid}", f"{absorbed.get(fid, 0)} violations absorbed in {entry['seeds']} seeds "
+                                         f"({', '.join(entry['invariants'])}), first seed {entry['first']['seed']}: "
+                                         f"{entry['title']}"))
     rows.append(("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0))))
     rows.append(("convergence judged (CONV-1)", f"{c.get('convergence_judged', 0)} blockers (processes that must "
                                                 "settle, requests that must be answered)"))
-    absorbed = {k: v for k, v in (report.get("absorbed") or {}).items() if v}
-    if absorbed:
-        rows.append(("absorbed by findings", ", ".join(f"{k} {v}" for k, v in absorbed.items())
-                     + " violations (each classifier's count)"))
     m = report.get("takeover_margin_ms") or {}
     if m.get("count"):
         rows.append(("deadline races", f"{m['count']} takeovers, margin min {m['min']} ms, p50 {m['p50']} ms; "

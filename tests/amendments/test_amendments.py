@@ -184,6 +184,6 @@ def test_a_question_is_load_bearing_on_a_finding_only_beyond_chance():
     assert am.verdict(q, noise) == "not load-bearing, within these bounds"
     real = dict(base, findings_paired={"F-2": {"variant_only": 6, "correct_only": 0}})
     assert am.verdict(q, real) == "load-bearing"
-    from nodelease.paired import sign_test_p
+    from checkers.paired import sign_test_p
 
     assert sign_test_p(0, 0) == 1.0 and sign_test_p(6, 0) < 0.05 < sign_test_p(5, 0)

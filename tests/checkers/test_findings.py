@@ -502,3 +502,204 @@ def test_f6_without_its_cause_is_a_violation_the_heartbeat_landed_after_the_deat
     assert over.t_ms < died.t_ms
     unexplained, found = _judged_moved(h, over.i, died.t_ms + 1)
     assert "F-6" not in found and "INV-7" in {v.invariant for v in unexplained}
+
+
+# --- each finding's intact chain beside an unrelated bug: the bug's violation fails the run ------------------
+# (issue 36) A classifier explains only what its chain names: the same process, record, write and instants. Each
+# test below keeps a finding's reproduction whole (the finding is still found) and adds a second, independent
+# violation, from a broken model grafted into the script (a process of it started later) or run over the
+# finding's kept plan: that violation must come out unexplained, and the verdict must fail the run.
+
+
+def _judged(h):
+    """(unexplained invariants, {finding: its invariants}, the run failed) of a history, not strict."""
+    from checkers.verdict import judge
+
+    v = judge(h)
+    found = {fid: sorted({x.invariant for x in vs}) for fid, vs in v.findings.items()}
+    return sorted({x.invariant for x in v.violations}), found, v.failed
+
+
+def _f1_beside(bug: str, fence_at: int | None = None):
+    """F-1's script, then a process of n0 running `bug` from 46 s (the twin crashed at 45 s): it is asked
+    for A0 at 70 s; `fence_at`: the operator fences n0 then."""
+    from broken_models import load_model
+
+    w = ScriptedWorld(nodes=2, restart=False)
+    w.at(0, "twin", "n0", "t0")
+    w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.at(20_900, "delete", "nodes/n0")
+    w.at(45_000, "crash", "n0", "t0")
+    w.at(46_000, "start", "n0", "m0", load_model(bug))
+    w.at(70_000, "request", "n0", A0)
+    if fence_at is not None:
+        w.at(fence_at, "fence", "n0")
+    return w.run(until_ms=90_000)
+
+
+def test_f1_beside_a_process_of_the_same_node_that_serves_without_restoring():
+    """F-1 (LEASE-1) and, 25 s later, a later process of the same node n0 running no_restore (OR-3) serves A0
+    without listing its data: INV-8. The old classifier took every violation whose processes all belonged to
+    n0 for F-1 and passed this run; the INV-8 names neither the twin's window nor a record freed by it."""
+    unexplained, found, failed = _judged(_f1_beside("no_restore"))
+    assert found == {"F-1": ["LEASE-1"]} and unexplained == ["INV-8"] and failed
+
+
+def test_f1_beside_a_process_of_the_same_node_that_runs_on_fenced():
+    """F-1 (LEASE-1) and a later process of n0 running fenced_keeps_running (NL-10), fenced by the operator at
+    75 s: INV-10, unexplained (the old classifier absorbed it as F-1)."""
+    unexplained, found, failed = _judged(_f1_beside("fenced_keeps_running", fence_at=75_000))
+    assert found == {"F-1": ["LEASE-1"]} and unexplained == ["INV-10"] and failed
+
+
+def test_f2_beside_a_bug_that_loses_acknowledged_data():
+    """F-2's kept plan (the acquisition's write failed fast, the drain never ends) run under no_restore: the
+    drain still waits on the unresolved acquire (F-2), and a hold that serves without restoring is INV-8,
+    unexplained."""
+    unexplained, found, failed = _judged(run_plan(dict(_plan("f2-acquire-write-failed-fast"), model="no_restore")))
+    assert found == {"F-2": ["CONV-1", "INV-11"]} and unexplained == ["INV-8"] and failed
+
+
+def test_f2_is_an_acquisitions_lost_write_never_a_releases():
+    """The F-2 demonstration of issue 36, kept as a plan (seed 37 of swarm, shrunk): pending_release_rereads
+    (OR-5) loses a release, then only re-reads the record, which keeps naming the process for ever: CONV-1.
+    The lost write was a release (`nobody`), not an acquisition: not F-2 (the old classifier counted any lost
+    write to the record and passed this run)."""
+    plan = json.loads((Path(__file__).parents[1] / "plans" / "broken" / "pending_release_rereads.json").read_text())
+    h = run_plan(plan)
+    lost = evs(h, "fault", where=lambda f: f.target.startswith("PUT owners/") and f.what in ("request_lost", "fail_fast"))
+    assert lost and all(f.fields.state.startswith("nobody ") for f in lost)
+    unexplained, found, failed = _judged(h)
+    assert found == {} and unexplained == ["CONV-1"] and failed
+
+
+def _f3_beside(bug: str | None):
+    """F-3's script (n0's late first write fenced at 21.3 s, the fence deleted at 21.5 s) with n1 running
+    `bug`, fenced by the operator at 40 s; its object deleted by mistake 3.5 s after its write met that
+    fence."""
+    from broken_models import load_model
+
+    def script(delete_at=None):
+        w = ScriptedWorld(nodes=1, restart=False, clocks={"m1": [100_000, 0]})
+        w.at(0, "start", "n1", "m1", load_model(bug) if bug else None)
+        w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+        w.at(21_300, "fence", "n0")
+        w.at(21_500, "delete", "nodes/n0")
+        w.at(40_000, "fence", "n1")
+        if delete_at is not None:
+            w.at(delete_at, "delete", "nodes/n1")
+        return w.run(until_ms=60_000)
+
+    met = evs(script(), "refused", node="n1", where=lambda f: f.met.startswith("fenced "))
+    return script(met[0].t_ms + 3_500)
+
+
+def test_f3_beside_a_running_process_that_reads_its_fence_and_runs_on():
+    """The F-3 demonstration of issue 36: n1 runs fenced_keeps_running (NL-10): its lease write meets the
+    operator's fence, its re-read shows the fence, it reports the loss and keeps running; its object is deleted
+    by mistake 3.5 s later. F-3's second form was judged on that timing alone; n1 was running (its live writes
+    acknowledged), not in its start check: INV-10, unexplained, beside n0's intact F-3."""
+    unexplained, found, failed = _judged(_f3_beside("fenced_keeps_running"))
+    assert found == {"F-3": ["INV-10"]} and unexplained == ["INV-10"] and failed
+    # the correct model in n1's place exits at its re-read: F-3 alone, the run passes
+    assert _judged(_f3_beside(None)) == ([], {"F-3": ["INV-10"]}, False)
+
+
+def test_f4_beside_a_process_that_runs_on_fenced():
+    """F-4's kept plan run under fenced_keeps_running: the blip's fence is still F-4's (its exit too), and the
+    fenced process that runs on past its fence is INV-10, unexplained."""
+    unexplained, found, failed = _judged(run_plan(dict(_plan("f4-fence-sent-before-the-fencer-lapsed"),
+                                                       model="fenced_keeps_running")))
+    assert found == {"F-4": ["INV-9"]} and unexplained == ["INV-10"] and failed
+
+
+def test_f4_beside_another_fence_in_the_blips_span():
+    """F-4's script and an operator's fence of the fencer n1 at 45 s, inside INV-9's span: that fence and n1's
+    exit are INV-9 violations of their own, which F-4's chain (a peer whose lease never lapsed, at FN-3's bound)
+    does not name."""
+    p = Params(ttl_ms=10_000, grace_ms=0, safety_ms=2_000, max_skew_ms=1_000, heartbeat_period_ms=3_000,
+               attempt_timeout_ms=2_000)
+    w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
+    w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
+    w.at(45_000, "fence", "n1")
+    h = w.run(until_ms=60_000)
+    from checkers.verdict import judge
+
+    v = judge(h)
+    assert list(v.findings) == ["F-4"] and {x.invariant for x in v.violations} == {"INV-9"} and v.failed
+    assert any("n1/" in x.message and "exited" in x.message for x in v.violations)
+
+
+def test_f5_beside_another_fence_in_the_blips_span():
+    """F-5's script with a third node fenced by the operator at 35 s, inside INV-9's span: F-5 explains n0's
+    fence and exit, never the operator's fence of n2 nor n2's exit."""
+    w = ScriptedWorld(nodes=3)
+    w.options.update(starts=[0, 0, 0], blip=[15_500, 5_000, "blackhole"], blip_alone=True)
+    w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
+    w.at(35_000, "fence", "n2")
+    h = w.run(until_ms=55_000)
+    from checkers.verdict import judge
+
+    v = judge(h)
+    assert list(v.findings) == ["F-5"] and v.failed
+    assert sorted(x.message.split(", ")[-1] for x in v.violations) == ["n2/0a5d2f34 exited at 36.033 s",
+                                                                     "operator/op fenced n2 at 35.011 s"]
+
+
+def test_f6_beside_a_bug_that_loses_acknowledged_data():
+    """F-6's kept plan (an old heartbeat over n1's live object delays the failover past T-5's bound) run under
+    no_restore: F-6 still explains the late failover (INV-7); the hold that serves without restoring is INV-8,
+    unexplained."""
+    unexplained, found, failed = _judged(run_plan(dict(_plan("f6-old-heartbeat-delays-a-failover"), model="no_restore")))
+    assert found == {"F-6": ["INV-7"]} and unexplained == ["INV-8"] and failed
+
+
+def _plan(name: str) -> dict:
+    return json.loads((Path(__file__).parents[1] / "plans" / f"{name}.json").read_text())
+
+
+@pytest.mark.parametrize("name", ["f6-old-heartbeat-over-a-new-node", "f6-old-heartbeat-delays-a-failover"])
+def test_f6_without_its_premise_is_a_violation_the_guard_passed_on_a_fresh_heartbeat(name):
+    """F-6's premise (UP-2): the new node's start guard passed by the rule, every old heartbeat its last round
+    could read stale, so the one that later landed over its object was one it could not see. The doctored copy
+    has the old binary's heartbeat applied, fresh, 2.5 s before the guard passed (before its last round began):
+    the guard passed on a fresh heartbeat (UP-2 says so), a bug of the guard, and the held actor (INV-4) or the
+    late failover (INV-7) that follows is no longer F-6 (the old classifier never checked the premise)."""
+    h = _kept_plan(name)
+    over = evs(h, "apply", where=lambda f: f.key.startswith("nodes/") and f.prev_state.startswith("live ")
+                and f.state.startswith("node "))[0]
+    node = over.fields.key[len("nodes/"):]
+    i = next(k for k, pr in enumerate(h.processes) if pr.instance == over.fields.prev_state.split(" ")[1])
+    guard = evs(h, "guard_passed", proc=i)[0]
+    fresh = guard.t_ms - 2_500
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    at = next(k for k, e in enumerate(doctored.events) if e.t_ms > fresh)
+    doctored.events.insert(at, event(fresh, over.proc, "apply",
+                                     over.fields._replace(sent_ms=fresh - 3, prev_state="node " + node)))
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert "F-6" not in found and "UP-2" in {v.invariant for v in unexplained}
+    assert {v.invariant for v in unexplained} & {"INV-4", "INV-7"}
+
+
+@pytest.mark.slow
+def test_f2_demonstration_a_release_only_rereading_model_is_caught_and_never_hides_as_f2():
+    """The F-2 demonstration of issue 36 at its size, 2,000 swarm seeds (slow: two campaigns): the OR-5 model
+    whose pending release only re-reads the record (broken_models/pending_release_rereads.py) fails the run,
+    and shows F-2 in no more seeds than the correct model does on the same seeds, beyond chance (paired, a sign
+    test): the old classifier counted any lost write and explained every violation of 11 such seeds as F-2
+    where the correct model has none."""
+    from rich.console import Console
+
+    from checkers.paired import findings_paired, finding_seeds, more_often
+    from nodelease.campaign import parse_pins, run_campaign
+
+    def campaign(name):
+        params = parse_pins([], scenario="swarm", start=0, count=2_000)
+        return run_campaign(Console(quiet=True), name, "swarm", params, 0, 2_000, 2, "/dev/null", quiet=True)
+
+    bug, correct = campaign("pending_release_rereads"), campaign("correct")
+    assert bug["failing_seeds"] and not correct["failing_seeds"]
+    paired = findings_paired(finding_seeds(bug), finding_seeds(correct))
+    assert not any(more_often(d) for d in paired.values()), paired

@@ -242,3 +242,26 @@ def test_the_exit_statuses_are_named_once_and_the_docs_list_each():
     with open(os.path.join(REPO, "docs", "exit-statuses.md")) as f:
         rows = {line.split("|")[1].strip() for line in f if line.startswith("| ") and line.count("|") >= 3}
     assert {str(int(e)) for e in Exit} <= rows
+
+
+def test_broken_says_when_a_model_shows_a_finding_more_often_than_the_control(tmp_path, capsys, monkeypatch):
+    """Issue 36: a broken model whose violations would hide as a known finding shows that finding in more seeds
+    than the correct model on the same seeds; `broken` says so, naming the finding and the sign test (the
+    campaigns here are stand-ins: the control shows F-2 in seed 3, the model in seeds 0..7)."""
+    import nodelease.broken as nb
+
+    monkeypatch.chdir(tmp_path)
+
+    def fake(console, name, scenario, params, start, count, workers, path, **kw):
+        seeds = [3] if name == "correct" else list(range(8))
+        return {"failures": [] if name == "correct" else [{"seed": 0, "invariant": "CONV-1"}],
+                "failing_seeds": [] if name == "correct" else [0], "tool_failures": [],
+                "counts": {"seeds_run": count}, "raw": {"finding_seeds": {"F-2": seeds}}}
+
+    monkeypatch.setattr(nb, "run_campaign", fake)
+    monkeypatch.setattr(nb, "draw_failures", lambda *a, **k: None)
+    monkeypatch.setattr(nb, "write_report", lambda *a, **k: None)
+    assert main(["broken", "pending_release_rereads", "--seeds", "8", "--workers", "1"]) == Exit.PASSED
+    out = " ".join(capsys.readouterr().out.split())
+    assert ("warning: pending_release_rereads shows F-2 in 7 seeds where the control does not (0 the other way; "
+            "sign test p 0.0156: beyond chance): its own violations may be taken for that finding") in out

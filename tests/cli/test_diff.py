@@ -122,6 +122,14 @@ def test_coverage_shares_findings_and_cost(campaigns, capsys, tmp_path):
     new["protocol_findings"]["F-9"] = {"seeds": 1, "invariants": ["INV-1"], "first": None, "title": "x"}
     status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "finding.json", new))
     assert status == 1 and "finding F-9: 0 seeds -> 1" in out
+    # with the seeds listed (every campaign's report lists them), paired seed by seed: 3 seeds only NEW shows
+    # it in is chance (sign test p 0.25), 6 is not (p 0.031)
+    for shown, status_wanted in ((3, 0), (6, 1)):
+        new["protocol_findings"]["F-9"]["seeds"] = shown
+        new["raw"]["finding_seeds"]["F-9"] = list(range(shown))
+        status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, f"paired{shown}.json", new))
+        assert status == status_wanted, out
+    assert "6 seeds only NEW shows it, 0 only OLD: sign test p 0.0312" in out
     new = copy.deepcopy(old)
     new["seeds_per_s"] = old["seeds_per_s"] / 2
     path = write(tmp_path, "slow.json", new)

@@ -19,7 +19,7 @@ import pytest
 
 from counterexamples.shrink import clocks_valid, run_plan, violations
 from guided import mutate
-from nodelease.paired import sign_test_p
+from checkers.paired import sign_test_p
 from guided.search import Entry, Search, features_of
 from nodelease import bakeoff
 from nodelease.campaign import run_one

@@ -8,7 +8,9 @@ test: 15 against 14 of 2,000 seeds (3 : 2 seeds moving) is chance, 11 : 0 is not
 variant with it, `diff` a report against its baseline, `broken` each model against the control: a model
 whose violations hide as a finding shows there as a finding in more seeds than the correct model has.
 
-Reads reports' `raw.finding_seeds` (finding id -> the seeds that showed it); runs nothing.
+Reads reports' `raw.finding_seeds` (finding id -> the seeds that showed it); runs nothing. It lives with the
+checkers (whose verdicts it weighs) so that every layer above may use it: the mutants' probe as well as the
+command line.
 """
 
 from __future__ import annotations
@@ -48,13 +50,13 @@ def more_often(d: dict) -> bool:
     return a > b and sign_test_p(a, b) < SIGNIFICANCE
 
 
-def rises(mine: dict, theirs: dict) -> list[str]:
+def rises(mine: dict, theirs: dict, other: str = "the other campaign") -> list[str]:
     """One line for each finding `mine` shows in more seeds than `theirs` (paired; beyond chance or not),
-    the ones beyond chance marked: what a campaign must never hide."""
+    saying which: what a campaign must never leave unsaid."""
     out = []
     for fid, d in findings_paired(mine, theirs).items():
         if d["variant_only"] > d["correct_only"]:
             beyond = "beyond chance" if more_often(d) else "within chance"
-            out.append(f"{fid} in {d['variant_only']} seeds the other has not, {d['correct_only']} the other way "
-                       f"(sign test p {d['p']:g}: {beyond})")
+            out.append(f"{fid} in {d['variant_only']} seeds where {other} does not ({d['correct_only']} the other "
+                       f"way; sign test p {d['p']:g}: {beyond})")
     return out
