@@ -187,3 +187,12 @@ def test_a_question_is_load_bearing_on_a_finding_only_beyond_chance():
     from checkers.paired import sign_test_p
 
     assert sign_test_p(0, 0) == 1.0 and sign_test_p(6, 0) < 0.05 < sign_test_p(5, 0)
+
+
+@pytest.mark.slow
+def test_a_real_variants_recorded_verdict_is_recomputed_end_to_end(capsys):
+    """Issue 36: a recorded verdict is what `amendments` measures again, end to end (the campaigns of both
+    models, the plans, the reach, the paired findings): f1_reread_shows_another_object_exits at 300 seeds."""
+    args = SimpleNamespace(names=["f1_reread_shows_another_object_exits"], seeds=300, record=False, json=None)
+    assert am.command(None, args) == 0, capsys.readouterr().out
+    assert "every verdict as recorded at 300 seeds" in capsys.readouterr().out

@@ -35,7 +35,10 @@ def test_the_probe_kills_a_mutant_in_a_copy_and_leaves_the_checkout_alone(tmp_pa
     before = digest()
     out = tmp_path / "probe.json"
     assert main(["mutants", "nl5_check_ttl_only", "--seeds", "20", "--report", str(out)]) == 0
-    (r,) = json.loads(out.read_text())["mutants"]
+    rep = json.loads(out.read_text())
+    (r,) = rep["mutants"]
     assert r["status"] == "killed" and "LEASE-1" in r["invariants"] and r["failing_seeds"] >= 1
+    # the correct model ran the same seeds as the control: a finding the mutant shows more often is said
+    assert isinstance(rep["control_findings"], dict) and isinstance(r["findings_over_control"], list)
     assert digest() == before
     assert main(["mutants", "no_such_mutant"]) == 2
