@@ -38,7 +38,6 @@ import json
 import os
 
 from .errors import Exit, UsageError
-from checkers.paired import finding_seeds, findings_paired, more_often
 
 RECORD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amendments", "verdicts.json")
 DEFAULT_SEEDS = 300
@@ -133,6 +132,8 @@ def counterexample(name: str, report: dict) -> str | None:
 def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
     """Everything a verdict is taken from, for the variant `v` (an amendments.Variant or any object
     with name, kind, addresses, plans) against the correct model's report `base`."""
+    from checkers.paired import finding_seeds, findings_paired
+
     from .diff import compare
 
     plans = run_plans(v.name, v.plans)
@@ -159,6 +160,8 @@ def verdict(v, m: dict) -> str:
     """The verdict, from evidence only: a finding is removed only where the correct model reached it in
     those seeds; a variant that changed no run says nothing; another finding that rises beyond chance
     (paired seeds, checkers/paired.py) is part of the verdict."""
+    from checkers.paired import more_often
+
     fid = v.addresses
     n = m.get("seeds")
     if m["violations"]:

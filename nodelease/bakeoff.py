@@ -34,7 +34,6 @@ import subprocess
 import sys
 import time
 
-from checkers.paired import sign_test_p
 
 RARE = 0.05  # a target the uniform mix catches in under this share of seeds
 
@@ -216,6 +215,8 @@ def wilcoxon(diffs: list[float]) -> tuple[float, float]:
 
 
 def summary(rows: list[dict]) -> dict:
+    from checkers.paired import sign_test_p
+
     out = {}
     for group in ("rare", "common"):
         rs = [r for r in rows if "error" not in r and group_of(r) == group]

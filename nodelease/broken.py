@@ -14,9 +14,6 @@ from dataclasses import dataclass, field
 
 from .campaign import MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
 from .errors import Exit, ToolFailure, UsageError
-from checkers.paired import finding_seeds
-from checkers.paired import rises as rises_over
-
 from .report import (
     command_line,
     default_report_path,
@@ -82,6 +79,9 @@ def judge_row(kind: str, catch: Catch, failing: int) -> tuple[bool, str]:
 def command(console, args) -> int:
     """`broken [MODEL...]`: run the models (default: every one of the registry) and the control."""
     from rich.table import Table
+
+    from checkers.paired import finding_seeds
+    from checkers.paired import rises as rises_over
 
     from broken_models import entries, entry
 

@@ -34,7 +34,6 @@ import json
 import os
 
 from .errors import Exit, UsageError
-from checkers.paired import finding_seeds, findings_paired, more_often
 
 COVERAGE_TOL_PP = 1.0  # percentage points of the seeds a coverage point's share may fall
 MARGIN_TOL_MS = 0  # ms a margin's minimum may shrink: the same seeds of the same world give the same minima
@@ -114,6 +113,8 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
             cost_tol: float | None = None, warnings: list[str] | None = None) -> dict:
     """The comparison of two reports, as diff's JSON prints it: each part, and `worse` (one line per
     change beyond its tolerance; empty: nothing got worse)."""
+    from checkers.paired import finding_seeds, findings_paired, more_often  # (the command line imports no checker)
+
     worse: list[str] = []
     out: dict = {"tolerances": {"coverage_pp": coverage_tol, "margin_ms": margin_tol_ms, "cost_pct": cost_tol},
                  "warnings": list(warnings or []),
