@@ -6,9 +6,14 @@ counts the seeds in which it appeared (`protocol_findings` in the report), and `
 makes them fail the run. Each has an id, the ADR text it concerns, a scripted reproduction
 (a test), and a classifier that recognises it in a history by its cause: the causal chain its
 docstring states, read from world facts, never its preconditions alone (a real bug that meets
-them would be counted as the finding and pass). A violation that matches no finding fails the
-run as always; tests/checkers/test_findings.py feeds each classifier a reproduction doctored to
-keep the preconditions without the cause (`test_<id>_without_its_cause_is_a_violation_*`).
+them would be counted as the finding and pass). And only within the chain's scope: a violation is
+the finding's when its processes, keys and instants are the ones the chain names (the same
+process, the same record, the write the chain lost), whatever else happened in the run (issue 36:
+a classifier that took "any violation on that node" or "any lost write" let real bugs pass). A
+violation that matches no finding fails the run as always; tests/checkers/test_findings.py feeds
+each classifier a reproduction doctored to keep the preconditions without the cause
+(`test_<id>_without_its_cause_is_a_violation_*`), and each finding's reproduction beside an
+unrelated bug whose violation must fail the run (`test_<id>_beside_*`).
 """
 
 from __future__ import annotations
