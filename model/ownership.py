@@ -168,7 +168,12 @@ class Ownership(ActorData):
         if rec.nobody or rec.instance == st.instance and rec.node_id == st.node_id:
             # OR-3: names nobody, or this process's own instance (a hold that ended)
             return self.acquire_write(st, actor, self.next_generation(st, rec), now_ms, out)
-        # FN-5: free only on a read of nodes/A issued after this read
+        return self.read_for_freeing(st, actor, rec, now_ms, out)
+
+    def read_for_freeing(self, st, actor, rec, now_ms, out):
+        """Decision (FN-5): the read of nodes/A that may free a record naming (A, i) is one issued after
+        this read of the record (never the membership view, never an earlier read)."""
+        acq = st.acquiring[actor]
         st = replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, stage="node_read")))
         return self.send(st, ("acquire_node_read", actor), Request(GET, node_key(rec.node_id)), out)
 
