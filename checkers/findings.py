@@ -150,10 +150,10 @@ def _lost_acquire_writes(history: History, p: int, before: int) -> dict[str, int
 
 def _lost_record_write(p: int, q: int, kind: str, f) -> str | None:
     """The owners/ key of process p's record write this event says never landed (lost on the way,
-    failed fast, or answered 409), else None."""
+    failed fast, answered 500/503 at once, or answered 409), else None."""
     if q != p:
         return None
-    if kind == "fault" and f.what in ("request_lost", "fail_fast") and f.target.startswith("PUT owners/"):
+    if kind == "fault" and f.what in ("request_lost", "fail_fast", "fast_5xx") and f.target.startswith("PUT owners/"):
         return f.target[len("PUT "):]
     if kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
         return f.key

@@ -81,7 +81,8 @@ RELEASED_LINE = "\n" + RELEASED + " "
 RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
 # a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
 SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "delay_apply": "held_back",
-                   "lose_reply": "reply_lost", "delay_reply": "slow_reply"}
+                   "lose_reply": "reply_lost", "delay_reply": "slow_reply", "answer_5xx": "fast_5xx"}
+SDK_RETRY_MS_MAX = 50  # an SDK's retry follows within this (botocore's standard mode: a jitter of at most 50 ms)
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 SentFields = FIELDS["sent"]
 
@@ -435,6 +436,15 @@ class World(Processes, Workload, QuietPhase):
             if action == "delay_apply":
                 self.later(ms, self.to_bucket, proc, rid, req, None, now)
                 return
+            if action == "answer_5xx":  # a 500/503 at once: never applied; the model cannot know that
+                self.later(max(ms, 1), self._reply, proc, rid, NO_ANSWER)
+                return
+            if action == "conflict":  # 409 ConditionalRequestConflict: never applied
+                self.later(max(ms, 1), self._conflict_at_bucket, proc, rid, req, now)
+                return
+            if action == "sdk_retry":  # applied, its answer lost, retried by the SDK (the retry's answer comes)
+                self.later(max(ms, 1), self.to_bucket, proc, rid, req, ("sdk_retry", 0), now)
+                return
         if self._lose and req.op == PUT and self._lose.get(proc.node_id) and req.key.startswith(self._lose[proc.node_id]):
             del self._lose[proc.node_id]
             self.note_fault(proc, "request_lost", req, None, "the write lost just before a drain")
@@ -456,6 +466,14 @@ class World(Processes, Workload, QuietPhase):
                 else:
                     proc.deadlines[rid] = now + timeout
             self.later(ms, self.to_bucket, proc, rid, req, fate, now)
+        elif what == "sdk_retry":  # applied `ms` from now, its answer lost; the SDK's retry answers it
+            self.later(timeout, self._timed_out, proc, rid)  # (scheduled now: the retry may come past it)
+            self.later(ms, self.to_bucket, proc, rid, req, ("sdk_retry", 0), now)
+        elif what == "fast_5xx":
+            self.note_fault(proc, "fast_5xx", req, ms, "answered 5xx at once, never applied")
+            if lazy:
+                self._await(proc, rid, timeout, ms)
+            self.later(ms, self._reply, proc, rid, NO_ANSWER)
         elif what == "fail_fast":
             self.note_fault(proc, "fail_fast", req)
             if lazy:
@@ -474,6 +492,15 @@ class World(Processes, Workload, QuietPhase):
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
             self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
+
+    def sdk_retried(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
+        """A write the bucket just applied (fate `sdk_retry`) lost its answer (a 5xx, a closed connection):
+        the client's SDK sends it again within SDK_RETRY_MS_MAX, and that retry's answer is the one the
+        process gets. The retry is a request of its own at the bucket: its condition meets the write's own
+        object (412; a DELETE's meets no object: 404 or 412 by the flavour), unless it names it again."""
+        self.note_fault(proc, "sdk_retry", req, None, "applied; its answer lost; the SDK sent it again")
+        gap = self.choose("sdk_retry", proc.machine, self.randint, 1, SDK_RETRY_MS_MAX)
+        self.later(gap, self.to_bucket, proc, rid, req, None, sent_ms)
 
     def _conflict_at_bucket(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
         """A request given the fate `conflict` reaches the bucket: answered 409, as AWS answers a conditional
