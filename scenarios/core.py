@@ -50,6 +50,7 @@ from model.io import (
     PUT,
     TIMED_OUT,
     CancelTimer,
+    Command,
     Exit,
     Forward,
     Mark,
@@ -325,6 +326,22 @@ class World(Processes, Workload, QuietPhase):
         if not proc.alive:
             return
         now = self.now
+        # what the input is to the background task (BD-2..BD-4): its timer, or the answer to one of its requests
+        ti = type(inp)
+        ctx = None
+        if ti is ReplyArrived:
+            if proc.background:
+                asked = proc.background.pop(inp[0], None)
+                if asked is not None:
+                    self._background_answered(proc, asked, inp[1])
+                    ctx = asked
+        elif ti is TimerFired:
+            if inp[0] == "background":
+                ctx = "timer"
+        elif ti is Command:
+            ctx = "told"
+        outer = proc.bg_ctx
+        proc.bg_ctx = ctx
         c = proc.clock  # the process's local time: Clock.local, inlined (the hottest call of all)
         state, effects = proc.step(proc.state, inp, now + c.offset_ms + now * c.drift_ppm // 1_000_000)
         proc.state = state
@@ -359,6 +376,42 @@ class World(Processes, Workload, QuietPhase):
                 self.end_process(proc, eff.status)
             else:
                 raise TypeError(f"not an effect: {eff!r}")
+        proc.bg_ctx = outer
+
+    def background_or_release(self, proc: Proc, rid: int, req, timeout: int, now: int) -> None:
+        """A request on `owners/` leaves: the world notes what it knows of it for BD-2..BD-4, from the input
+        it was sent on. When the process's `background` timer fired: a write naming nobody is a pending
+        release's retry, a read the resolver's; on the answer to such a retry: the read of its key that
+        follows its refusal (OR-5). Those three are the background task's entries at work, counted in
+        flight (`background_sent`). A write naming nobody sent otherwise is a release (`release_sent`),
+        "told" when the world had just told the process to hibernate, move, stop or drain, or an event of
+        its had ended (a foreground release: BD-4), with the time the process gave it."""
+        ctx = proc.bg_ctx  # None, "timer", "told", or the background request whose answer is being delivered
+        nobody = req.op == PUT and req.body is not None and "\nnobody " in req.body
+        version = req.version
+        if ctx == "timer":
+            if nobody:
+                what = "write"
+            elif req.op == GET:
+                what = "resolve"
+            else:
+                return
+        elif type(ctx) is tuple and ctx[0] == "write" and req.op == GET and req.key == ctx[2]:
+            what, version = "read", ctx[3]  # (the retry's token: the read is that entry's)
+        else:
+            if nobody:
+                self.record(proc.index, "release_sent", (req.key, "told" if ctx == "told" else "", timeout))
+            return
+        proc.background[rid] = (what, req.op, req.key, version, now)
+        self.record(proc.index, "background_sent", (req.op, req.key, version, state_line(req.body), timeout,
+                                                    len(proc.background)))
+
+    def _background_answered(self, proc: Proc, asked: tuple, reply) -> None:
+        """A request of the background task is answered (its reply, or its timeout): recorded with the state
+        a read found and when it was sent (BD-3: the refusals in a row, OR-6: the back-off that follows)."""
+        _what, op, key, version, sent = asked
+        state = state_line(reply.body) if op == GET and reply.status == OK else ""
+        self.record(proc.index, "background_answered", (op, key, version, reply.status, state, sent))
 
     def set_timer(self, proc: Proc, eff: SetTimer) -> None:
         self._timer_seq += 1
@@ -388,6 +441,8 @@ class World(Processes, Workload, QuietPhase):
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
+        if req.key.startswith(OWNERS_PREFIX):
+            self.background_or_release(proc, rid, req, timeout, now)
         # what a process still sends once the faults are over (CONV-1), and what a draining one sends
         # (the entries a drain waits on: F-2's cause)
         if now >= self.settle_from_ms or proc.draining:

@@ -23,7 +23,7 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained", "reading")
+                 "resume_when_drained", "reading", "background", "bg_ctx")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -51,6 +51,14 @@ class Proc:
         # request id -> key of a GET of nodes/ in flight, recorded as a `read` when answered (UP-1, UP-2: what
         # the start check and the guard read); None once a live write of its own took effect: no more reads
         self.reading: dict[int, str] | None = {}
+        # request id -> (what, op, key, version, sent_ms) of a request of its background task in flight (BD-2,
+        # BD-3): "write" (a pending release's retry), "read" (the read that follows its refusal), "resolve" (the
+        # resolver's read); what the world knows of it: it was sent when the `background` timer fired, or on
+        # the answer to a retry (scenarios/core.py, `background_or_release`)
+        self.background: dict[int, tuple] = {}
+        # while an input is delivered: "timer" (its `background` timer), "told" (a command of the world's), or
+        # the background request it answers
+        self.bg_ctx: str | tuple | None = None
 
 
 class Slot:
@@ -109,6 +117,7 @@ class Processes:
         proc.pending.clear()
         proc.watched.clear()
         proc.deadlines.clear()
+        proc.background.clear()
         slot = proc.slot
         if not slot.wanted or slot.proc is not proc:
             return

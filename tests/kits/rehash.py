@@ -4,7 +4,7 @@ a reviewed diff shows nothing else moved. Run it only when the change is meant t
 and say so in the commit; a plan whose replay no longer shows what its test expects is a real
 regression, which this tool does not hide (the tests that load the plans judge them).
 
-    python tests/kits/rehash.py            # every plan under tests/plans/
+    python tests/kits/rehash.py            # every plan under tests/plans/ and amendments/plans/
     python tests/kits/rehash.py --check    # exit 1 naming the plans whose hash moved
 """
 
@@ -24,7 +24,7 @@ from counterexamples.shrink import run_plan  # noqa: E402
 def main(argv: list[str]) -> int:
     check = "--check" in argv
     moved = []
-    for path in sorted((ROOT / "tests" / "plans").rglob("*.json")):
+    for path in sorted([*(ROOT / "tests" / "plans").rglob("*.json"), *(ROOT / "amendments" / "plans").rglob("*.json")]):
         text = path.read_text()
         plan = json.loads(text)
         old = plan.get("history_sha256")
