@@ -1,7 +1,7 @@
 """Breaks BD-4: a foreground release (hibernation, a hand-over, a stop's or a drain's) keeps the full
 attempt timeout instead of trying for 1 s and then being parked to the background retries, so a slow
 bucket holds hibernations and hand-overs up for a whole attempt.
-Caught by: BD-4 (checkers/bounds.py), on the time the world saw the process give each release it sent
+Caught by: BD-4 (checkers/release_tries.py), on the time the world saw the process give each release it sent
 outside the background task: not 1 s.
 """
 

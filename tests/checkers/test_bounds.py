@@ -191,7 +191,7 @@ def test_bd3_a_retry_before_its_back_off_is_caught_on_a_hand_made_history():
        state="", sent_ms=11_000)
     ev(h, 12_600, 0, "background_sent", **args)  # 500 ms early: the back-off is 2 s now
     finish(h)
-    from checkers.bounds import check_refusals
+    from checkers.refusals import check_refusals
 
     found = check_refusals(h)
     assert len(found) == 1 and "500 ms before it was due" in found[0].message and "OR-6" in found[0].message

@@ -79,7 +79,8 @@ class FaultProxy:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="faultproxy", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="faultproxy",
+                                        daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
