@@ -184,10 +184,11 @@ def _lost_acquire_writes(history: History, p: int, before: int) -> dict[str, int
 
 def _lost_acquisition(procs, p: int, q: int, kind: str, f) -> str | None:
     """The owners/ key of process p's acquisition write (its state `held <p's node> <p's instance> <g>`,
-    OR-3) this event says never landed (lost on the way, failed fast, or answered 409), else None."""
+    OR-3) this event says never landed (lost on the way, failed fast, answered 500/503 at once, or answered
+    409), else None."""
     if q != p:
         return None
-    if kind == "fault" and f.what in ("request_lost", "fail_fast") and f.target.startswith("PUT owners/"):
+    if kind == "fault" and f.what in ("request_lost", "fail_fast", "fast_5xx") and f.target.startswith("PUT owners/"):
         key = f.target[len("PUT "):]
     elif kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
         key = f.key

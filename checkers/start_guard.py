@@ -42,6 +42,16 @@ from .registry import Context, invariant, margin, once, point
 INVARIANT = "UP-2"
 
 
+def stale_after_ms(p) -> int:
+    """UP-2's test, computed here from the rule's text (docs/protocol.md, UP-2), never from the model's
+    code: an old-format heartbeat is stale once written `horizon + ttl + grace` ago, the horizon being
+    the old readiness horizon, three heartbeat periods, each the configured heartbeat period (T-3's
+    configured value, not the lease period P). A model whose guard computes it otherwise (no horizon,
+    a shorter one, no grace) passes while this says fresh (broken model `guard_without_horizon`)."""
+    horizon = 3 * p.heartbeat_period_ms
+    return horizon + p.ttl_ms + p.grace_ms
+
+
 @invariant(INVARIANT, "the start guard waits out every old-format heartbeat", kind="safety", rules=("UP-2", "FN-8"))
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
@@ -55,7 +65,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
     its stalest readable heartbeat became stale by the guard's test), and the forgets' (each deleted
     heartbeat's age on the deleter's clock minus the guard's span). Negative: a violation."""
     p = fx.params
-    span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
+    span = stale_after_ms(p)
     procs = history.processes
     clocks = [pr.clock for pr in procs]
     old: dict[str, list[tuple[int, int, int]]] = {}  # key -> [(applied at, written_at on the writer's clock, event)]
@@ -222,7 +232,7 @@ def _old_heartbeats(c: Context) -> _Sightings:
     out = _Sightings()
     events = history.events
     procs = history.processes
-    span = 3 * p.heartbeat_period_ms + p.ttl_ms + p.grace_ms
+    span = stale_after_ms(p)
     new = {k for k, pr in enumerate(procs) if pr.machine[0] in "mt"}  # new nodes' processes (and their twins)
     old: dict[str, int | None] = {}  # nodes/ key -> written_at of the old heartbeat it holds (None: none)
     fmt3: set[str] = set()  # nodes/ keys holding a format-3 object (live, fenced, released)

@@ -67,6 +67,9 @@ class ProcessStarted(NamedTuple):
     node_id: str
     instance: str
     params: Any  # model.params.Params
+    # a binary's own configuration beyond the cluster's timing (None: its defaults): the old binary's
+    # cadence (model.old_lease.OldTiming, section 6); the new model reads none
+    config: Any = None
 
 
 class TimerFired(NamedTuple):

@@ -69,6 +69,19 @@ KINDS: dict[str, tuple[str, ...]] = {
     # included (a fence is in flight until the world delivers its reply or its timeout; BD-1)
     "fence_sent": ("key", "in_flight"),
     "released_sent": (),  # a process sent a `released` write of its own node lease (CS-1, CS-2)
+    # a request of the process's background task (OR-5, OR-8; BD-2, BD-3) left: sent when its `background`
+    # timer fired (a pending release's retry, a PUT; the resolver's read, a GET) or on the answer to a retry
+    # (the read of its key that follows its refusal); the If-Match token of a retry (of a read that follows
+    # one: that retry's; the resolver's read: None), the state a retry writes, the time the process gave the
+    # request, and how many of the task's requests it had in flight then, this one included
+    "background_sent": ("op", "key", "version", "state", "timeout_ms", "in_flight"),
+    # the answer (a reply, or the timeout) delivered to one of those: its token as sent, its status, the state
+    # a read found, when it was sent (true time)
+    "background_answered": ("op", "key", "version", "status", "state", "sent_ms"),
+    # any other write naming nobody (a release): "told" when sent on a command of the world's (hibernate,
+    # move, stop, drain, an event's end: a foreground release, BD-4), else "" (the resolver's, OR-8; one after
+    # an acquisition or an upload): and the time the process gave it
+    "release_sent": ("key", "how", "timeout_ms"),
     "told": ("command",),  # the world told the process to drain, resume or stop
     # a request the process sent to the bucket, recorded only in the quiet phase's last liveness span,
     # where convergence is judged (CONV-1: what a settled process still sends), and while it drains

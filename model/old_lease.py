@@ -7,7 +7,10 @@ What section 6 needs of it, from the ADR's Context and section 6:
   renewed with a conditional PUT a third of the ttl after the previous renewal returned;
 - a hold is valid until `sent + ttl - safety` on its own clock; another node takes a lease
   over only after `expires_at + grace` (expires_at = sent + ttl) on its own clock;
-- its heartbeat `nodes/<id>` in format 1 or 2, written unconditionally every 3 s;
+- its heartbeat `nodes/<id>` in format 1 or 2, written unconditionally every heartbeat period (3 s);
+- its cadence is its own configuration (`OldTiming`, given at its start), not the new nodes' drawn
+  timing: an old binary kept its heartbeat period when the new version's T-3 made the operator lower
+  the cluster's, and its renewals follow its own ttl / 3;
 - UP-4: it decodes only `wasmkeep-lease 1`, so a marker reads as corrupt and is never taken
   over; its start check reports its id as taken when it cannot read `nodes/<id>` (a new
   node uses it).
@@ -40,7 +43,22 @@ from .records import (
     segment_generation,
 )
 
-OLD_HEARTBEAT_MS = 3_000  # the old heartbeat period
+OLD_HEARTBEAT_MS = 3_000  # the old heartbeat period, by default (ADR Context: "every 3 s")
+
+
+class OldTiming(NamedTuple):
+    """The old binary's own cadence (ADR Context, before this record): a heartbeat every
+    `heartbeat_period_ms` (3 s), and each per-actor lease renewed `renew_after_ms` after its previous
+    renewal returned (None: a third of the ttl, 3.3 s at the defaults). The ttl, grace and safety are
+    the cluster's (section 5: "Timing, unchanged"). A world gives it at the process's start
+    (`ProcessStarted.config`); none given, these defaults."""
+
+    heartbeat_period_ms: int = OLD_HEARTBEAT_MS
+    renew_after_ms: int | None = None
+
+    def renew_ms(self, params: Params) -> int:
+        """How long after a renewal (or the acquisition) returned the next renewal goes."""
+        return params.ttl_ms // 3 if self.renew_after_ms is None else self.renew_after_ms
 
 
 class OldHold(NamedTuple):
@@ -62,6 +80,7 @@ class OldState(NamedTuple):
     acquiring: FrozenDict = EMPTY  # actor -> ownership.Acquiring
     data_seq: int = 0
     heartbeats: bool = True  # False: the heartbeat task stalled (renewals go on)
+    timing: OldTiming = OldTiming()  # its own cadence
 
 
 class OldModel(Dispatch, ActorData):
@@ -71,7 +90,8 @@ class OldModel(Dispatch, ActorData):
 
     def on_start(self, inp, now_ms, out):
         fmt = 1 if inp.instance.endswith(("0", "2", "4", "6", "8")) else 2
-        st = OldState(inp.node_id, inp.instance, validate(inp.params), fmt=fmt)
+        timing = inp.config if isinstance(inp.config, OldTiming) else OldTiming()
+        st = OldState(inp.node_id, inp.instance, validate(inp.params), fmt=fmt, timing=timing)
         return self.send(st, ("start_read",), Request(GET, node_key(st.node_id)), out)
 
     def on_reply_start_read(self, st, purpose, reply, now_ms, out):
@@ -87,10 +107,10 @@ class OldModel(Dispatch, ActorData):
     def on_timer_start(self, st, key, now_ms, out):
         return self.send(st, ("start_read",), Request(GET, node_key(st.node_id)), out)
 
-    # --- the heartbeat: unconditional, every 3 s ---------------------------------------
+    # --- the heartbeat: unconditional, every heartbeat period of its own ------------------
 
     def heartbeat(self, st, now_ms, out):
-        out.append(SetTimer("heartbeat", now_ms + OLD_HEARTBEAT_MS))
+        out.append(SetTimer("heartbeat", now_ms + st.timing.heartbeat_period_ms))
         if not st.heartbeats:
             return st
         body = encode_old_heartbeat(OldHeartbeat(st.fmt, st.node_id, now_ms))
@@ -174,11 +194,11 @@ class OldModel(Dispatch, ActorData):
         st = replace(st, acquiring=st.acquiring.without(actor))
         return self.fail_requests(st, actor, acq.waiting, reason, out)
 
-    # --- renewals: a third of the ttl after the previous one returned ---------------------
+    # --- renewals: a third of the ttl (its own setting) after the previous one returned ----
 
     def schedule_renewal(self, st, actor, now_ms, out):
         hold = st.holds[actor]
-        out.append(SetTimer("renew:" + actor, now_ms + st.params.ttl_ms // 3))
+        out.append(SetTimer("renew:" + actor, now_ms + st.timing.renew_ms(st.params)))
         out.append(SetTimer("expire:" + actor, hold.until_ms))
         return st
 

@@ -84,6 +84,10 @@ class Ownership(ActorData):
     lease_valid: Callable[..., bool]  # model.node_lease (NL-8)
     free_from_ms: Callable[..., int]  # model.fencing (FN-5)
 
+    pending_concurrency = PENDING_CONCURRENCY  # Decision (BD-2): at most this many entries worked at once
+    refusals_per_pass = REFUSALS_PER_PASS  # Decision (BD-3): a pass stops after this many refusals in a row
+    release_tries_ms = RELEASE_TRIES_MS  # Decision (BD-4): a foreground release tries this long, then is parked
+
     # --- is_valid (OR-4) -----------------------------------------------------------
 
     def is_valid(self, st, actor, now_ms) -> bool:
@@ -168,7 +172,12 @@ class Ownership(ActorData):
         if rec.nobody or rec.instance == st.instance and rec.node_id == st.node_id:
             # OR-3: names nobody, or this process's own instance (a hold that ended)
             return self.acquire_write(st, actor, self.next_generation(st, rec), now_ms, out)
-        # FN-5: free only on a read of nodes/A issued after this read
+        return self.read_for_freeing(st, actor, rec, now_ms, out)
+
+    def read_for_freeing(self, st, actor, rec, now_ms, out):
+        """Decision (FN-5): the read of nodes/A that may free a record naming (A, i) is one issued after
+        this read of the record (never the membership view, never an earlier read)."""
+        acq = st.acquiring[actor]
         st = replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, stage="node_read")))
         return self.send(st, ("acquire_node_read", actor), Request(GET, node_key(rec.node_id)), out)
 
@@ -378,7 +387,7 @@ class Ownership(ActorData):
         req = self.release_request(actor, hold.generation, hold.version)
         # BD-4: a foreground release tries 1 s, then is parked to the background retries
         out.append(Mark("BD-4"))
-        return self.send(st, ("release", actor, hold.generation, hold.version), req, out, RELEASE_TRIES_MS)
+        return self.send(st, ("release", actor, hold.generation, hold.version), req, out, self.release_tries_ms)
 
     def release_request(self, actor, generation, version):
         """Decision (OR-5): a release writes nobody, generation kept, If-Match the hold's acquire
@@ -429,14 +438,14 @@ class Ownership(ActorData):
         in_flight = sum(1 for e in st.pending.values() if e.rid is not None) + sum(
             1 for e in st.unresolved.values() if e.rid is not None)
         for k, e in tuple(st.pending.items()):
-            if in_flight >= PENDING_CONCURRENCY:
+            if in_flight >= self.pending_concurrency:
                 out.append(Mark("BD-2"))
                 break
             if e.rid is None and e.next_ms <= now_ms:
                 st = self.retry_release(st, k, e, out)
                 in_flight += 1
         for k, e in tuple(st.unresolved.items()):
-            if in_flight >= PENDING_CONCURRENCY:
+            if in_flight >= self.pending_concurrency:
                 out.append(Mark("BD-2"))
                 break
             if e.rid is None and e.next_ms <= now_ms:
@@ -505,7 +514,7 @@ class Ownership(ActorData):
     def refusal_streak(self, st, refused, now_ms, out):
         """BD-3: after 32 refusals in a row the pass stops: every waiting entry waits its backoff."""
         n = st.refusals + 1 if refused else 0
-        if n >= REFUSALS_PER_PASS:
+        if n >= self.refusals_per_pass:
             out.append(Mark("BD-3"))
             pend = st.pending
             for k, e in tuple(pend.items()):

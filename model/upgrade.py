@@ -124,10 +124,15 @@ class Upgrade:
         """Decision (UP-2): a guard read that neither found an object nor found none holds the guard."""
         return reply.status not in (io.OK, io.NOT_FOUND)
 
+    def guard_span_ms(self, params) -> int:
+        """Decision (UP-2): an old-format heartbeat holds the start until written this long ago: the
+        horizon (three heartbeat periods) plus ttl plus grace."""
+        return old_heartbeat_horizon_ms(params) + params.takeover_ms
+
     def old_heartbeat_blocks(self, st, seen: OldSeen, now_ms) -> int:
         """UP-2: how long this old heartbeat still holds the start (0: it does not)."""
         p = st.params
-        span = old_heartbeat_horizon_ms(p) + p.takeover_ms
+        span = self.guard_span_ms(p)
         until = seen.written_at_ms + span
         if seen.written_at_ms > seen.first_read_ms:
             # dated in the future when first read: it lapses at the latest span + max_skew after
@@ -170,7 +175,7 @@ class Upgrade:
         """After the switch: a fresh old-format heartbeat is an old version running; a stale one
         a retired node's. Either way it frees nothing (FN-5)."""
         out.append(Mark("UP-2"))
-        fresh = now_ms - hb.written_at_ms < old_heartbeat_horizon_ms(st.params) + st.params.takeover_ms
+        fresh = now_ms - hb.written_at_ms < self.guard_span_ms(st.params)
         out.append(Observe("old_version_running" if fresh else "old_retired", (node,)))
         return st
 

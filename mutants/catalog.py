@@ -278,7 +278,7 @@ mut("bd2_limit_33", OW,
     "PENDING_CONCURRENCY = 33",
     "BD-2", "pending concurrency 32 -> 33")
 mut("bd3_refusals_never_stop", OW,
-    "        if n >= REFUSALS_PER_PASS:\n",
+    "        if n >= self.refusals_per_pass:\n",
     "        if False:\n",
     "BD-3", "a pass never stops after refusals in a row")
 mut("or7_readback_any_gen", OW,

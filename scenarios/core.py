@@ -50,6 +50,7 @@ from model.io import (
     PUT,
     TIMED_OUT,
     CancelTimer,
+    Command,
     Exit,
     Forward,
     Mark,
@@ -81,7 +82,8 @@ RELEASED_LINE = "\n" + RELEASED + " "
 RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
 # a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
 SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "delay_apply": "held_back",
-                   "lose_reply": "reply_lost", "delay_reply": "slow_reply"}
+                   "lose_reply": "reply_lost", "delay_reply": "slow_reply", "answer_5xx": "fast_5xx"}
+SDK_RETRY_MS_MAX = 50  # an SDK's retry follows within this (botocore's standard mode: a jitter of at most 50 ms)
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 SentFields = FIELDS["sent"]
 
@@ -331,6 +333,22 @@ class World(Processes, Workload, QuietPhase):
         if not proc.alive:
             return
         now = self.now
+        # what the input is to the background task (BD-2..BD-4): its timer, or the answer to one of its requests
+        ti = type(inp)
+        ctx = None
+        if ti is ReplyArrived:
+            if proc.background:
+                asked = proc.background.pop(inp[0], None)
+                if asked is not None:
+                    self._background_answered(proc, asked, inp[1])
+                    ctx = asked
+        elif ti is TimerFired:
+            if inp[0] == "background":
+                ctx = "timer"
+        elif ti is Command:
+            ctx = "told"
+        outer = proc.bg_ctx
+        proc.bg_ctx = ctx
         c = proc.clock  # the process's local time: Clock.local, inlined (the hottest call of all)
         state, effects = proc.step(proc.state, inp, now + c.offset_ms + now * c.drift_ppm // 1_000_000)
         proc.state = state
@@ -365,6 +383,42 @@ class World(Processes, Workload, QuietPhase):
                 self.end_process(proc, eff.status)
             else:
                 raise TypeError(f"not an effect: {eff!r}")
+        proc.bg_ctx = outer
+
+    def background_or_release(self, proc: Proc, rid: int, req, timeout: int, now: int) -> None:
+        """A request on `owners/` leaves: the world notes what it knows of it for BD-2..BD-4, from the input
+        it was sent on. When the process's `background` timer fired: a write naming nobody is a pending
+        release's retry, a read the resolver's; on the answer to such a retry: the read of its key that
+        follows its refusal (OR-5). Those three are the background task's entries at work, counted in
+        flight (`background_sent`). A write naming nobody sent otherwise is a release (`release_sent`),
+        "told" when the world had just told the process to hibernate, move, stop or drain, or an event of
+        its had ended (a foreground release: BD-4), with the time the process gave it."""
+        ctx = proc.bg_ctx  # None, "timer", "told", or the background request whose answer is being delivered
+        nobody = req.op == PUT and req.body is not None and "\nnobody " in req.body
+        version = req.version
+        if ctx == "timer":
+            if nobody:
+                what = "write"
+            elif req.op == GET:
+                what = "resolve"
+            else:
+                return
+        elif type(ctx) is tuple and ctx[0] == "write" and req.op == GET and req.key == ctx[2]:
+            what, version = "read", ctx[3]  # (the retry's token: the read is that entry's)
+        else:
+            if nobody:
+                self.record(proc.index, "release_sent", (req.key, "told" if ctx == "told" else "", timeout))
+            return
+        proc.background[rid] = (what, req.op, req.key, version, now)
+        self.record(proc.index, "background_sent", (req.op, req.key, version, state_line(req.body), timeout,
+                                                    len(proc.background)))
+
+    def _background_answered(self, proc: Proc, asked: tuple, reply) -> None:
+        """A request of the background task is answered (its reply, or its timeout): recorded with the state
+        a read found and when it was sent (BD-3: the refusals in a row, OR-6: the back-off that follows)."""
+        _what, op, key, version, sent = asked
+        state = state_line(reply.body) if op == GET and reply.status == OK else ""
+        self.record(proc.index, "background_answered", (op, key, version, reply.status, state, sent))
 
     def set_timer(self, proc: Proc, eff: SetTimer) -> None:
         self._timer_seq += 1
@@ -394,6 +448,8 @@ class World(Processes, Workload, QuietPhase):
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
+        if req.key.startswith(OWNERS_PREFIX):
+            self.background_or_release(proc, rid, req, timeout, now)
         # what a process still sends once the faults are over (CONV-1), and what a draining one sends
         # (the entries a drain waits on: F-2's cause)
         if now >= self.settle_from_ms or proc.draining:
@@ -442,6 +498,15 @@ class World(Processes, Workload, QuietPhase):
             if action == "delay_apply":
                 self.later(ms, self.to_bucket, proc, rid, req, None, now)
                 return
+            if action == "answer_5xx":  # a 500/503 at once: never applied; the model cannot know that
+                self.later(max(ms, 1), self._reply, proc, rid, NO_ANSWER)
+                return
+            if action == "conflict":  # 409 ConditionalRequestConflict: never applied
+                self.later(max(ms, 1), self._conflict_at_bucket, proc, rid, req, now)
+                return
+            if action == "sdk_retry":  # applied, its answer lost, retried by the SDK (the retry's answer comes)
+                self.later(max(ms, 1), self.to_bucket, proc, rid, req, ("sdk_retry", 0), now)
+                return
         if self._lose and req.op == PUT and self._lose.get(proc.node_id) and req.key.startswith(self._lose[proc.node_id]):
             del self._lose[proc.node_id]
             self.note_fault(proc, "request_lost", req, None, "the write lost just before a drain")
@@ -463,6 +528,14 @@ class World(Processes, Workload, QuietPhase):
                 else:
                     proc.deadlines[rid] = now + timeout
             self.later(ms, self.to_bucket, proc, rid, req, fate, now)
+        elif what == "sdk_retry":  # applied `ms` from now, its answer lost; the SDK's retry answers it
+            self.later(timeout, self._timed_out, proc, rid)  # (scheduled now: the retry may come past it)
+            self.later(ms, self.to_bucket, proc, rid, req, ("sdk_retry", 0), now)
+        elif what == "fast_5xx":
+            self.note_fault(proc, "fast_5xx", req, ms, "answered 5xx at once, never applied")
+            if lazy:
+                self._await(proc, rid, timeout, ms)
+            self.later(ms, self._reply, proc, rid, NO_ANSWER)
         elif what == "fail_fast":
             self.note_fault(proc, "fail_fast", req)
             if lazy:
@@ -481,6 +554,15 @@ class World(Processes, Workload, QuietPhase):
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
             self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
+
+    def sdk_retried(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
+        """A write the bucket just applied (fate `sdk_retry`) lost its answer (a 5xx, a closed connection):
+        the client's SDK sends it again within SDK_RETRY_MS_MAX, and that retry's answer is the one the
+        process gets. The retry is a request of its own at the bucket: its condition meets the write's own
+        object (412; a DELETE's meets no object: 404 or 412 by the flavour), unless it names it again."""
+        self.note_fault(proc, "sdk_retry", req, None, "applied; its answer lost; the SDK sent it again")
+        gap = self.choose("sdk_retry", proc.machine, self.randint, 1, SDK_RETRY_MS_MAX)
+        self.later(gap, self.to_bucket, proc, rid, req, None, sent_ms)
 
     def _conflict_at_bucket(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
         """A request given the fate `conflict` reaches the bucket: answered 409, as AWS answers a conditional

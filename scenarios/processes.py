@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from history import Process
 from model.io import Command, ProcessStarted
-from model.old_lease import OLD_MODEL
+from model.old_lease import OLD_MODEL, OldTiming
 from model.operator import OPERATOR
 
 WORLD = -1  # the proc index of events the world itself records
@@ -23,7 +23,7 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained", "reading")
+                 "resume_when_drained", "reading", "background", "bg_ctx")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -51,6 +51,14 @@ class Proc:
         # request id -> key of a GET of nodes/ in flight, recorded as a `read` when answered (UP-1, UP-2: what
         # the start check and the guard read); None once a live write of its own took effect: no more reads
         self.reading: dict[int, str] | None = {}
+        # request id -> (what, op, key, version, sent_ms) of a request of its background task in flight (BD-2,
+        # BD-3): "write" (a pending release's retry), "read" (the read that follows its refusal), "resolve" (the
+        # resolver's read); what the world knows of it: it was sent when the `background` timer fired, or on
+        # the answer to a retry (scenarios/core.py, `background_or_release`)
+        self.background: dict[int, tuple] = {}
+        # while an input is delivered: "timer" (its `background` timer), "told" (a command of the world's), or
+        # the background request it answers
+        self.bg_ctx: str | tuple | None = None
 
 
 class Slot:
@@ -73,10 +81,12 @@ class Processes:
     def start_process(self, slot: Slot, step=None, instance: str | None = None) -> Proc:
         if instance is None:
             instance = self.choose("instance", slot.machine, self._instance)
+        config = None
         if step is not None and getattr(step, "__self__", None) is OLD_MODEL:
             # the old binary beside the model under test: a broken model may bring a broken one (UP-4), as it
-            # may bring its operator
+            # may bring its operator; it runs at its own cadence (section 6)
             step = getattr(self.model, "old", OLD_MODEL).step
+            config = self.old_timing()
         proc = Proc(len(self.procs), slot.node_id, instance, slot.machine, self.clocks[slot.machine], slot,
                     step or self.model.step)
         self.procs.append(proc)
@@ -84,8 +94,18 @@ class Processes:
         c = proc.clock
         self.history.processes.append(Process(slot.node_id, instance, slot.machine, c.offset_ms, c.drift_ppm))
         self.record(proc.index, "start", (slot.node_id, instance, slot.machine))
-        self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params))
+        self.deliver(proc, ProcessStarted(slot.node_id, instance, self.params, config))
         return proc
+
+    def old_timing(self) -> OldTiming:
+        """The old binaries' own cadence (model/old_lease.py): the option `old_timing`, [heartbeat period,
+        renewal interval or None], when a seed or a script sets one; else the ADR's (a heartbeat every 3 s,
+        renewals a third of the ttl after the previous one returned). The swarm draws none yet: drawing it
+        (a share of upgrade seeds at the new nodes' heartbeat period, or with a period the guard's horizon,
+        three of the new period, barely covers) waits for the per-part random streams (issue 38), so that
+        no other part's draw moves; its place is the upgrade's draw (scenarios/faults/upgrade.py)."""
+        given = self.options.get("old_timing")
+        return OldTiming(*given) if given else OldTiming()
 
     def _instance(self) -> str:
         return f"{self.rng.getrandbits(32):08x}"
@@ -97,6 +117,7 @@ class Processes:
         proc.pending.clear()
         proc.watched.clear()
         proc.deadlines.clear()
+        proc.background.clear()
         slot = proc.slot
         if not slot.wanted or slot.proc is not proc:
             return

@@ -597,8 +597,15 @@ class SetupError(Exception):
 
 def make_client(url: str, region: str | None = None, addressing_style: str | None = None,
                 params: Params = S3_PARAMS):
-    """A boto3 S3 client for `url` from the standard credential chain, with no retries
-    (the model retries, NL-3) and the world's own timeouts (`client_timeouts`)."""
+    """A boto3 S3 client for `url` from the standard credential chain, sending each request once (the
+    model retries, NL-3, OR-6) with the world's own timeouts (`client_timeouts`).
+
+    One attempt: botocore's `retries={"max_attempts": 1}` would be one retry (it counts retries), and in
+    standard mode a write that applied and was answered 5xx, or whose connection closed, is sent again
+    and answered 412 by its own object (measured against moto and SeaweedFS,
+    tests/conformance/test_sdk_retries.py): the world would record a refusal of a write that landed.
+    With `total_max_attempts = 1` a 5xx or a closed connection reaches the model as `timed_out`
+    (outcome unknown), 409 as `conflict`, 412 as `precondition_failed`."""
     import boto3
     from botocore.config import Config
 
@@ -612,7 +619,7 @@ def make_client(url: str, region: str | None = None, addressing_style: str | Non
     if addressing_style is None:
         addressing_style = "virtual" if parts.hostname.endswith(".amazonaws.com") else "path"
     connect_s, read_s = client_timeouts(params)
-    kw = dict(s3={"addressing_style": addressing_style}, retries={"max_attempts": 1, "mode": "standard"},
+    kw = dict(s3={"addressing_style": addressing_style}, retries={"total_max_attempts": 1, "mode": "standard"},
               connect_timeout=connect_s, read_timeout=read_s, max_pool_connections=POOL_SIZE)
     try:  # botocore >= 1.36 adds checksums to every PUT unless told not to; S3-compatibles may refuse them
         config = Config(request_checksum_calculation="when_required", response_checksum_validation="when_required",

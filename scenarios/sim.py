@@ -101,6 +101,9 @@ class SimWorld(World):
             self.refused(proc, req, before.body if before is not None else None, sent_ms, reply.status)
         elif reply.status == CONFLICT:
             self.conflicted(proc, req, sent_ms)
+        if fate is not None and fate[0] == "sdk_retry":
+            self.sdk_retried(proc, rid, req, sent_ms)  # this answer is lost; the SDK's retry's comes instead
+            return
         self.bucket_answered(proc, rid, req, reply, fate)
 
     def remove_object(self, key: str) -> None:

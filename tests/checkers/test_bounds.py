@@ -18,7 +18,7 @@ from model.node import NodeState
 from model.node_lease import RUNNING, LeaseState
 from model.ownership import PENDING_CONCURRENCY, Pending
 from model.records import Corrupt, OwnerRecord, decode_owner, encode_owner
-from scenarios.script import ScriptedWorld
+from scenarios.script import NetRule, ScriptedWorld
 
 NOW = 1_000_000
 
@@ -129,3 +129,87 @@ def test_bd5_handed_alarm_recheck_is_30_s_or_twice_ttl_plus_grace():
     assert Params(ttl_ms=30_000, grace_ms=10_000, heartbeat_period_ms=3_000).handed_recheck_ms == 80_000
     assert Params(ttl_ms=2_000, grace_ms=1_000, safety_ms=400, max_skew_ms=200, heartbeat_period_ms=600,
                   attempt_timeout_ms=500).handed_recheck_ms == 30_000
+
+
+# --- BD-2..BD-4 on world facts (checkers/bounds.py): the background task's requests and the releases ----------
+
+LAPSED_ACTORS = 100  # held by n0 when its lease runs out: every hold becomes a pending release (NL-11)
+
+
+def _lapse_then_refusals(name: str):
+    """n0 holds 100 actors, is cut off the bucket for 10 s (its lease runs out: 100 pending releases,
+    NL-11), then renews, and its record writes are refused (failed fast) for 9 s: the background task
+    works the entries 32 at a time (BD-2) and its passes stop after 32 refusals in a row (BD-3)."""
+    from broken_models import load_model
+
+    w = ScriptedWorld(nodes=2, model=load_model(name), model_name=name, restart=False)
+    for k in range(LAPSED_ACTORS):
+        w.at(16_000 + 30 * k, "request", "n0", f"t0/c/a{k}")
+    w.at(21_000, "outage", "n0", 10_000)
+    w.rule(NetRule("fail_fast", node="n0", op="PUT", key="owners/", after_ms=31_000, until_ms=40_000, times=None))
+    return w.run(until_ms=50_000)
+
+
+def _invariants(h) -> list[str]:
+    return sorted({v.invariant for v in check_all(h)})
+
+
+def test_bd2_bd3_the_correct_model_works_32_entries_and_stops_its_passes():
+    """BD-2, BD-3, OR-6, NL-11: the world saw at most 32 of the task's requests in flight, and each entry
+    retried only once its back-off (or the stopped pass's) had run; both bounds bound (the model's marks)."""
+    h = _lapse_then_refusals("correct")
+    sent = [e.fields for e in h.events if e.kind == "background_sent"]
+    assert len({f.key for f in sent}) == LAPSED_ACTORS and max(f.in_flight for f in sent) == PENDING_CONCURRENCY
+    assert h.rules.get("BD-2") and h.rules.get("BD-3")
+    assert check_all(h) == []
+
+
+def test_bd2_unbounded_pending_is_caught():
+    """BD-2 broken (unbounded_pending): every due entry at once; BD-2 counts the requests in flight."""
+    h = _lapse_then_refusals("unbounded_pending")
+    assert "BD-2" in _invariants(h)
+
+
+def test_bd3_a_pass_that_never_stops_is_caught():
+    """BD-3 broken (endless_pass): after 32 refusals in a row an entry that was waiting goes at once."""
+    h = _lapse_then_refusals("endless_pass")
+    found = [v for v in check_all(h) if v.invariant == "BD-3"]
+    assert found and "32 refusals in a row" in found[0].message
+
+
+def test_bd3_a_retry_before_its_back_off_is_caught_on_a_hand_made_history():
+    """OR-6 under BD-3's check: a retry refused at 10 s (back-off now 1 s) sent again at 10.5 s."""
+    from factkit import ev, finish, history
+
+    h = history(("n0", "i0"))
+    args = dict(op="PUT", key="owners/t0/c/a0", version='"v1"', state="nobody 1", timeout_ms=2_000, in_flight=1)
+    ev(h, 9_900, 0, "background_sent", **args)
+    ev(h, 10_000, 0, "background_answered", op="PUT", key="owners/t0/c/a0", version='"v1"', status="timed_out",
+       state="", sent_ms=9_900)
+    ev(h, 11_000, 0, "background_sent", **args)  # on time: 10 s + 1 s
+    ev(h, 11_100, 0, "background_answered", op="PUT", key="owners/t0/c/a0", version='"v1"', status="failed_fast",
+       state="", sent_ms=11_000)
+    ev(h, 12_600, 0, "background_sent", **args)  # 500 ms early: the back-off is 2 s now
+    finish(h)
+    from checkers.refusals import check_refusals
+
+    found = check_refusals(h)
+    assert len(found) == 1 and "500 ms before it was due" in found[0].message and "OR-6" in found[0].message
+
+
+def test_bd4_a_foreground_release_tries_for_one_second():
+    """BD-4, OR-5: a hibernation's release is given 1 s; the broken model that keeps the full attempt
+    (long_foreground_release) is caught by BD-4."""
+    from broken_models import load_model
+
+    for name in ("correct", "long_foreground_release"):
+        w = ScriptedWorld(nodes=2, model=load_model(name), model_name=name, restart=False)
+        w.at(20_000, "request", "n0", "t0/c/a0")
+        w.at(21_000, "hibernate", "n0", "t0/c/a0")
+        h = w.run(until_ms=25_000)
+        (sent,) = [e.fields for e in h.events if e.kind == "release_sent"]
+        assert sent.how == "told"  # sent on the hibernation the world told it
+        if name == "correct":
+            assert sent.timeout_ms == 1_000 and check_all(h) == []
+        else:
+            assert sent.timeout_ms == Params().attempt_timeout_ms and _invariants(h) == ["BD-4"]

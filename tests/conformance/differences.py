@@ -1,8 +1,10 @@
 """The known differences between S3 servers, and the SimBucket flavour that emulates each.
 
-Measured by this suite (tests/conformance/test_conformance.py) on moto and
+Measured by this suite (tests/conformance/test_conformance.py; the SDK's retries by
+tests/conformance/test_sdk_retries.py, through a fault-injecting proxy) on moto and
 SeaweedFS; the AWS column is from AWS's documentation of conditional writes
-(a 409 ConditionalRequestConflict cannot be provoked on a local server).
+(a 409 ConditionalRequestConflict, a 500 or a 503 cannot be provoked on a local server: the
+proxy injects them).
 docs/real-s3.md shows the same table, generated from this file (python runner.py docs).
 """
 
@@ -29,4 +31,15 @@ DIFFERENCES: list[tuple[str, str, str, str, str]] = [
     ("Expect: 100-continue on an empty-body PUT answered early (412 to If-Match on an absent key)",
      "ok", "ok", "the kept-alive connection desynchronises: the next PUT stalls ~15 s and gets the "
      "stale 412 although it landed", "n/a: the real-S3 world sends no Expect header"),
+    ("boto3's retry (standard mode, `max_attempts` 1 = one retry) of a conditional PUT that applied, its "
+     "answer a 5xx or a closed connection", "412 PreconditionFailed (documented semantics; not run here)",
+     "412 PreconditionFailed", "412 PreconditionFailed",
+     "fault kind sdk_retry_412 (unregistered); the real-S3 adapter sends one attempt"),
+    ("boto3's retry of a conditional DELETE that applied", "404 NoSuchKey (If-Match on an absent key)",
+     "404 NoSuchKey", "412 PreconditionFailed", "flavour absent_if_match=404 or 412"),
+    ("500 / 503 answered at once to a conditional PUT (injected)", "documented (503 SlowDown, 500 InternalError)",
+     "retried once by boto3 with one retry, the retry lands", "the same", "fault kind fast_5xx (unregistered)"),
+    ("409 ConditionalRequestConflict to a conditional PUT (injected)", "documented, on racing conditional writes",
+     "never retried by boto3", "never retried by boto3",
+     "flavour p_conflict (racing writes); fault kind conflict_any (unregistered)"),
 ]

@@ -44,13 +44,14 @@ def free_ports(n: int) -> list[int]:
 
 
 def client(url: str, read_timeout_s: float = 15):
-    """A boto3 client with the test credentials, path addressing and no retries."""
+    """A boto3 client with the test credentials, path addressing and no retries (one attempt: botocore's
+    `max_attempts` counts retries, test_sdk_retries.py)."""
     import boto3
     from botocore.config import Config
 
     return boto3.client("s3", endpoint_url=url, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
                         region_name="us-east-1",
-                        config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1},
+                        config=Config(s3={"addressing_style": "path"}, retries={"total_max_attempts": 1},
                                       connect_timeout=2, read_timeout=read_timeout_s))
 
 

@@ -422,6 +422,57 @@ def test_guard_ignoring_old_heartbeats_starts_beside_an_old_node():
     assert "nodes/o0" in found[0].message and found[0].events[-1] == one(h, "guard_passed", proc=new)[0]
 
 
+def test_guard_without_horizon_passes_a_horizon_early_and_up2_computes_its_own_test():
+    """UP-2's arithmetic broken (broken_models.guard_without_horizon: ttl + grace, no horizon): the script of
+    test_start_guard_waits_on_a_fresh_old_heartbeat. The broken guard passes 9 s (the horizon) early;
+    UP-2's check, which computes the stale test from the rule's text (checkers.start_guard.stale_after_ms)
+    and not from the model's code, catches it, and nothing else does."""
+    from checkers.start_guard import stale_after_ms
+    from model.params import Params
+
+    assert stale_after_ms(Params()) == GUARD_SPAN_MS
+    model, mod = broken("guard_without_horizon")
+    w = UpgradeWorld(model=model, model_name=mod.MODEL.name)
+    w.at(0, "old_start", "o0", "om0")
+    w.at(6_000, "tell", "om0", "stop")
+    w.at(7_000, "new_start", "n0", "m0")
+    h = w.run(until_ms=37_000)
+
+    new = proc_on(h, "m0")
+    hb = last_old_heartbeat_ms(h, "o0")
+    _, t_passed, _, _ = one(h, "guard_passed", proc=new)
+    assert hb + TAKEOVER_MS <= t_passed <= hb + TAKEOVER_MS + HALF_PERIOD_MS + SLACK_MS
+    found = check_all(h)
+    assert [v.invariant for v in found] == ["UP-2"], [v.explain(h) for v in found]
+    assert "nodes/o0" in found[0].message
+
+
+@pytest.mark.parametrize("timing,beats_ms,renews_ms", [
+    (None, 3_000, 3_333),  # the ADR's: a heartbeat every 3 s, renewals ttl / 3 after the previous returned
+    ([1_000, 2_000], 1_000, 2_000),  # its own configuration, given by the world (option old_timing)
+])
+def test_old_binary_runs_at_its_own_cadence(timing, beats_ms, renews_ms):
+    """The old binary (model/old_lease.py, section 6) heartbeats and renews at its own configuration
+    (`OldTiming`, the world's option `old_timing`), whatever the new nodes' timing: its heartbeats
+    land every heartbeat period, its renewals of a held actor every renewal interval after the
+    previous one returned (a scripted round trip: a few ms)."""
+    w = UpgradeWorld()
+    if timing is not None:
+        w.options["old_timing"] = timing
+    w.at(0, "old_start", "o0", "om0")
+    w.at(1_000, "ask", "om0", A0)
+    h = w.run(until_ms=12_000)
+
+    old = proc_on(h, "om0")
+    beats = [t for _, t, p, f in applies(h, "nodes/o0", proc=old)]
+    gaps = [b - a for a, b in zip(beats, beats[1:])]
+    assert len(gaps) >= 3 and all(beats_ms - 10 <= g <= beats_ms + 10 for g in gaps), gaps
+    renewals = [t for _, t, p, f in applies(h, "leases/" + A0, proc=old)]
+    gaps = [b - a for a, b in zip(renewals, renewals[1:])]
+    assert len(gaps) >= 2 and all(renews_ms <= g <= renews_ms + SLACK_MS for g in gaps), gaps
+    assert_clean(h)
+
+
 @pytest.mark.parametrize("ahead_ms", [
     600_000,
     20_000,

@@ -1,0 +1,62 @@
+"""Breaks FN-5's read order: the acquisition reads nodes/A first and the record after it, and decides
+on that pair (the two reads swapped: FN-5 frees a record only on a read of nodes/A issued after the
+record's read).
+
+Having read a record naming (A, i) once (OR-3), it reads nodes/A, then the record again, and writes
+If-Match that second read's version if the earlier nodes/A read frees what the record now names.
+Between the two reads, A may restart under its id and its new instance i' take the actor back: the
+record then names i', while the nodes/A read still shows the old instance ("live naming another
+instance frees at once"), and this node takes the actor from i', whose lease is valid.
+Caught by: INV-1 (the robbed instance acts outside its hold; two owners). The scripted race is in
+tests/checkers/test_fn5_read_order.py. The swarm gives the two reads a few milliseconds apart and
+never lands a restart and a re-acquisition between them: caught in no seed of 0..199 at 67ed112 (it
+differs from the correct model in many), a survivor until the world races a restart there (issue 39,
+after the per-part random streams of issue 38).
+"""
+
+from model import io
+from model.frozen import replace
+from model.io import GET, Reply, Request
+from model.node import Model
+from model.records import OwnerRecord, decode_owner, node_key, owner_key
+
+RULE = "FN-5"
+CATCHES = "INV-1"
+SURVIVOR = ("the swarm never lands a restart under the named id, and its new instance's re-acquisition, between "
+            "the two reads (a few ms apart); the scripted race catches it (tests/checkers/test_fn5_read_order.py)")
+
+
+class NodeReadBeforeRecord(Model):
+    name = "node_read_before_record"
+
+    def read_for_freeing(self, st, actor, rec, now_ms, out):
+        acq = replace(st.acquiring[actor], stage="node_read")
+        st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
+        return self.send(st, ("swapped_node_read", actor), Request(GET, node_key(rec.node_id)), out)
+
+    def on_reply_swapped_node_read(self, st, purpose, reply, now_ms, out):
+        actor = purpose[1]
+        if reply.status not in (io.OK, io.NOT_FOUND):
+            return self.acquire_failed(st, actor, "node read failed", out)
+        # the record read after nodes/A: the write will be conditioned on this read
+        return self.send(st, ("swapped_record_read", actor, reply.status, reply.body),
+                         Request(GET, owner_key(actor)), out)
+
+    def on_reply_swapped_record_read(self, st, purpose, reply, now_ms, out):
+        _, actor, node_status, node_body = purpose
+        named = st.acquiring[actor].record.node_id  # the node whose object was read
+        if reply.status != io.OK:
+            # as the record read of OR-3 does with an answer other than a record
+            return self.on_reply_acquire_read(st, ("acquire_read", actor), reply, now_ms, out)
+        rec = decode_owner(reply.body)
+        if not isinstance(rec, OwnerRecord) or rec.nobody or rec.node_id != named or (
+                rec.node_id == st.node_id and rec.instance == st.instance):
+            return self.on_reply_acquire_read(st, ("acquire_read", actor), reply, now_ms, out)
+        acq = replace(st.acquiring[actor], version=reply.version, record=rec)
+        st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
+        return self.on_reply_acquire_node_read(st, ("acquire_node_read", actor), Reply(node_status, None, node_body),
+                                               now_ms, out)
+
+
+MODEL = NodeReadBeforeRecord()
+step = MODEL.step

@@ -1,0 +1,41 @@
+"""A request answered 500 or 503 at once: refused by the bucket, never applied, and not a timeout.
+
+S3 answers 503 SlowDown under load and 500 InternalError now and then; with one attempt per request
+(the real-S3 adapter, scenarios/s3.py) the model sees `timed_out`: outcome unknown (NL-9's re-read,
+OR-7's read-back, a pending release's retry), but early, within FAST_5XX_MS_MAX of the send rather
+than at its attempt timeout. Unlike `fail_fast` (a refused connection, `failed_fast`: surely not
+sent), the sender cannot tell it from a write that applied. Unregistered (see __init__.py).
+"""
+
+from __future__ import annotations
+
+from .. import FaultKind
+
+FAST_5XX_MS_MAX = 30  # a 5xx comes back within a round trip
+
+
+class Fast5xx(FaultKind):
+    id = "fast_5xx"
+    title = "a request answered 500/503 at once, never applied (the sender sees timed_out, early)"
+    rules = ("NL-3", "NL-9", "OR-6", "OR-7", "UP-2")
+    options = {"p_fast_5xx": 0.0}
+    rates = ("p_fast_5xx",)
+
+    def draw_main(self, ctx) -> None:
+        """(After issue 38: its own stream.) Off in most seeds, a light or a heavy rate in the rest."""
+        ctx.o["p_fast_5xx"] = ctx.at_least(self.id, ctx.choice((0.0, 0.0, 0.0, 0.02, 0.1)))
+
+    @staticmethod
+    def send_early(world, proc, req, f):
+        p = f.get("p_fast_5xx", 0.0)
+        if p and world.rng.random() < p:
+            return "fast_5xx", world.randint(1, FAST_5XX_MS_MAX)
+        return None
+
+
+def reached(history) -> bool:
+    """Its coverage point, once registered: a request answered 5xx at once (a `fault` event)."""
+    return any(e.fields.what == "fast_5xx" for e in history.events if e.kind == "fault")
+
+
+KIND = Fast5xx()

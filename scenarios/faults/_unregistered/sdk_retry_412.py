@@ -1,0 +1,48 @@
+"""A write that applied, its answer lost to a 5xx or a closed connection, sent again by the client's
+SDK: the retry's answer is the one the process gets, and its condition meets the write's own object.
+
+Measured (tests/conformance/test_sdk_retries.py, moto and SeaweedFS): boto3 in standard mode retries
+a 500/502/503/504, a closed connection or a read timeout, after at most 50 ms; an If-Match or
+If-None-Match PUT that applied is then answered 412, a conditional DELETE 404 (moto) or 412
+(SeaweedFS). The real-S3 adapter sends one attempt, so this is the production client's behaviour
+("the client retries internally and a first attempt may have landed", OR-7), simulated: the world
+applies the write, records it, and applies the retry as a request of its own (scenarios/core.py,
+`sdk_retried`), so the history says what the bucket did twice. The model must read it per NL-9
+(its own live object: adopt), OR-7 (its own record at the generation tried: hold), OR-5 (a release
+whose record names nobody: the pending entry ends). Unregistered (see __init__.py).
+"""
+
+from __future__ import annotations
+
+from model.io import DELETE, PUT
+
+from .. import FaultKind
+
+
+class SdkRetry412(FaultKind):
+    id = "sdk_retry_412"
+    title = "a conditional write applied, its answer lost, retried by the SDK: the retry answers 412 (or 404)"
+    rules = ("NL-7", "NL-9", "OR-5", "OR-7", "FN-3", "FN-8", "CS-2", "UP-3")
+    options = {"p_sdk_retry": 0.0}
+    rates = ("p_sdk_retry",)
+
+    def draw_main(self, ctx) -> None:
+        """(After issue 38: its own stream.)"""
+        ctx.o["p_sdk_retry"] = ctx.at_least(self.id, ctx.choice((0.0, 0.0, 0.0, 0.05, 0.2)))
+
+    @staticmethod
+    def send_late(world, proc, req, f, delay):
+        """A conditional write only (an unconditional one's retry lands again, the same bytes: no answer
+        changes); after its delay is drawn: it reaches the bucket then."""
+        p = f.get("p_sdk_retry", 0.0)
+        if p and req.cond is not None and req.op in (PUT, DELETE) and world.rng.random() < p:
+            return "sdk_retry", delay
+        return None
+
+
+def reached(history) -> bool:
+    """Its coverage point, once registered: an SDK retry met its own write (a refusal after the apply)."""
+    return any(e.fields.what == "sdk_retry" for e in history.events if e.kind == "fault")
+
+
+KIND = SdkRetry412()
