@@ -23,7 +23,7 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained", "reading")
+                 "resume_when_drained", "reading", "record_reqs", "asked")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -51,6 +51,13 @@ class Proc:
         # request id -> key of a GET of nodes/ in flight, recorded as a `read` when answered (UP-1, UP-2: what
         # the start check and the guard read); None once a live write of its own took effect: no more reads
         self.reading: dict[int, str] | None = {}
+        # request id -> a request on an owners/ key or on its own nodes/<id>, until the world delivers its answer
+        # (or its timeout), which it records (`record_reply`: what the process sent and learned of its records,
+        # and of its node lease, CONV-2)
+        self.record_reqs: dict[int, object] = {}
+        # client request id -> its actor: a request the world delivered to it in the quiet phase and that it has
+        # not answered yet (the world records its answer, `answer`: CONV-1)
+        self.asked: dict[int, str] = {}
 
 
 class Slot:
