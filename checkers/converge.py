@@ -8,17 +8,19 @@ on world facts, the part of convergence INV-4 (final rounds served, nothing stay
 - **The traffic settles.** In the quiet phase's last liveness span the world records every
   request a process sends (`sent`). A node process that runs there sends, and may send only:
   - its lease cadence (NL-2, NL-3: its own `nodes/<id>` written every P, a lease period's worth of
-    writes in the span, two more at most) and its listing (`LIST nodes/` as often, FN-2);
+    writes in the span, two more at most) and its listing (`LIST nodes/` as often, FN-2), from its
+    first lease write that took effect on (before it, its start check and guard read, UP-1, UP-2);
   - its listing's reads of its peers, and its fence reads (`GET nodes/<peer>`: two per listing, and
     one more per fence of that peer); a fence of a peer now and then (at most twice in the span, FN-3:
     a fence that keeps failing against an object that does not change has not settled);
   - the work a request brings it, counted per request: a request for an actor that reached it (a
-    `client` request, or a forwarded one: `arrived`) allows, within `work_ms` of its arrival, at most
-    what one acquisition and one service take: five requests on the actor's record (the routing read,
-    the acquisition's read, its write, its read-back, a release), one read of a node's lease (FN-5),
-    three on its marker (UP-3), two listings of its data (the seeding, the restore) and one data write
-    (the request's segment, OR-4). Each send uses up the allowance of the earliest request still open
-    for that actor; a request's allowance covers nothing past its own.
+    `client` request, or a forwarded one: `arrived`) allows, from its arrival to its answer (the
+    world's `answer`; without one, `work_ms`), at most what one acquisition and one service take: five
+    requests on the actor's record (the routing read, the acquisition's read, its write, its read-back,
+    a release), one read of a node's lease (FN-5), three on its marker (UP-3), two listings of its data
+    (the seeding, the restore) and one data write (the request's segment, OR-4, sent as it is served).
+    Each send uses up the allowance of the earliest request still open for that actor; a request's
+    allowance covers nothing past its answer.
   Anything else is background work that never ended, and it is named as the blocker: an unresolved
   acquire read for ever (OR-8), a pending release retried against a record that will not change
   (OR-5, OR-6), a fence sent again and again (FN-3, FN-4), a data write no request asked for, reads
@@ -38,7 +40,7 @@ are shown beside a blocker (what it said it was doing, and since when), never us
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 
 from history import History, Violation
 
@@ -81,15 +83,26 @@ def _node_procs(history: History) -> list[int]:
     return [k for k, pr in enumerate(history.processes) if pr.machine.startswith("m")]
 
 
-def _asked(history: History, quiet_t: int) -> dict[tuple[int, str], list[int]]:
-    """(proc, actor) -> the instants a request for the actor reached the process in the quiet phase."""
+def _asked(history: History, quiet_t: int, work: int) -> dict[tuple[int, str], list[tuple[int, int, str]]]:
+    """(proc, actor) -> (arrival, answer, how) of each request for the actor that reached the process in the
+    quiet phase, in arrival order: its answer the world's (`answer`: served, failed, forwarded), or, without
+    one, `work` after its arrival."""
     events = history.events
-    out: dict[tuple[int, str], list[int]] = {}
-    for i in history.of_kind("client", "arrived"):
-        t, p, _kind, f = events[i]
-        if t >= quiet_t and p >= 0:
-            out.setdefault((p, f.actor), []).append(t)
-    return out
+    out: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
+    open_: dict[tuple[int, int], list] = {}  # (proc, request) -> the entry its answer closes
+    for i in history.of_kind("client", "arrived", "answer"):
+        t, p, kind, f = events[i]
+        if t < quiet_t or p < 0:
+            continue
+        if kind == "answer":
+            entry = open_.pop((p, f.request), None)
+            if entry is not None and t <= entry[1]:
+                entry[1], entry[2] = t, f.how
+            continue
+        entry = [t, t + work, ""]
+        open_[(p, f.request)] = entry
+        out.setdefault((p, f.actor), []).append(entry)
+    return {k: [tuple(e) for e in v] for k, v in out.items()}
 
 
 def judged(history: History) -> int:
@@ -119,7 +132,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     quiet_t = events[quiet[0]].t_ms
     work = work_ms(history, fx)
-    asked = _asked(history, quiet_t)
+    asked = _asked(history, quiet_t, work)
     settle = settle_from_ms(history, fx)
     sent = [i for i in sent if events[i].t_ms >= settle]
     out = _unsettled(history, fx, sent, asked, work)
@@ -143,24 +156,24 @@ def _kind_of(op: str, key: str) -> tuple[str, str | None]:
 
 
 class _Allowance:
-    """The work requests brought one process: each request's allowance, used up in arrival order."""
+    """The work requests brought one process: each request's allowance, usable from its arrival to its
+    answer (the work of a request is done by then: the routing read, the acquisition, its read-back, the
+    restore, and the data write sent as it is served; a request forwarded once its acquisition lost the
+    race, OR-7, that acquisition), used up in arrival order."""
 
-    def __init__(self, times: list[int], work: int) -> None:
-        self.times = times  # the requests' arrivals, in order
-        self.left = [dict(PER_REQUEST) for _ in times]
-        self.work = work
+    def __init__(self, asked: list[tuple[int, int, str]]) -> None:
+        self.asked = asked  # (arrival, answer, how), in arrival order
+        self.times = [a for a, _b, _how in asked]
+        self.left = [dict(PER_REQUEST) for _ in asked]
 
     def take(self, kind: str, t: int) -> bool:
-        """Use one `kind` of the earliest request still open at t that has one left."""
-        times = self.times
-        k = bisect_left(times, t - self.work)
-        end = bisect_right(times, t)
-        while k < end:
-            left = self.left[k]
-            if left[kind] > 0:
-                left[kind] -= 1
+        """Use one `kind` of the earliest request open at t (arrived, not answered before t) with one left."""
+        asked = self.asked
+        end = bisect_right(self.times, t)
+        for k in range(end):
+            if asked[k][1] >= t and self.left[k][kind] > 0:
+                self.left[k][kind] -= 1
                 return True
-            k += 1
         return False
 
 
@@ -173,12 +186,12 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
     per_span = span // period + LEASE_SPARE  # lease writes, or listings, in the span
     allowed: dict[tuple[int, str], _Allowance] = {}
     every: dict[int, _Allowance] = {}  # proc -> the allowance of all its requests (the node reads: FN-5)
-    by_proc: dict[int, list[int]] = {}
-    for (p, actor), times in asked.items():
-        allowed[(p, actor)] = _Allowance(times, work)
-        by_proc.setdefault(p, []).extend(times)
-    for p, times in by_proc.items():
-        every[p] = _Allowance(sorted(times), work)
+    by_proc: dict[int, list[tuple[int, int, str]]] = {}
+    for (p, actor), entries in asked.items():
+        allowed[(p, actor)] = _Allowance(entries)
+        by_proc.setdefault(p, []).extend(entries)
+    for p, entries in by_proc.items():
+        every[p] = _Allowance(sorted(entries))
     stray: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> the events no request drove
     fences: dict[tuple[int, str], list[int]] = {}
     cadence: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> its own lease writes, listings, reads
@@ -189,6 +202,9 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
         op, key = f.op, f.key
         kind, actor = _kind_of(op, key)
         if kind == "node":
+            started = fx.lease_starts.get(p)
+            if not started or t < started[0]:
+                continue  # its start check and guard (UP-1, UP-2: judged by their own checks), not its cadence
             own = key == "nodes/" + procs[p].node_id
             if op == "PUT" and not own:
                 fences.setdefault((p, key), []).append(i)

@@ -482,7 +482,8 @@ def _told_while_readback(c: Context) -> bool:
 
 @point("drain or move told while the fence cap is full", "a node was told to drain, or asked to move an actor it "
        "held, within an attempt timeout of sending its eighth fence in flight (BD-1: the cap full, at most)",
-       topic="clean stop and drain")
+       topic="clean stop and drain", awaits="a world of nine nodes or more (the swarm draws two to four: eight "
+       "fences in flight need eight peers silent at once)")
 def _told_while_fences_full(c: Context) -> bool:
     return bool(told_while(c, "fences"))
 
