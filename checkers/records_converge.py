@@ -20,20 +20,22 @@ delivered, never on what a process says:
   release is retried (OR-5, OR-6, backing off to 8 s in this model). Work is what the world saw p send
   on that record. A silence longer than the work's bound while the record still names p is a
   violation: nobody else can free the record while p's lease stands (FN-5), and p no longer works for
-  it. Judged only where p's own node lease was valid and as p knew it: no fault touched p's lease
-  writes or its machine from `ttl - safety + A` before the silence to its end, `nodes/<n>` stayed p's
-  live object (a fence, a twin, a delete: FN-5 frees the record, or p exits, NL-10), and p was not told
-  to stop (CS-1 makes its lease invalid). In the quiet phase that is every silence, up to the run's end.
+  it. Only the time p was on duty counts: its node lease valid as p knew it (from the answers the world
+  delivered to it: a `live` write of its own acknowledged, or read back after a refusal, each valid to
+  its written_at + ttl - safety on p's clock, NL-4, NL-9; OR-6 pauses the work while it is invalid),
+  and p not told to stop (CS-1 makes its lease invalid). That is the whole silence in the quiet phase,
+  up to the run's end (the end state the ADR promises), and any stretch of the fault phase in which
+  p's lease held as it knew it.
 - **Every release ends.** A release p sent that did not land is one p must retry, the same write, until
   it lands, or a refusal of it is followed by a read (OR-5: the record no longer names p at g): an entry
   left open and untried for longer than the retry bound once the faults are over, its process running
   to the end, is a violation, whatever the record says by then (a drain waits on it for ever, CS-3).
 
-A record naming a process that ended is INV-4's (FN-5 on the final `nodes/<n>`); a record whose
-`nodes/<n>` is no longer p's live object is being taken over (FN-5, or p exits at its next write,
-NL-10). A silence that is still within its bound at the end is work still going: CONV-1 judges whether
-it ever ends. The model's own claims (its `release_pending`, `acquire_unresolved`, ...) are printed
-beside a violation, never used to decide.
+A record naming a process that ended is INV-4's (FN-5 on the final `nodes/<n>`). A process whose
+`nodes/<n>` was fenced or replaced keeps its duty until it learns it (its next lease write fails its
+condition, and it exits: NL-10); peers take the record over (FN-5). A silence that is still within its
+bound at the end is work still going: CONV-1 judges whether it ever ends. The model's own claims (its
+`release_pending`, `acquire_unresolved`, ...) are printed beside a violation, never used to decide.
 """
 
 from __future__ import annotations
@@ -222,17 +224,20 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         segments: list[tuple[int, int, int, str]] = [
             (t_r, knew, g_resolve, "it did not know that record (no answer showing it, its write's or a read's, had "
                                    "reached it yet): its read-back and the resolver must read it (OR-7, OR-8)")]
-        if give is not None:
-            segments.append((give[0], stop, g_release, f"it gave it up (sent {give[1]!r} at {give[0] / 1000:.3f} s): its "
-                                                       f"release must be retried until it ends (OR-5, OR-6)"))
-        elif learned is not None:
+        lapsed = None  # (when its lease lapsed after it learned the record, when it was valid again)
+        if learned is not None and (give is None or learned < give[0]):
             w = fx.lease_valid_at(p, learned)
-            if w is not None and w[1] < stop:
+            if w is not None and w[1] < (stop if give is None else give[0]):
                 back = _next_window(fx, p, w[1])
                 if back is not None and back < stop:
-                    segments.append((back, stop, g_release, f"its node lease lapsed at {w[1] / 1000:.3f} s after it "
-                                                            f"learned the record: the lapse ended the hold into a pending "
-                                                            f"release (NL-11, OR-5)"))
+                    lapsed = (w[1], back)
+        if lapsed is not None:
+            segments.append((lapsed[1], stop, g_release, f"its node lease lapsed at {lapsed[0] / 1000:.3f} s after it "
+                                                         f"learned the record: the lapse ended the hold into a pending "
+                                                         f"release (NL-11, OR-5)"))
+        elif give is not None:
+            segments.append((give[0], stop, g_release, f"it gave it up (sent {give[1]!r} at {give[0] / 1000:.3f} s): its "
+                                                       f"release must be retried until it ends (OR-5, OR-6)"))
         sends = io.sends.get(k, [])
         for s0, s1, bound, why in segments:
             if s1 <= s0:
@@ -335,7 +340,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
 
 
 @margin("record_work", "the least slack, over every record naming an instance that did not hold it, between the "
-        "longest the instance left it unworked (its lease valid and untroubled) and that work's bound (the "
+        "longest the instance left it unworked (on duty: its lease valid as it knew it) and that work's bound (the "
         "resolver's 2 A, a pending release's 8 s + 2 A), and over every release left open at the end",
         invariant=INVARIANT, rules=("OR-5", "OR-6", "OR-8"))
 def _record_work(c: Context) -> int | None:
