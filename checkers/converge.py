@@ -208,8 +208,8 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
             own = key == "nodes/" + procs[p].node_id
             if op == "PUT" and not own:
                 fences.setdefault((p, key), []).append(i)
-            elif op == "GET" and not own and p in every and every[p].take("node", t):
-                continue  # an acquisition's read of the lease its record names (FN-5)
+            elif op == "GET" and p in every and every[p].take("node", t):
+                continue  # an acquisition's read of the lease its record names (FN-5; its own id, a predecessor's)
             else:
                 cadence.setdefault((p, op, key), []).append(i)
             continue
