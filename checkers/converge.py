@@ -3,21 +3,34 @@
 TigerBeetle's VOPR runs a liveness phase after its safety phase in which a healthy core must
 converge, and names what blocks it. Here the quiet phase is that phase, and this checker judges,
 on world facts, the part of convergence INV-4 (final rounds served, nothing stays held), INV-11
-(a drain ends) and CS-2 (a stop ends) do not:
+(a drain ends), CS-2 (a stop ends) and CONV-2 (every record converges) do not:
 
 - **The traffic settles.** In the quiet phase's last liveness span the world records every
-  request a process sends (`sent`). A node process that runs there sends its lease cadence (its
-  own `nodes/<id>` writes), its listing (`LIST nodes/`, `GET nodes/...`), a fence of a peer now
-  and then, data writes (acts, judged by INV-1 and INV-8), and the work a request brings it: the
-  record reads and writes, the marker, the restore's listing of an actor asked of it (a
-  `client` request, or a forwarded one: `arrived`) within `work_ms` of the asking. Anything
-  else is background work that never ended, and it is named as the blocker: an unresolved
-  acquire read for ever (OR-8), a pending release retried against a record that will not
-  change (OR-5, OR-6), a fence sent again and again (FN-3). A process settles or it does not;
-  it is judged only where the span ran whole (a run with a quiet phase).
+  request a process sends (`sent`). A node process that runs there sends, and may send only:
+  - its lease cadence (NL-2, NL-3: its own `nodes/<id>` written every P, a lease period's worth of
+    writes in the span, two more at most) and its listing (`LIST nodes/` as often, FN-2), from its
+    first lease write that took effect on (before it, its start check and guard read, UP-1, UP-2);
+  - its listing's reads of its peers, and its fence reads (`GET nodes/<peer>`: two per listing, and
+    one more per fence of that peer); a fence of a peer now and then (at most twice in the span, FN-3:
+    a fence that keeps failing against an object that does not change has not settled);
+  - the work a request brings it, counted per request: a request for an actor that reached it (a
+    `client` request, or a forwarded one: `arrived`) allows, from its arrival to its answer (the
+    world's `answer`; without one, `work_ms`), at most what one acquisition and one service take: five
+    requests on the actor's record (the routing read, the acquisition's read, its write, its read-back,
+    a release), one read of a node's lease (FN-5), three on its marker (UP-3), two listings of its data
+    (the seeding, the restore) and one data write (the request's segment, OR-4, sent as it is served).
+    Each send uses up the allowance of the earliest request still open for that actor; a request's
+    allowance covers nothing past its answer.
+  Anything else is background work that never ended, and it is named as the blocker: an unresolved
+  acquire read for ever (OR-8), a pending release retried against a record that will not change
+  (OR-5, OR-6), a fence sent again and again (FN-3, FN-4), a data write no request asked for, reads
+  of a node's lease beyond what the listing and the fences need. A process settles or it does not; it
+  is judged only where the span ran whole (a run with a quiet phase).
 - **Every request is answered.** A request that reaches a running process in the quiet phase is
-  answered (served, failed, or forwarded) within `work_ms`: an acquisition that waits for ever
-  on a lock nobody gives back (OR-9) never answers.
+  answered within `work_ms`, as the world saw it: the world passed its answer on to the client
+  (served, or failed), or carried it on to the node it was forwarded to (`answer`, recorded by the
+  world, never the process's own `served` / `request_failed` / `forwarded`): an acquisition that
+  waits for ever on a lock nobody gives back (OR-9) never answers.
 
 `work_ms` is derived from the run's configuration: twenty one-way trips at the drawn network
 delay (a route read, the record, the node, the marker and its listing, the write, its
@@ -31,12 +44,15 @@ from bisect import bisect_right
 
 from history import History, Violation
 
-from .facts import Facts, facts
+from .facts import Facts, act_actor, facts
 from .registry import Context, Measure, invariant, point
 
 INVARIANT = "CONV-1"
 ACTOR_PREFIXES = ("owners/", "leases/")  # the keys of an actor's record and marker (and its restore's LIST wal/)
 FENCES_SETTLED = 2  # a fence of one peer sent more often than this in the span has not settled
+LEASE_SPARE = 2  # lease writes (and listings) beyond one a period in the span: the span's two ends
+# what one request for an actor may bring, per kind of request (see the module's docstring)
+PER_REQUEST = {"owners": 5, "node": 1, "leases": 3, "list": 2, "data": 1}
 
 
 def work_ms(history: History, fx: Facts) -> int:
@@ -67,15 +83,26 @@ def _node_procs(history: History) -> list[int]:
     return [k for k, pr in enumerate(history.processes) if pr.machine.startswith("m")]
 
 
-def _asked(history: History, quiet_t: int) -> dict[tuple[int, str], list[int]]:
-    """(proc, actor) -> the instants a request for the actor reached the process in the quiet phase."""
+def _asked(history: History, quiet_t: int, work: int) -> dict[tuple[int, str], list[tuple[int, int, str]]]:
+    """(proc, actor) -> (arrival, answer, how) of each request for the actor that reached the process in the
+    quiet phase, in arrival order: its answer the world's (`answer`: served, failed, forwarded), or, without
+    one, `work` after its arrival."""
     events = history.events
-    out: dict[tuple[int, str], list[int]] = {}
-    for i in history.of_kind("client", "arrived"):
-        t, p, _kind, f = events[i]
-        if t >= quiet_t and p >= 0:
-            out.setdefault((p, f.actor), []).append(t)
-    return out
+    out: dict[tuple[int, str], list[tuple[int, int, str]]] = {}
+    open_: dict[tuple[int, int], list] = {}  # (proc, request) -> the entry its answer closes
+    for i in history.of_kind("client", "arrived", "answer"):
+        t, p, kind, f = events[i]
+        if t < quiet_t or p < 0:
+            continue
+        if kind == "answer":
+            entry = open_.pop((p, f.request), None)
+            if entry is not None and t <= entry[1]:
+                entry[1], entry[2] = t, f.how
+            continue
+        entry = [t, t + work, ""]
+        open_[(p, f.request)] = entry
+        out.setdefault((p, f.actor), []).append(entry)
+    return {k: [tuple(e) for e in v] for k, v in out.items()}
 
 
 def judged(history: History) -> int:
@@ -105,46 +132,109 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     quiet_t = events[quiet[0]].t_ms
     work = work_ms(history, fx)
-    asked = _asked(history, quiet_t)
+    asked = _asked(history, quiet_t, work)
     settle = settle_from_ms(history, fx)
     sent = [i for i in sent if events[i].t_ms >= settle]
     out = _unsettled(history, fx, sent, asked, work)
-    out += _unanswered(history, fx, quiet_t, work)
+    out += _unanswered(history, fx, work)
     return out
+
+
+def _kind_of(op: str, key: str) -> tuple[str, str | None]:
+    """(the kind of a request a process sent, the actor it is about): see PER_REQUEST; "node" has no actor."""
+    if key.startswith("owners/"):
+        return "owners", key[len("owners/"):]
+    if key.startswith("leases/"):
+        return "leases", key[len("leases/"):]
+    if key.startswith("wal/"):
+        if op == "LIST":
+            return "list", key[len("wal/"):].rstrip("/")
+        return "data", act_actor(key)
+    if key.startswith("nodes/"):
+        return "node", None
+    return "other", None
+
+
+class _Allowance:
+    """The work requests brought one process: each request's allowance, usable from its arrival to its
+    answer (the work of a request is done by then: the routing read, the acquisition, its read-back, the
+    restore, and the data write sent as it is served; a request forwarded once its acquisition lost the
+    race, OR-7, that acquisition), used up in arrival order."""
+
+    def __init__(self, asked: list[tuple[int, int, str]]) -> None:
+        self.asked = asked  # (arrival, answer, how), in arrival order
+        self.times = [a for a, _b, _how in asked]
+        self.left = [dict(PER_REQUEST) for _ in asked]
+
+    def take(self, kind: str, t: int) -> bool:
+        """Use one `kind` of the earliest request open at t (arrived, not answered before t) with one left."""
+        asked = self.asked
+        end = bisect_right(self.times, t)
+        for k in range(end):
+            if asked[k][1] >= t and self.left[k][kind] > 0:
+                self.left[k][kind] -= 1
+                return True
+        return False
 
 
 def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: int) -> list[Violation]:
     events = history.events
     procs = history.processes
     running = set(_node_procs(history)) - set(fx.ended)
+    span = history.end_ms - settle_from_ms(history, fx)
+    period = fx.params.period_ms
+    per_span = span // period + LEASE_SPARE  # lease writes, or listings, in the span
+    allowed: dict[tuple[int, str], _Allowance] = {}
+    every: dict[int, _Allowance] = {}  # proc -> the allowance of all its requests (the node reads: FN-5)
+    by_proc: dict[int, list[tuple[int, int, str]]] = {}
+    for (p, actor), entries in asked.items():
+        allowed[(p, actor)] = _Allowance(entries)
+        by_proc.setdefault(p, []).extend(entries)
+    for p, entries in by_proc.items():
+        every[p] = _Allowance(sorted(entries))
     stray: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> the events no request drove
     fences: dict[tuple[int, str], list[int]] = {}
+    cadence: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> its own lease writes, listings, reads
     for i in sent:
         t, p, _kind, f = events[i]
         if p not in running:
             continue
         op, key = f.op, f.key
-        if key.startswith("nodes/"):
-            if op == "PUT" and key != "nodes/" + procs[p].node_id:
+        kind, actor = _kind_of(op, key)
+        if kind == "node":
+            started = fx.lease_starts.get(p)
+            if not started or t < started[0]:
+                continue  # its start check and guard (UP-1, UP-2: judged by their own checks), not its cadence
+            own = key == "nodes/" + procs[p].node_id
+            if op == "PUT" and not own:
                 fences.setdefault((p, key), []).append(i)
-            continue  # its lease cadence, its listing, an acquisition's read of a peer's lease
-        actor = _actor_of(op, key)
-        if actor is None:
-            continue  # data writes are acts (INV-1, INV-8)
-        times = asked.get((p, actor), ())
-        k = bisect_right(times, t) - 1
-        if k >= 0 and t - times[k] <= work:
-            continue  # the work of a request for that actor
+            elif op == "GET" and p in every and every[p].take("node", t):
+                continue  # an acquisition's read of the lease its record names (FN-5; its own id, a predecessor's)
+            else:
+                cadence.setdefault((p, op, key), []).append(i)
+            continue
+        if actor is not None:
+            a = allowed.get((p, actor))
+            if a is not None and a.take(kind, t):
+                continue  # the work of a request for that actor
         stray.setdefault((p, op, key), []).append(i)
+    for (p, op, key), idx in cadence.items():
+        fenced = len(fences.get((p, key), ()))
+        limit = per_span if op in ("PUT", "LIST") else 2 * per_span + fenced if key != "nodes/" + procs[p].node_id \
+            else LEASE_SPARE
+        if len(idx) > limit:
+            stray[(p, op, key)] = idx
     out = []
     for (p, op, key), idx in sorted(stray.items()):
         first, last = events[idx[0]].t_ms, events[idx[-1]].t_ms
         gap = f", every {(last - first) / (len(idx) - 1) / 1000:.3f} s" if len(idx) > 1 else ""
+        _k, actor = _kind_of(op, key)
         out.append(Violation(
             INVARIANT,
             f"{procs[p].label} kept sending {op} {key} with no request for that actor to drive it: {len(idx)} "
             f"time(s) from {first / 1000:.3f} s to {last / 1000:.3f} s{gap}, in the quiet phase's last span, "
-            f"once every fault was over{_claim(history, p, key, first)}",
+            f"once every fault was over" + (f"{claim(history, p, actor, first)}" if actor is not None else
+                                           f" (its lease cadence and listing allow {per_span} a span)"),
             (idx[0], idx[-1]) if len(idx) > 1 else (idx[0],)))
     for (p, key), idx in sorted(fences.items()):
         if len(idx) > FENCES_SETTLED:
@@ -152,43 +242,45 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
                 INVARIANT,
                 f"{procs[p].label} sent a fence of {key} {len(idx)} times in the quiet phase's last span, from "
                 f"{events[idx[0]].t_ms / 1000:.3f} s to {events[idx[-1]].t_ms / 1000:.3f} s: a fence that keeps "
-                f"failing against an object that does not change has not settled (FN-3)", (idx[0], idx[-1])))
+                f"failing against an object that does not change has not settled (FN-3, FN-4)", (idx[0], idx[-1])))
     return out
 
 
-def _claim(history: History, p: int, key: str, before: int) -> str:
-    """What the process itself last said about the actor before `before` (a claim, shown, not used)."""
-    actor = key.split("/", 1)[1] if "/" in key else key
+def claim(history: History, p: int, actor: str, before: int) -> str:
+    """What process p itself last said about `actor` before `before`: a claim, shown beside a violation,
+    never used to decide (CONV-1, CONV-2)."""
     events = history.events
     said = None
     for i in history.of_kind("acquire_unresolved", "release_pending", "unresolved_ended", "release_dropped",
-                             "released", "hold_began"):
+                             "released", "hold_began", "hold_ended", "resolver_release"):
         t, q, kind, f = events[i]
         if t > before:
             break
         if q == p and f.actor == actor:
             said = (t, kind, f)
     if said is None:
-        return ""
+        return "; the process itself reported nothing about it (its claims)"
     t, kind, f = said
     return (f"; the process itself last reported {kind.replace('_', ' ')} {actor} at generation {f.generation} at "
             f"{t / 1000:.3f} s (its claim)")
 
 
-def _unanswered(history: History, fx: Facts, quiet_t: int, work: int) -> list[Violation]:
-    """Requests that reached a running process in the quiet phase and got no answer within `work`."""
+def _unanswered(history: History, fx: Facts, work: int) -> list[Violation]:
+    """Requests that reached a running process in the quiet phase and that the world saw no answer to (served,
+    failed or forwarded, `answer`) within `work`."""
     events = history.events
     procs = history.processes
     open_: dict[tuple[int, int], tuple[int, int, str]] = {}  # (proc, request) -> (delivered at, event, actor)
     out = []
     end = history.end_ms
-    for i in history.of_kind("client", "arrived", "served", "request_failed", "forwarded"):
+    quiet = history.of_kind("quiet")[0]
+    for i in history.of_kind("client", "arrived", "answer"):
         t, p, kind, f = events[i]
-        if t < quiet_t or p < 0:
-            continue
-        if kind in ("client", "arrived"):
+        if i < quiet or p < 0:
+            continue  # (the world records answers from the quiet phase's start on: `quiet`'s event)
+        if kind != "answer":
             open_.setdefault((p, f.request), (t, i, f.actor))
-        else:
+        elif t - open_.get((p, f.request), (t,))[0] <= work:
             open_.pop((p, f.request), None)
     for (p, req), (t, i, actor) in sorted(open_.items(), key=lambda kv: kv[1][0]):
         ended = fx.ended.get(p)
@@ -197,8 +289,9 @@ def _unanswered(history: History, fx: Facts, quiet_t: int, work: int) -> list[Vi
         out.append(Violation(
             INVARIANT,
             f"a request for {actor} (request {req}) reached {procs[p].label} at {t / 1000:.3f} s, once every fault "
-            f"was over, and was never answered (served, failed or forwarded) within {work / 1000:.3f} s: something "
-            f"it waits on is never given back (a lock per actor, OR-9, or an acquisition that never ends)", (i,)))
+            f"was over, and the world saw no answer to it (served, failed or forwarded) within {work / 1000:.3f} s: "
+            f"something it waits on is never given back (a lock per actor, OR-9, or an acquisition that never ends)",
+            (i,)))
     return out
 
 

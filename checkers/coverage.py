@@ -10,7 +10,8 @@ rule marks where only the model knows (the bounds of BD-1..BD-3).
 A point is declared beside the invariant it serves (checkers/registry.py: `@point`, a named
 *sometimes* predicate); this module declares those that belong to no invariant (the
 configurations, the timing of requests and replies, moves, the upgrade) and reads them all:
-`POINTS` (name -> doc, in report order), `reached` (the points one history reaches), `required`.
+`POINTS` (name -> doc, in report order), `reached` (the points one history reaches), `required`,
+`awaited` (the points declared before any world can reach them, never required).
 
 The deadline races' margins (`takeover_margins`), which a point here reads, are measured in
 checkers/margins.py, beside the other margins.
@@ -42,6 +43,20 @@ def required(scenario: str, seeds: int) -> bool:
     (stops, blip, ...) cannot reach the others' points, so its campaigns count them without failing."""
     preset = PRESETS.get(scenario)
     return preset is not None and preset.covers_all and seeds >= MIN_SEEDS
+
+
+def awaited() -> set[str]:
+    """The points declared with `awaits`: no world reaches them yet, so no campaign fails for missing them."""
+    return {p.name for p in registry.points() if p.awaits}
+
+
+def missed(coverage: dict[str, int], scenario: str, seeds: int) -> list[str]:
+    """The points a campaign of `seeds` seeds of `scenario` had to reach and did not (`coverage`: point ->
+    seeds reaching it), but for those awaiting a world change."""
+    if not required(scenario, seeds):
+        return []
+    waiting = awaited()
+    return [k for k, v in coverage.items() if v == 0 and k not in waiting]
 
 
 def reached(history: History, fx: Facts | None = None, context: Context | None = None) -> list[str]:

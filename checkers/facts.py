@@ -171,17 +171,7 @@ def _rebuild(history: History) -> Facts:
         if until > t:
             raw.setdefault(p, []).append([t, until, i])
     for p, ws in raw.items():
-        stop = fx.ended.get(p, (None,))[0]
-        merged: list[list[int]] = []
-        for w in ws:
-            if stop is not None:
-                w[1] = min(w[1], stop)
-            if w[1] <= w[0]:
-                continue
-            if merged and w[0] <= merged[-1][1]:
-                merged[-1][1] = max(merged[-1][1], w[1])
-            else:
-                merged.append(w)
+        merged = merge_windows(ws, fx.ended.get(p, (None,))[0])
         fx.lease[p] = [tuple(w) for w in merged]
         fx.lease_starts[p] = [w[0] for w in merged]
 
@@ -265,6 +255,22 @@ def _rebuild(history: History) -> Facts:
             w = fx.lease_valid_at(h.proc, at)
             h.lapse_ms = w[1] if w is not None else at  # acquired while not valid: never valid
     return fx
+
+
+def merge_windows(ws: list[list[int]], stop: int | None) -> list[list[int]]:
+    """Validity windows [start, end, ...] in the order they began, cut at `stop` (None: not cut) and merged
+    where they meet or overlap (the later ones' extra fields dropped)."""
+    merged: list[list[int]] = []
+    for w in ws:
+        if stop is not None:
+            w[1] = min(w[1], stop)
+        if w[1] <= w[0]:
+            continue
+        if merged and w[0] <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], w[1])
+        else:
+            merged.append(w)
+    return merged
 
 
 def sent_ms(event) -> int:

@@ -280,7 +280,8 @@ class ExploreWorld(SimWorld):
         """Everything that decides this world's future, as a hashable value: two worlds with one
         digest behave alike from here on, whatever their histories (which the digest leaves out,
         with the bookkeeping that only feeds the history: serial numbers, what each process
-        learned, what it is reading (`reading`), decision counters)."""
+        learned, what it is reading (`reading`), the requests whose answers it records (`record_reqs`, `asked`),
+        decision counters)."""
         agenda = sorted(self.agenda)
         live_timer = {}
         for p in self.procs:
@@ -325,6 +326,7 @@ def _copy_proc(p: Proc) -> Proc:
     q.timers, q.pending, q.deadlines, q.learned = p.timers.copy(), p.pending.copy(), p.deadlines.copy(), p.learned.copy()
     q.stragglers, q.events, q.watched = p.stragglers.copy(), p.events.copy(), p.watched.copy()
     q.reading = None if p.reading is None else p.reading.copy()
+    q.record_reqs, q.asked = p.record_reqs.copy(), p.asked.copy()  # (history bookkeeping: CONV-1, CONV-2)
     return q
 
 

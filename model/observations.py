@@ -59,6 +59,15 @@ KINDS: dict[str, tuple[str, ...]] = {
     # the op, the reply's status, the state it carried (a GET's object; a PUT's own body), and when (true
     # time) the process sent it. Not recorded: a reply that never reached it (lost, or past its timeout)
     "leases_reply": ("key", "op", "status", "state", "sent_ms"),
+    # the answer to a request on an ownership record (`owners/...`) or on the process's own node lease
+    # (`nodes/<its id>`), delivered to the process: the bucket's reply, or its timeout (status `timed_out`: the
+    # world answers for the bucket once the attempt is over). The key, the op, the status, the state (a GET's
+    # object as read; a PUT's own body, whatever its fate), the serial (a GET answered `ok`: the object it read;
+    # a PUT answered `ok`: the object it wrote; else -1), the serial a PUT's condition named as the process knew
+    # it (as `apply`'s named_serial), and when (true time) the process sent it. What a process sent on its
+    # records and learned of them (CONV-2: a release sent, an acquisition's outcome, a read; its node lease as
+    # it knew it, NL-4, NL-9)
+    "record_reply": ("key", "op", "status", "state", "serial", "named_serial", "sent_ms"),
     # a GET of nodes/ answered to a process none of whose own live writes has taken effect yet (its start
     # check's and start guard's reads, UP-1, UP-2): the serial it read (0: absent; -1: failed or no answer),
     # when (true time) the process sent it; the event's time is the answer's
@@ -88,6 +97,11 @@ KINDS: dict[str, tuple[str, ...]] = {
     "sent": ("op", "key"),
     # a forwarded request reached this process (recorded in the quiet phase: CONV-1 judges its answer)
     "arrived": ("actor", "request"),
+    # the process answered a request the world delivered to it in the quiet phase (a `client` or `arrived`):
+    # the world passed the answer on to the client (`how`: served, failed, or forwarded to <node>, handed to
+    # the world to deliver there). CONV-1 judges "every request is answered" on these, never on the process's
+    # own `served` / `request_failed` / `forwarded` observations
+    "answer": ("actor", "request", "how"),
     "running": ("until_ms",),  # told to drain, the process had events running: the world ends them by then
     "moved": ("actor", "target"),  # the world asked whoever holds the actor to hand it to the target node
     # the bucket refused a conditional write (412; 404: an If-Match on an absent object): the state

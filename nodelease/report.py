@@ -317,7 +317,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
     findings: dict[str, dict] = {}
     families: dict[str, int] = {}
     bounds: dict[str, int] = {}
-    from checkers.coverage import POINTS, required
+    from checkers.coverage import POINTS, missed
 
     covered = {k: 0 for k in POINTS}
     margins: list[int] = []
@@ -362,7 +362,7 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
                                  else None,
                                  "explanation": explanation})
     # a swarm campaign long enough must reach every coverage point (checkers/coverage.py)
-    covered_missed = [k for k, v in covered.items() if v == 0] if required(scenario, len(results)) else []
+    covered_missed = missed(covered, scenario, len(results))
     totals["seeds_run"] = len(hashes)
     totals.setdefault("acquisitions", 0)
     totals["failing_seeds"] = len(failing_seeds)
@@ -488,7 +488,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
     """Shard reports of one campaign (`--shard K/N`), joined into the report of the unsharded run:
     the same digest, counts, failures, coverage and distributions. Raises UsageError if they are
     not the slices of one campaign."""
-    from checkers.coverage import required
+    from checkers.coverage import missed as missed_points
 
     if not reports:
         raise UsageError("merge needs at least one report")
@@ -553,7 +553,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         entry["seeds"] = len(finding_seeds[fid])
     coverage = summed("coverage")
     seeds_run = len(hashes)
-    missed = [k for k, v in coverage.items() if v == 0] if required(first["scenario"], seeds_run) else []
+    missed = missed_points(coverage, first["scenario"], seeds_run)
     families, bounds = {}, {}
     for r in parts:
         for k, v in r["configurations"]["families"].items():

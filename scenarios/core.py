@@ -369,13 +369,20 @@ class World(Processes, Workload, QuietPhase):
                                                               if len(fields) == len(cls._fields) else cls(*fields))))
                 if kind == "served":
                     self._event_begins(proc, fields)
-                elif kind == "request_failed" and (self.options["p_client_retry"] or self._final_reqs):
-                    self._client_retry(proc, fields)
+                    if proc.asked:
+                        self._client_answered(proc, fields[0], fields[2], "served")
+                elif kind == "request_failed":
+                    if proc.asked:
+                        self._client_answered(proc, fields[0], fields[1], "failed")
+                    if self.options["p_client_retry"] or self._final_reqs:
+                        self._client_retry(proc, fields)
                 elif kind == "drained" and proc.resume_when_drained:
                     self.later(0, self._resume_drained, proc)  # the quiet phase resumes it once drained
             elif t is CancelTimer:
                 proc.timers.pop(eff.key, None)
             elif t is Forward:
+                if proc.asked and eff.command.name == "request":
+                    self._client_answered(proc, eff.command.args[0], eff.command.args[1], "forwarded to " + eff.node_id)
                 self.later(self.choose("forward", proc.machine, self.randint, 1, self.options["delay_ms_max"]),
                            self._forwarded, eff.node_id, eff.command)
             elif t is Exit:
@@ -420,6 +427,13 @@ class World(Processes, Workload, QuietPhase):
         state = state_line(reply.body) if op == GET and reply.status == OK else ""
         self.record(proc.index, "background_answered", (op, key, version, reply.status, state, sent))
 
+    def _client_answered(self, proc: Proc, actor: str, req: int, how: str) -> None:
+        """The process answered a request the world delivered to it in the quiet phase: the world passes the
+        answer on (served, failed) or carries the request on (forwarded), and records it (CONV-1)."""
+        if proc.asked.get(req) == actor:
+            del proc.asked[req]
+            self.record(proc.index, "answer", (actor, req, how))
+
     def set_timer(self, proc: Proc, eff: SetTimer) -> None:
         self._timer_seq += 1
         token = self._timer_seq
@@ -454,6 +468,9 @@ class World(Processes, Workload, QuietPhase):
         # (the entries a drain waits on: F-2's cause)
         if now >= self.settle_from_ms or proc.draining:
             self.history.events.append(_new_tuple(Event, (now, proc.index, "sent", _new_tuple(SentFields, (req.op, req.key)))))
+        key = req.key
+        if key.startswith(OWNERS_PREFIX) or key.startswith(NODES_PREFIX) and key[6:] == proc.node_id:
+            proc.record_reqs[rid] = req  # answered (or timed out), it is a `record_reply` (CONV-2)
         reading = proc.reading
         if reading is not None and req.op == GET and req.key.startswith(NODES_PREFIX):
             reading[rid] = req.key  # answered, it is a `read` (UP-1, UP-2)
@@ -720,6 +737,8 @@ class World(Processes, Workload, QuietPhase):
             self._unwatch(proc, rid, reply.status)
         if proc.reading:
             self._read(proc, rid, reply, sent)
+        if proc.record_reqs:
+            self._record_reply(proc, rid, reply, sent)
         if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
@@ -747,6 +766,8 @@ class World(Processes, Workload, QuietPhase):
             self._unwatch(proc, rid, NO_ANSWER.status)
         if proc.reading:
             self._read(proc, rid, NO_ANSWER, sent)
+        if proc.record_reqs:
+            self._record_reply(proc, rid, NO_ANSWER, sent)
         self.deliver(proc, ReplyArrived(rid, NO_ANSWER))
 
     def _read(self, proc, rid, reply, sent: int) -> None:
@@ -758,6 +779,24 @@ class World(Processes, Workload, QuietPhase):
             status = reply.status
             serial = proc.learned.get((key, reply.version), -1) if status == OK else 0 if status == NOT_FOUND else -1
             self.record(proc.index, "read", (key, serial, sent))
+
+    def _record_reply(self, proc, rid, reply, sent: int) -> None:
+        """A request on an ownership record, or on the process's own node lease, is answered (by the bucket,
+        or by its timeout): the world records what the process sent and what it learned (CONV-2)."""
+        req = proc.record_reqs.pop(rid, None)
+        if req is None:
+            return
+        status = reply.status
+        learned = proc.learned
+        if req.op == PUT:
+            state = state_line(req.body)
+            serial = learned.get((req.key, reply.version), -1) if status == OK else -1
+            named = learned.get((req.key, req.version), -1) if req.cond == IF_MATCH else 0 if req.cond else None
+        else:
+            state = state_line(reply.body) if status == OK else ""
+            serial = learned.get((req.key, reply.version), -1) if status == OK else 0 if status == NOT_FOUND else -1
+            named = None
+        self.record(proc.index, "record_reply", (req.key, req.op, status, state, serial, named, sent))
 
     def _unwatch(self, proc, rid, status: str) -> None:
         """A watched request (a segment upload, a fence) is answered, by the bucket or its timeout: a fence

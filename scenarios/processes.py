@@ -23,7 +23,7 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained", "reading", "background", "bg_ctx")
+                 "resume_when_drained", "reading", "background", "bg_ctx", "record_reqs", "asked")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -59,6 +59,13 @@ class Proc:
         # while an input is delivered: "timer" (its `background` timer), "told" (a command of the world's), or
         # the background request it answers
         self.bg_ctx: str | tuple | None = None
+        # request id -> a request on an owners/ key or on its own nodes/<id>, until the world delivers its answer
+        # (or its timeout), which it records (`record_reply`: what the process sent and learned of its records,
+        # and of its node lease, CONV-2)
+        self.record_reqs: dict[int, object] = {}
+        # client request id -> its actor: a request the world delivered to it in the quiet phase and that it has
+        # not answered yet (the world records its answer, `answer`: CONV-1)
+        self.asked: dict[int, str] = {}
 
 
 class Slot:

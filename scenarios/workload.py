@@ -58,6 +58,7 @@ class Workload:
         if proc is not None:
             if self.in_quiet and command.name == "request":
                 self.record(proc.index, "arrived", command.args[:2])  # CONV-1 judges its answer
+                proc.asked[command.args[1]] = command.args[0]  # its answer is recorded (`answer`)
             self.deliver(proc, command)
 
     def _client_request(self) -> None:
@@ -80,6 +81,8 @@ class Workload:
         proc = self.live_proc(node_id)
         if proc is not None:
             self.record(proc.index, "client", (actor, node_id, req))
+            if self.in_quiet:
+                proc.asked[req] = actor  # its answer is recorded (`answer`: CONV-1)
             self.deliver(proc, Command("request", (actor, req, 0)))
 
     def _ask_new(self, node_id: str, actor: str) -> None:

@@ -111,19 +111,90 @@ def test_inv11_judges_a_drain_told_under_faults_from_their_end():
     assert msgs and "with faults around it" in msgs[0]
 
 
-def test_conv1_judges_an_unanswered_request():
-    """A hand-made blocker: a request that reached a running process in the quiet phase, its answer
-    removed from a passing history, is a CONV-1 violation."""
+def test_conv1_judges_an_unanswered_request_on_the_world_s_answers_not_the_process_s_word():
+    """A hand-made blocker: a request that reached a running process in the quiet phase, the world's
+    record of its answer (`answer`) removed from a passing history, is a CONV-1 violation. The process's
+    own `served` / `request_failed` / `forwarded` removed instead, nothing changes: they are its claims,
+    never read to decide."""
     h = _run("correct", 38)
     (q,) = evs(h, "quiet")
-    served = [e for e in evs(h, "served", since=q.t_ms) if e.t_ms < h.end_ms - 30_000]
-    assert served
-    s = served[0]
+    answers = [e for e in evs(h, "answer", since=q.t_ms) if e.t_ms < h.end_ms - 30_000]
+    assert answers
+    a = answers[0]
     d = _doctored(h)
-    d.events = [e for e in d.events if not (e.kind in ("served", "request_failed", "forwarded") and e.proc == s.proc
-                                            and e.fields.request == s.fields.request)]
+    d.events = [e for e in d.events if not (e.kind == "answer" and e.proc == a.proc and e.fields.request == a.fields.request)]
     v = judge(d)
-    assert any(y.invariant == "CONV-1" and f"request {s.fields.request}" in y.message for y in v.violations)
+    assert any(y.invariant == "CONV-1" and f"request {a.fields.request}" in y.message for y in v.violations)
+    d = _doctored(h)
+    d.events = [e for e in d.events if not (e.kind in ("served", "request_failed", "forwarded") and e.proc == a.proc
+                                            and e.fields.request == a.fields.request)]
+    assert not [y for y in judge(d).violations if y.invariant == "CONV-1"]
+
+
+def _with_sends(h, proc: int, sends: list[tuple[int, str, str]]):
+    """h with `sent` events of `proc` added, (t, op, key) each, in true-time order."""
+    from history.schema import event
+
+    d = _doctored(h)
+    d.events = sorted(d.events + [event(t, proc, "sent", (op, key)) for t, op, key in sends], key=lambda e: e.t_ms)
+    return d
+
+
+def _a_request_in_the_span(h):
+    """(proc, actor, t) of a request that reached a running node process in the settle span."""
+    from checkers.converge import settle_from_ms
+    from checkers.facts import facts
+
+    fx = facts(h)
+    settle = settle_from_ms(h, fx)
+    for e in evs(h, ("client", "arrived"), since=settle):
+        if h.processes[e.proc].machine.startswith("m") and e.proc not in fx.ended and e.t_ms < h.end_ms - 10_000:
+            return e.proc, e.fields.actor, e.t_ms
+    raise AssertionError("no request in the span")
+
+
+def test_the_work_a_request_brings_is_counted_per_request():
+    """Seed 38 passes. Twenty more reads of the actor's record right after one request for it (a resolver's,
+    or a pending release's, hiding behind the requests) exceed what the requests still open then bring
+    (five requests on the record each): CONV-1 names the reads, though each lies within `work_ms` of a
+    request."""
+    h = _run("correct", 38)
+    assert not [y for y in judge(h).violations if y.invariant == "CONV-1"]
+    p, actor, t = _a_request_in_the_span(h)
+    d = _with_sends(h, p, [(t + 100 + 50 * k, "GET", "owners/" + actor) for k in range(20)])
+    msgs = [y.message for y in judge(d).violations if y.invariant == "CONV-1"]
+    assert any(f"kept sending GET owners/{actor}" in m for m in msgs), msgs
+
+
+def test_node_lease_traffic_and_data_writes_are_judged_too():
+    """Beyond the lease cadence and the listing (a period's worth in the span, two more), reads of a peer's
+    lease beyond two a listing, and a data write no request asked for, are background work that never
+    ended."""
+    h = _run("correct", 38)
+    p, actor, t = _a_request_in_the_span(h)
+    node = h.processes[p].node_id
+    peer = next(pr.node_id for pr in h.processes if pr.node_id != node and pr.machine.startswith("m"))
+    for op, key, n in (("PUT", f"nodes/{node}", 12), ("GET", f"nodes/{peer}", 25), ("LIST", "nodes/", 12),
+                       ("PUT", "wal/t9/c/a99/000001-x-00001", 1)):
+        d = _with_sends(h, p, [(h.end_ms - 9_000 + 100 * k, op, key) for k in range(n)])
+        msgs = [y.message for y in judge(d).violations if y.invariant == "CONV-1"]
+        assert any(f"kept sending {op} {key}" in m for m in msgs), (op, key, msgs)
+
+
+def test_a_fence_resent_as_it_was_is_named_by_the_two_fences_clause():
+    """refused_fence_resent (FN-4) on its stored plan: the only check that sees it is CONV-1's "a fence of one
+    peer more than twice in the span"; the correct model on the same plan sends none so."""
+    import json
+
+    from brokenplans import plan_path
+    from counterexamples.shrink import run_plan
+
+    with open(plan_path("refused_fence_resent")) as f:
+        plan = json.load(f)
+    v = judge(run_plan(plan))
+    assert [y.invariant for y in v.violations] and {y.invariant for y in v.violations} == {"CONV-1"}
+    assert all("sent a fence of nodes/" in y.message for y in v.violations)
+    assert not judge(run_plan(dict(plan, model="correct"))).violations
 
 
 @pytest.mark.parametrize("seed, finding, invariant", [

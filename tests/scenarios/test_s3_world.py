@@ -476,7 +476,7 @@ def test_a_bucket_lost_mid_run_is_an_environment_failure_exit_3(aws_env, capsys,
     assert ("NoSuchBucket" if how == "bucket_gone" else "stopped answering") in err
     assert " requests failed" in err
     assert report["passed"] is True and report["environment_failure"]
-    assert set(report["not_judged"]) == {"INV-4", "INV-7", "INV-9", "CONV-1"}
+    assert set(report["not_judged"]) == {"INV-4", "INV-7", "INV-9", "CONV-1", "CONV-2"}
     assert "INV-4" not in report["invariants_checked"] and "INV-1" in report["invariants_checked"]
     assert report["elapsed_s"] < 20  # it stopped, it did not wait out the run
     assert "ENVIRONMENT FAILED" in out
@@ -485,8 +485,8 @@ def test_a_bucket_lost_mid_run_is_an_environment_failure_exit_3(aws_env, capsys,
 def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liveness(
         moto, aws_env, capsys, tmp_path, monkeypatch):
     """Reports are named by run id, never by prefix: a second run with the same --prefix writes
-    a report of its own. A run too short for a quiet phase says that INV-4, INV-7 and CONV-1 were
-    not judged, in the report and on the console."""
+    a report of its own. A run too short for a quiet phase says that INV-4, INV-7, CONV-1 and CONV-2
+    were not judged, in the report and on the console."""
     monkeypatch.chdir(tmp_path)  # reports land under the working directory's reports/
     for extra in ((), ("--reuse-prefix",)):
         code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "same/", "--duration", "3",
@@ -499,7 +499,7 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
         rep = json.loads(path.read_text())
         assert rep["s3"]["prefix"] == "same/" and rep["s3"]["run_id"] in path.name
         assert rep["not_judged"] == {"INV-4": "no quiet phase", "INV-7": "no quiet phase",
-                                     "CONV-1": "no quiet phase"}
+                                     "CONV-1": "no quiet phase", "CONV-2": "no quiet phase"}
         assert path.with_suffix(".txt").exists() and path.with_name(path.stem + ".timeline.txt").exists()
     assert len({json.loads(p.read_text())["s3"]["run_id"] for p in reports}) == 2
 

@@ -1,0 +1,527 @@
+"""CONV-2 every record converges: a record naming a live instance is held by it, or worked on by it.
+
+OR-5..OR-8 and CS-3 promise that once the faults are over every `owners/` record names nobody, or a
+process that holds it, or one being taken over. Judged on what the bucket applied and what the world
+delivered, never on what a process says:
+
+- **The world's facts.** A record's state is the bucket's (`apply`). What a process sent on a record,
+  and what it learned of it, is the world's `record_reply`: every request on an `owners/` key (or on its
+  own `nodes/<id>`) a process sends is answered, by the bucket or by its timeout, and the world records
+  the request (a PUT's own body: a release names nobody at the hold's generation) and the answer it
+  delivered (a GET's object). Lease windows and ends are checkers/facts.py's.
+- **Held.** A record R (`held n i g`, landed at t_R) is held by its instance p when p learned it (an
+  answer delivered to p after t_R showed R: its write acknowledged, or a read of R), sent nothing since
+  that gives generation g up (a write naming nobody at g, or an acquisition at a later generation over
+  it), and p's node lease has held without a lapse from the learning to the instant judged (OR-4: a
+  lapse ends every hold, NL-11).
+- **Worked on.** A record naming p that p does not hold (it never learned it: the write's outcome is
+  unknown to it; it gave it up; or its lease lapsed since) must be worked on by p until it names
+  something else: the resolver reads it (OR-8, every A at most, from the read-back's answer), a pending
+  release is retried (OR-5, OR-6, backing off to 8 s in this model). Work is what the world saw p send
+  on that record. A silence longer than the work's bound while the record still names p is a
+  violation: nobody else can free the record while p's lease stands (FN-5), and p no longer works for
+  it. Only the time p was on duty counts: its node lease valid as p knew it (from the answers the world
+  delivered to it: a `live` write of its own acknowledged, or read back after a refusal, each valid to
+  its written_at + ttl - safety on p's clock, NL-4, NL-9; OR-6 pauses the work while it is invalid),
+  and p not told to stop (CS-1 makes its lease invalid). That is the whole silence in the quiet phase,
+  up to the run's end (the end state the ADR promises), and any stretch of the fault phase in which
+  p's lease held as it knew it.
+- **Every release ends.** A release p sent that did not land is one p must retry, the same write, until
+  it lands, or a refusal of it is followed by a read (OR-5: the record no longer names p at g): an entry
+  left open and untried for longer than the retry bound once the faults are over, its process running
+  to the end, is a violation, whatever the record says by then (a drain waits on it for ever, CS-3).
+
+A record naming a process that ended is INV-4's (FN-5 on the final `nodes/<n>`). A process whose
+`nodes/<n>` was fenced or replaced keeps its duty until it learns it (its next lease write fails its
+condition, and it exits: NL-10); peers take the record over (FN-5). A silence that is still within its
+bound at the end is work still going: CONV-1 judges whether it ever ends. The model's own claims (its
+`release_pending`, `acquire_unresolved`, ...) are printed beside a violation, never used to decide.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+from model.io import NOT_FOUND, OK, PRECONDITION_FAILED, PUT
+from model.ownership import BACKOFF_MAX_MS
+
+from history import History, Violation
+
+from .converge import claim
+from .facts import Facts, facts, merge_windows
+from .registry import Context, invariant, margin, once, point
+
+INVARIANT = "CONV-2"
+OWNERS = "owners/"
+SLACK_MS = 250  # scheduling and rounding: timers fire on the process's clock, which may drift
+REFUSED = (PRECONDITION_FAILED, NOT_FOUND)
+
+
+def trips(history: History) -> int:
+    """Four one-way trips at the drawn network delay, and a little slack."""
+    return 4 * history.options.get("delay_ms_max", 120) + SLACK_MS
+
+
+def bounds(history: History, fx: Facts) -> tuple[int, int]:
+    """(the resolver's bound, a pending release's bound), in true ms: the longest a process may leave a
+    record it does not hold unworked while its lease is valid.
+
+    - OR-7, OR-8: a write whose answer did not reach its sender (lost, timed out) is read back once its
+      attempt is over, and an unresolved one read again A/8 later, backing off to every A, each read
+      answered (or timed out) within A: whenever the write lands, the sender's next request on the record
+      leaves within 2 A (its previous read's answer, then the back-off).
+    - OR-5, OR-6, BD-4: a release is answered within A (a foreground one within 1 s, BD-4), a refused one
+      read within A more; the retries back off from 500 ms to 8 s (this model's reading of "retries back
+      off", docs/protocol.md): the next request comes within 8 s + 2 A.
+    Each with four one-way trips at the drawn delay and a little slack."""
+    a = fx.params.attempt_timeout_ms
+    return 2 * a + trips(history), BACKOFF_MAX_MS + 2 * a + trips(history)
+
+
+class _Io:
+    """What the world saw each process send on each record, and learn of it (`record_reply`)."""
+
+    def __init__(self, history: History) -> None:
+        events = history.events
+        self.sends: dict[tuple[int, str], list[int]] = {}  # (proc, key) -> send instants, sorted
+        self.learned: dict[tuple[int, str], list[tuple[int, str, int]]] = {}  # -> (answered at, state, event)
+        self.puts: dict[tuple[int, str], list[tuple[int, str, str, int, int]]] = {}  # -> (sent, state, status,
+        #                                                                           answered at, event)
+        self.reads: dict[tuple[int, str], list[tuple[int, str, str, int]]] = {}  # -> (sent, status, state, event)
+        for i in history.of_kind("record_reply"):
+            t, p, _kind, f = events[i]
+            if not f.key.startswith(OWNERS):
+                continue
+            k = (p, f.key)
+            self.sends.setdefault(k, []).append(f.sent_ms)
+            if f.status == OK and f.state.startswith("held "):
+                self.learned.setdefault(k, []).append((t, f.state, i))
+            if f.op == PUT:
+                self.puts.setdefault(k, []).append((f.sent_ms, f.state, f.status, t, i))
+            else:
+                self.reads.setdefault(k, []).append((f.sent_ms, f.status, f.state, i))
+        # a request still in flight at the run's end has no answer yet: the world recorded it as `sent` if it
+        # left in the quiet phase's last span (CONV-1's)
+        for i in history.of_kind("sent"):
+            t, p, _kind, f = events[i]
+            if f.key.startswith(OWNERS) and p >= 0:
+                self.sends.setdefault((p, f.key), []).append(t)
+        for v in self.sends.values():
+            v.sort()
+
+
+def records_io(history: History) -> _Io:
+    """The history's `_Io`, read once (the check and the coverage points share it)."""
+    return once(history, "records_io", lambda: _Io(history))
+
+
+def _gen(state: str) -> int | None:
+    """The generation a record's state line carries ("held n i g", "nobody g"), else None."""
+    parts = state.split(" ")
+    try:
+        return int(parts[-1]) if parts[0] in ("held", "nobody") else None
+    except ValueError:
+        return None
+
+
+def _gives_up(state: str, held: str, g: int) -> bool:
+    """A write of `state` over a record `held` at generation g ends p's hold of it: a release of g (nobody
+    g), or an acquisition at a later generation (OR-3 over its own instance)."""
+    gen = _gen(state)
+    return gen is not None and state != held and gen >= g
+
+
+class _Duty:
+    """When a process was on duty for its records: its node lease valid as it knew it (NL-4, NL-9: from
+    the answers the world delivered to it: a `live` write of its own acknowledged, or a read of its own
+    `live` object after a refusal, each valid until its written_at + ttl - safety on its clock), and it
+    not told to stop (CS-1 makes its lease invalid). Off duty, its work pauses (OR-6)."""
+
+    def __init__(self, history: History, fx: Facts, trips: int) -> None:
+        events = history.events
+        procs = history.processes
+        span = fx.params.ttl_ms - fx.params.safety_ms
+        self.stop: dict[int, int] = {}  # proc -> when it was told to stop, or sent its `released` write
+        raw: dict[int, list[list[int]]] = {}
+        for i in history.of_kind("record_reply", "told", "released_sent"):
+            t, q, kind, f = events[i]
+            if kind != "record_reply":
+                if kind == "released_sent" or f.command == "stop":
+                    self.stop.setdefault(q, t)
+                continue
+            if q < 0 or f.status != OK or not f.key.startswith("nodes/"):
+                continue
+            parts = f.state.split(" ")
+            pr = procs[q]
+            if len(parts) == 3 and parts[0] == "live" and parts[1] == pr.instance:
+                until = pr.clock.true_at(int(parts[2]) + span)
+                if until > t:
+                    raw.setdefault(q, []).append([t, until])
+        self.known: dict[int, list[tuple[int, int]]] = {}
+        for q, ws in raw.items():
+            stop = min(self.stop.get(q, 1 << 62), fx.ended.get(q, (1 << 62,))[0])
+            self.known[q] = [(a, b) for a, b in merge_windows(ws, stop)]
+        self.starts = {q: [a for a, _b in ws] for q, ws in self.known.items()}
+
+    def longest(self, p: int, a: int, b: int) -> tuple[int, int]:
+        """The longest stretch of [a, b] in which p was on duty: (its start, its length)."""
+        ws = self.known.get(p, ())
+        k = max(bisect_right(self.starts.get(p, ()), a) - 1, 0)
+        best, at = 0, a
+        for s, e in ws[k:]:
+            if s >= b:
+                break
+            x, y = max(s, a), min(e, b)
+            if y - x > best:
+                best, at = y - x, x
+        return at, best
+
+
+def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
+    events = history.events
+    procs = history.processes
+    end = history.end_ms
+    io = records_io(history)
+    g_resolve, g_release = bounds(history, fx)
+    duty = _Duty(history, fx, trips(history))
+    by_label = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
+    out: list[Violation] = []
+    least: int | None = None
+    flagged: set[tuple[int, str, int]] = set()
+
+    # --- the records, interval by interval ---------------------------------------------------------
+    intervals: list[tuple[str, int, int, int]] = []  # (key, landed at, until, apply event)
+    current: dict[str, tuple[int, int]] = {}  # key -> (landed at, apply event) of a record naming someone
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, q, kind, f = events[i]
+        if not f.key.startswith(OWNERS):
+            continue
+        cur = current.pop(f.key, None)
+        if cur is not None:
+            intervals.append((f.key, cur[0], t, cur[1]))
+        if kind == "apply" and f.serial and f.state.startswith("held "):
+            current[f.key] = (t, i)
+    for key, (t, i) in current.items():
+        intervals.append((key, t, end, i))
+    intervals.sort(key=lambda x: (x[1], x[0]))
+
+    for key, t_r, until, a_ev in intervals:
+        f = events[a_ev].fields
+        parts = f.state.split(" ")
+        p = by_label.get((parts[1], parts[2])) if len(parts) == 4 else None
+        if p is None or procs[p].machine in ("op",) or procs[p].machine.startswith("om"):
+            continue
+        g = int(parts[3])
+        stop = min(until, fx.ended.get(p, (end,))[0], end)
+        if stop <= t_r:
+            continue
+        k = (p, key)
+        learned = next((t for t, s, _i in io.learned.get(k, ()) if t >= t_r and s == f.state and t < stop), None)
+        give = next(((s, st, i) for s, st, _status, _t, i in io.puts.get(k, ())
+                     if s >= t_r and s < stop and _gives_up(st, f.state, g)), None)
+        knew = min(x for x in (learned, give[0] if give is not None else None, stop) if x is not None)
+        # (from, to, bound, why): the stretches in which p had to work on the record
+        segments: list[tuple[int, int, int, str]] = [
+            (t_r, knew, g_resolve, "it did not know that record (no answer showing it, its write's or a read's, had "
+                                   "reached it yet): its read-back and the resolver must read it (OR-7, OR-8)")]
+        lapsed = None  # (when its lease lapsed after it learned the record, when it was valid again)
+        if learned is not None and (give is None or learned < give[0]):
+            w = fx.lease_valid_at(p, learned)
+            if w is not None and w[1] < (stop if give is None else give[0]):
+                back = _next_window(fx, p, w[1])
+                if back is not None and back < stop:
+                    lapsed = (w[1], back)
+        if lapsed is not None:
+            segments.append((lapsed[1], stop, g_release, f"its node lease lapsed at {lapsed[0] / 1000:.3f} s after it "
+                                                         f"learned the record: the lapse ended the hold into a pending "
+                                                         f"release (NL-11, OR-5)"))
+        elif give is not None:
+            segments.append((give[0], stop, g_release, f"it gave it up (sent {give[1]!r} at {give[0] / 1000:.3f} s): its "
+                                                       f"release must be retried until it ends (OR-5, OR-6)"))
+        sends = io.sends.get(k, [])
+        for s0, s1, bound, why in segments:
+            if s1 <= s0:
+                continue
+            lo, hi = bisect_right(sends, s0), bisect_left(sends, s1)
+            points = [s0] + sends[lo:hi] + [s1]
+            for a, b in zip(points, points[1:]):
+                if b - a <= bound // 2:
+                    continue  # (too short to matter: the margin's least slack is below half the bound)
+                # p's work pauses while its lease is invalid, or not known to it to be valid (OR-6)
+                a, length = duty.longest(p, a, b)
+                slack = bound - length
+                least = slack if least is None else min(least, slack)
+                b = a + length
+                if slack < 0 and (p, key, g) not in flagged:
+                    flagged.add((p, key, g))
+                    out.append(Violation(
+                        INVARIANT,
+                        f"{key} named {procs[p].label} at generation {g} (version {f.serial}, written by "
+                        f"{_who(history, a_ev)} at {t_r / 1000:.3f} s, its last write then) while {procs[p].label} held "
+                        f"nothing for it: {why}; yet it sent nothing on that record from {a / 1000:.3f} s to "
+                        f"{b / 1000:.3f} s ({(b - a) / 1000:.3f} s, beyond the bound of {bound / 1000:.3f} s), its node "
+                        f"lease valid, and known to it, throughout, and nobody else could free it (FN-5)"
+                        f"{claim(history, p, key[len(OWNERS):], b)}",
+                        (a_ev,) + ((give[2],) if give is not None else ())))
+
+    # --- every release ends -----------------------------------------------------------------------
+    quiet_t = events[history.of_kind("quiet")[0]].t_ms if history.of_kind("quiet") else None
+    if quiet_t is not None:
+        p_ = fx.params
+        resume = quiet_t + p_.period_ms + p_.attempt_timeout_ms  # leases are valid again by then
+        for (p, key), puts in sorted(io.puts.items()):
+            if p in fx.ended or duty.stop.get(p, 1 << 62) <= end or fx.lease_valid_at(p, end - 1) is None:
+                continue
+            chains: dict[int, list[tuple[int, str, int, int]]] = {}
+            for s, st, status, t, i in puts:
+                if st.startswith("nobody "):
+                    chains.setdefault(int(st.split(" ")[1]), []).append((s, status, t, i))
+            reads = io.reads.get((p, key), [])
+            for g, chain in sorted(chains.items()):
+                if (p, key, g) in flagged or _ended(chain, reads, f"held {procs[p].node_id} {procs[p].instance} {g}"):
+                    continue
+                last = chain[-1]
+                since, length = duty.longest(p, max(last[0], resume), end)
+                slack = g_release - length
+                least = slack if least is None else min(least, slack)
+                if slack < 0:
+                    flagged.add((p, key, g))
+                    out.append(Violation(
+                        INVARIANT,
+                        f"{procs[p].label} released {key} at generation {g} ({len(chain)} attempt(s), the last sent at "
+                        f"{last[0] / 1000:.3f} s and answered {last[1]!r}): that release never landed and never ended "
+                        f"(no refusal of it followed by a read), yet it was not tried again from "
+                        f"{since / 1000:.3f} s to {(since + length) / 1000:.3f} s, the run's end, once every fault was over: a "
+                        f"pending release left for ever (OR-5, OR-6; a drain would wait on it, CS-3)"
+                        f"{claim(history, p, key[len(OWNERS):], end)}",
+                        (chain[0][3], last[3])))
+    return out, least
+
+
+def _ended(chain, reads, held: str) -> bool:
+    """Did this release end as OR-5 ends one: an attempt landed, or a refused one was followed by a read
+    (sent once the refusal reached the releaser) showing the record no longer names it at its generation?"""
+    sent = sorted(reads)
+    for s, status, t, _i in chain:
+        if status == OK:
+            return True
+        if status in REFUSED:
+            k = bisect_left([r[0] for r in sent], t)
+            for r_t, r_status, r_state, _j in sent[k:]:
+                if r_status == OK and r_state != held or r_status == NOT_FOUND:
+                    return True
+                if r_status == OK:
+                    break  # it still names it: retried (the chain goes on)
+    return False
+
+
+def _next_window(fx: Facts, p: int, after: int) -> int | None:
+    starts = fx.lease_starts.get(p, [])
+    k = bisect_right(starts, after)
+    return starts[k] if k < len(starts) else None
+
+
+def _who(history: History, i: int) -> str:
+    q = history.events[i].proc
+    return history.processes[q].label if q >= 0 else "the world"
+
+
+def _verdict(history: History, fx: Facts | None = None) -> tuple[list[Violation], int | None]:
+    fx = facts(history) if fx is None else fx
+    return once(history, "records_converge", lambda: _judge(history, fx))
+
+
+@invariant(INVARIANT, "every record converges: held by the instance it names, or worked on by it",
+           kind="liveness", rules=("OR-5", "OR-6", "OR-7", "OR-8", "CS-3"), quiet=True)
+def check(history: History, fx: Facts | None = None) -> list[Violation]:
+    if not history.of_kind("quiet"):
+        return []
+    return list(_verdict(history, fx)[0])
+
+
+@margin("record_work", "the least slack, over every record naming an instance that did not hold it, between the "
+        "longest the instance left it unworked (on duty: its lease valid as it knew it) and that work's bound (the "
+        "resolver's 2 A, a pending release's 8 s + 2 A), and over every release left open at the end",
+        invariant=INVARIANT, rules=("OR-5", "OR-6", "OR-8"))
+def _record_work(c: Context) -> int | None:
+    if not c.history.of_kind("quiet"):
+        return None
+    return _verdict(c.history, c.facts)[1]
+
+
+# --- the situations record convergence needs (coverage points) -----------------------------------
+#
+# Drains and moves that meet an open entry are where a record is most easily left naming a node that
+# no longer works for it (CS-3, OR-11): the drain waits on the entry, and it refuses the requests that
+# would otherwise re-acquire the record. Each open entry is read from world facts (`record_reply`,
+# `fence_sent`), never from the process's claims.
+
+
+class _Open:
+    """Per process, the stretches of true time in which it had an entry open, by kind."""
+
+    def __init__(self, c: Context) -> None:
+        history = c.history
+        io = records_io(history)
+        a = c.params.attempt_timeout_ms
+        procs = history.processes
+        self.spans: dict[str, dict[int, list[tuple[int, int]]]] = {
+            "release": {}, "unresolved": {}, "readback": {}, "fences": {}}
+        end = history.end_ms
+        for (p, key), puts in io.puts.items():
+            reads = sorted(io.reads.get((p, key), ()))
+            read_sent = [r[0] for r in reads]
+            chains: dict[int, list[tuple[int, str, int, int]]] = {}
+            for s, st, status, t, i in puts:
+                if st.startswith("nobody "):
+                    chains.setdefault(int(st.split(" ")[1]), []).append((s, status, t, i))
+                elif st.startswith("held ") and status != OK:
+                    # an acquisition with an unknown outcome: its read-back is the next read it sent (OR-7)
+                    k = bisect_left(read_sent, t)
+                    if k == len(reads):
+                        continue
+                    r_sent, r_status, r_state, j = reads[k]
+                    answered = history.events[j].t_ms
+                    self._add("readback", p, r_sent, answered)
+                    named = history.events[i].fields.named_serial
+                    if r_status == OK and (r_state == st or history.events[j].fields.serial != named):
+                        continue  # its own write, or changed: decided at once
+                    until = next((history.events[jj].t_ms for _s, rs, _st, jj in reads[k + 1:]
+                                  if rs == OK and history.events[jj].fields.serial != named), end)
+                    self._add("unresolved", p, answered, until)
+            for g, chain in chains.items():
+                held = f"held {procs[p].node_id} {procs[p].instance} {g}"
+                first_failed = next((t for _s, status, t, _i in chain if status != OK), None)
+                if first_failed is None:
+                    continue
+                landed = next((t for _s, status, t, _i in chain if status == OK), None)
+                ended = landed
+                for _s, status, t, _i in chain:
+                    if status in REFUSED:
+                        k = bisect_left(read_sent, t)
+                        r = next((history.events[j].t_ms for _rs, r_status, r_state, j in reads[k:]
+                                  if r_status == OK and r_state != held or r_status == NOT_FOUND), None)
+                        if r is not None:
+                            ended = r if ended is None else min(ended, r)
+                            break
+                self._add("release", p, first_failed, end if ended is None else ended)
+        cap = 8  # BD-1 (model.fencing.FENCE_CONCURRENCY): the world counts a process's fences in flight
+        for i in history.of_kind("fence_sent"):
+            t, p, _k, f = history.events[i]
+            if f.in_flight >= cap:
+                self._add("fences", p, t, t + a)  # (at most: each of them is answered within A)
+        for spans in self.spans.values():
+            for v in spans.values():
+                v.sort()
+
+    def _add(self, kind: str, p: int, a: int, b: int) -> None:
+        if b > a:
+            self.spans[kind].setdefault(p, []).append((a, b))
+
+    def at(self, kind: str, p: int, t: int) -> bool:
+        return any(a <= t < b for a, b in self.spans[kind].get(p, ()))
+
+
+def told(c: Context) -> list[tuple[str, int, int]]:
+    """("drain" or "move", the process told, when): a drain the world told a process, and a move the world
+    asked of whoever holds an actor (the process its record named then, in the bucket)."""
+    history = c.history
+    events = history.events
+    procs = history.processes
+    by_label = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
+    names: dict[str, int] = {}  # owners/ key -> the process it names
+    out = []
+    for i in history.of_kind("told", "moved", "apply"):
+        t, p, kind, f = events[i]
+        if kind == "apply":
+            if f.key.startswith(OWNERS):
+                parts = f.state.split(" ")
+                q = by_label.get((parts[1], parts[2])) if len(parts) == 4 and parts[0] == "held" else None
+                if q is None:
+                    names.pop(f.key, None)
+                else:
+                    names[f.key] = q
+        elif kind == "told":
+            if f.command == "drain" and p >= 0:
+                out.append(("drain", p, t))
+        elif OWNERS + f.actor in names:
+            out.append(("move", names[OWNERS + f.actor], t))
+    return out
+
+
+def _open(c: Context) -> _Open:
+    return c.scan(_Open)
+
+
+def _told(c: Context) -> list[tuple[str, int, int]]:
+    return c.scan(told)
+
+
+def told_while(c: Context, kind: str) -> set[str]:
+    """Which of drain and move were told to a process while it had an entry of `kind` open."""
+    o = _open(c)
+    return {what for what, p, t in _told(c) if o.at(kind, p, t)}
+
+
+@point("drain or move told while a release is pending", "a node was told to drain, or asked to move an actor it "
+       "held, while a release of its own had failed (or gone unanswered) and not ended (OR-5, OR-11, CS-3)",
+       topic="clean stop and drain")
+def _told_while_pending(c: Context) -> bool:
+    return bool(told_while(c, "release"))
+
+
+@point("drain or move told while an acquisition is unresolved", "a node was told to drain, or asked to move an "
+       "actor it held, while an acquisition of its own was unresolved: its write unanswered, its read-back "
+       "showing the record unchanged or failing, and no read since showing a change (OR-7, OR-8, CS-3)",
+       topic="clean stop and drain")
+def _told_while_unresolved(c: Context) -> bool:
+    return bool(told_while(c, "unresolved"))
+
+
+@point("drain or move told while a read-back is in flight", "a node was told to drain, or asked to move an actor "
+       "it held, while the read-back of an acquisition of its own that did not succeed was in flight (OR-7, CS-3)",
+       topic="clean stop and drain")
+def _told_while_readback(c: Context) -> bool:
+    return bool(told_while(c, "readback"))
+
+
+@point("drain or move told while the fence cap is full", "a node was told to drain, or asked to move an actor it "
+       "held, within an attempt timeout of sending its eighth fence in flight (BD-1: the cap full, at most)",
+       topic="clean stop and drain", awaits="a world of nine nodes or more (the swarm draws two to four: eight "
+       "fences in flight need eight peers silent at once)")
+def _told_while_fences_full(c: Context) -> bool:
+    return bool(told_while(c, "fences"))
+
+
+@point("a lost acquisition's record released by its resolver", "an acquisition's write went unanswered, landed, and "
+       "its writer, which never learned it from an answer, released it (OR-7, OR-8: the record converged)",
+       topic="ownership")
+def _resolver_released(c: Context) -> bool:
+    history = c.history
+    io = records_io(history)
+    for (p, key), puts in io.puts.items():
+        lost = {st for _s, st, status, _t, _i in puts if st.startswith("held ") and status != OK}
+        if not lost:
+            continue
+        landed = {history.events[i].fields.state for i in c.writes(OWNERS)
+                  if history.events[i].fields.key == key and history.events[i].proc == p}
+        for st in lost & landed:
+            g = st.split(" ")[3]
+            if any(s2 == f"nobody {g}" for _s, s2, _st, _t, _i in puts):
+                return True
+    return False
+
+
+@point("a failed release retried until it landed", "a release that failed or went unanswered was retried, the same "
+       "write, until one landed (OR-5, OR-6)", topic="ownership")
+def _release_retried(c: Context) -> bool:
+    io = records_io(c.history)
+    for puts in io.puts.values():
+        failed: set[str] = set()
+        for _s, st, status, _t, _i in puts:
+            if st.startswith("nobody "):
+                if status == OK and st in failed:
+                    return True
+                if status != OK:
+                    failed.add(st)
+    return False

@@ -1,0 +1,161 @@
+"""CONV-2 (every record converges: held by the instance it names, or worked on by it), on hand-made
+histories of world facts, and on the broken models that only it catches (OR-5, OR-6, OR-7, OR-8, CS-3).
+
+A hand-made history here is one process n0/a whose node lease the world acknowledged to it (`record_reply`
+of its own `live` writes, NL-4), a record `owners/t0/c/a0` naming it, and what the world saw it send on
+that record (`record_reply`: the request and the answer the world delivered, or its timeout).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from brokenplans import plan_path
+from checkers import records_converge
+from checkers.verdict import judge
+from counterexamples.shrink import run_plan
+from factkit import ev, finish, history, local, put
+from model.params import Params
+
+P = Params()  # ttl 10 s, grace 5 s, safety 2 s, A 2 s, P 3 s
+KEY = "owners/t0/c/a0"
+HELD = "held n0 a 1"
+END = 60_000
+QUIET = 20_000
+
+
+def _world(lease_until: int = END, quiet: int = QUIET):
+    """n0/a, its lease written every P and acknowledged to it until `lease_until`, a quiet phase from
+    `quiet`; the record lands at 1 s, written by n0/a."""
+    h = history(("n0", "a"), params=P, options={"delay_ms_max": 50}, end_ms=END)
+    for s in range(0, END, P.period_ms):
+        put(h, s + 10, 0, "nodes/n0", f"live a {local(h, 0, s)}", sent=s)
+        if s < lease_until:
+            ev(h, s + 20, 0, "record_reply", key="nodes/n0", op="PUT", status="ok", state=f"live a {local(h, 0, s)}",
+               serial=-1, named_serial=-1, sent_ms=s)
+    ev(h, quiet, -1, "quiet")
+    return h
+
+
+def _reply(h, sent: int, op: str, status: str, state: str, answered: int | None = None):
+    return ev(h, sent + 20 if answered is None else answered, 0, "record_reply", key=KEY, op=op, status=status,
+              state=state, serial=-1, named_serial=-1, sent_ms=sent)
+
+
+def _conv2(h):
+    return [v for v in records_converge.check(finish(h)) if v.invariant == "CONV-2"]
+
+
+def test_a_record_its_writer_never_learned_and_never_read_again_is_a_violation():
+    """OR-7, OR-8: the acquisition's write timed out, landed late; nothing the process sent afterwards
+    touched the record while its lease was valid, as it knew: the resolver never read it."""
+    h = _world()
+    _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
+    put(h, 1_000, 0, KEY, HELD, sent=500)
+    (v,) = _conv2(h)
+    assert "owners/t0/c/a0 named n0/a at generation 1" in v.message and "did not know that record" in v.message
+    assert "(version 2, written by n0/a at 1.000 s" in v.message  # (serial 1: its first lease write)
+
+
+def test_the_resolver_reading_it_and_releasing_it_passes():
+    """The read-back after the write's timeout, then the resolver's read showing the record landed (it
+    learns it), and its release (it gives generation 1 up), which lands."""
+    h = _world()
+    _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
+    put(h, 1_000, 0, KEY, HELD, sent=500)
+    _reply(h, 2_500, "GET", "ok", HELD)
+    _reply(h, 2_600, "PUT", "ok", "nobody 1")
+    put(h, 2_610, 0, KEY, "nobody 1", sent=2_600)
+    assert _conv2(h) == []
+
+
+def test_a_held_record_passes_and_so_does_silence_while_the_lease_is_not_known_valid():
+    """Acknowledged (the process holds it): nothing to work on. And a record it never learned, landed at
+    6 s, while no lease write of its own was acknowledged to it after its first (valid to 8 s: its lease
+    ran out as it knew it, and OR-6 pauses the resolver), is judged only to 8 s: off duty after."""
+    h = _world()
+    _reply(h, 500, "PUT", "ok", HELD, answered=1_020)
+    put(h, 1_000, 0, KEY, HELD, sent=500)
+    assert _conv2(h) == []
+    h = _world(lease_until=1)
+    _reply(h, 5_500, "PUT", "timed_out", HELD, answered=7_500)
+    put(h, 6_000, 0, KEY, HELD, sent=5_500)
+    assert _conv2(h) == []
+
+
+def test_a_released_record_left_unretried_is_a_violation_and_retried_passes():
+    """OR-5, OR-6: it held the record, released it (the release timed out), and never tried it again,
+    though its lease was valid: nobody else can free it (FN-5). Retried within the back-off's bound, and
+    landing, it passes."""
+    h = _world()
+    _reply(h, 500, "PUT", "ok", HELD, answered=1_020)
+    put(h, 1_000, 0, KEY, HELD, sent=500)
+    _reply(h, 5_000, "PUT", "timed_out", "nobody 1", answered=6_000)
+    vs = _conv2(h)
+    assert vs and "it gave it up" in vs[0].message
+    h = _world()
+    _reply(h, 500, "PUT", "ok", HELD, answered=1_020)
+    put(h, 1_000, 0, KEY, HELD, sent=500)
+    _reply(h, 5_000, "PUT", "timed_out", "nobody 1", answered=6_000)
+    _reply(h, 6_500, "PUT", "ok", "nobody 1")
+    put(h, 6_510, 0, KEY, "nobody 1", sent=6_500)
+    assert _conv2(h) == []
+
+
+def test_a_release_that_never_ends_is_a_violation_whatever_the_record_says():
+    """OR-5: a release answered 409 (not applied) is pending until it lands or a refusal of it is
+    followed by a read showing the record changed. The record changed meanwhile (another write of its
+    own, at generation 2, over it): the entry must still end; left untried to the end, it is a
+    violation (a drain waits on it, CS-3). Refused, then read, it ended."""
+    def base():
+        h = _world()
+        _reply(h, 500, "PUT", "ok", HELD, answered=1_020)
+        put(h, 1_000, 0, KEY, HELD, sent=500)
+        _reply(h, 5_000, "PUT", "conflict", "nobody 1")
+        _reply(h, 5_100, "PUT", "ok", "held n0 a 2")
+        put(h, 5_110, 0, KEY, "held n0 a 2", sent=5_100)
+        return h
+    (v,) = _conv2(base())
+    assert "released owners/t0/c/a0 at generation 1" in v.message and "never ended" in v.message
+    h = base()
+    _reply(h, 6_000, "PUT", "precondition_failed", "nobody 1")
+    _reply(h, 6_030, "GET", "ok", "held n0 a 2")
+    assert _conv2(h) == []
+
+
+def test_the_margin_is_the_least_slack_and_negative_where_it_flags():
+    h = _world()
+    _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
+    put(h, 1_000, 0, KEY, HELD, sent=500)
+    h = finish(h)
+    _resolve, _release = records_converge.bounds(h, records_converge.facts(h))
+    vs, least = records_converge._verdict(h)
+    assert vs and least is not None and least < 0
+
+
+# --- the broken models only CONV-2 catches ----------------------------------------------------------
+
+
+KEPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "plans")
+
+
+@pytest.mark.parametrize("name, path", [
+    ("parked_release_never_retried", plan_path("parked_release_never_retried")),
+    ("failed_readback_records_nothing", plan_path("failed_readback_records_nothing")),
+    ("resolver_ends_unchanged", plan_path("resolver_ends_unchanged")),
+    # a documented survivor of 200 seeds (its SURVIVOR says why): its plan kept beside the findings' plans
+    ("drain_drops_unresolved", os.path.join(KEPT, "conv2-drain-drops-unresolved.json")),
+])
+def test_each_broken_model_leaves_a_record_its_instance_no_longer_works_for(name, path):
+    """Each breaks one rule (OR-6, OR-7, OR-8, CS-3) so that a record is left naming a live instance that
+    neither holds it nor works on it; on its stored plan CONV-2 names it, and the correct model does not."""
+    with open(path) as f:
+        plan = json.load(f)
+    assert plan["model"] == name
+    v = judge(run_plan(plan))
+    caught = [x for x in v.violations if x.invariant == "CONV-2"]
+    assert caught, (name, [x.invariant for x in v.violations])
+    assert not [x for x in judge(run_plan(dict(plan, model="correct"))).violations if x.invariant == "CONV-2"]
