@@ -439,7 +439,9 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(os.path.join(REPO, "runner.py"), work)
-    for pkg in ("model", "history", "nodelease", "checkers", "scenarios", "broken_models", "counterexamples"):
+    from nodelease.house import PACKAGES
+
+    for pkg in PACKAGES:
         shutil.copytree(os.path.join(REPO, pkg), work / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     report = str(tmp_path / "broken.json")
     env = dict(os.environ, COLUMNS="200")
