@@ -191,9 +191,10 @@ def models(page: str) -> list[str]:
     def summary(e) -> str:  # the registry's summary is the docstring's first line, which may stop mid-sentence
         return e.summary if e.kind == "correct" else _first_sentence(importlib.import_module(e.module).__doc__)
 
-    return _table(("model", "kind", "rule broken", "must be caught by", "what it does"),
+    return _table(("model", "kind", "rule broken", "must be caught by", "`broken` runs it in", "what it does"),
                   [(_link(_module_file(e.module), page, f"`{e.name}`"), kind[e.kind], e.rule,
-                    f"{e.catches} (it does not)" if e.kind == "survivor" else e.catches, summary(e))
+                    f"{e.catches} (it does not)" if e.kind == "survivor" else e.catches,
+                    "-" if e.kind == "correct" else e.scenario or "the run's scenario", summary(e))
                    for e in entries()])
 
 
@@ -511,6 +512,15 @@ def shrink(page: str, model: str) -> list[str]:
             + "."]
 
 
+def steps(page: str, model: str) -> list[str]:
+    """The example from its campaign to its counterexample's picture: three commands."""
+    f = _first_failure(model)
+    run = f"python runner.py --model {model} --seeds {EXAMPLE_SEEDS}"
+    return ["```bash", f"{run:<59} # fails; its report names the failing seeds",
+            _command(model, "shrink") + " --html cx.html",
+            f"python runner.py replay reports/{model}-s{f['seed']}-{f['invariant']}-shrunk.json --html cx.html", "```"]
+
+
 def story(page: str, model: str) -> list[str]:
     """The kept counterexample's story, as `shrink` prints it."""
     from counterexamples.story import tell
@@ -560,9 +570,9 @@ REGIONS: dict[str, Callable] = {
     "exits": exits, "cli": cli, "invariants": invariants, "models": models, "scenarios": scenarios,
     "faults": faults, "points": points, "margins": margins, "findings": findings, "finding": finding, "differences": differences,
     "amendments": amendments_table, "question": question,
-    "failure": failure, "replay": replay, "shrink": shrink, "story": story, "ci": ci,
+    "failure": failure, "replay": replay, "shrink": shrink, "steps": steps, "story": story, "ci": ci,
 }
-_WITH_ARG = ("finding", "question", "failure", "replay", "shrink", "story")
+_WITH_ARG = ("finding", "question", "failure", "replay", "shrink", "steps", "story")
 
 
 def questions() -> list[str]:
@@ -583,7 +593,8 @@ def places() -> dict[str, list[str]]:
     return {
         "README.md": ["failure unlocked_resolver", "replay unlocked_resolver", "shrink unlocked_resolver", "ci",
                       "exits"],
-        "docs/guide.md": ["failure unlocked_resolver", "story unlocked_resolver", "ci"],
+        "docs/guide.md": ["failure unlocked_resolver", "replay unlocked_resolver", "steps unlocked_resolver",
+                          "story unlocked_resolver", "ci"],
         "docs/reference.md": ["cli", "invariants", "models", "scenarios", "faults", "points", "margins", "findings",
                               "exits"],
         FINDINGS_PAGE: (["findings"] + [f"finding {f.id}" for f in FINDINGS] + ["amendments"]
@@ -599,7 +610,7 @@ def render(name: str, page: str) -> str:
     if fn is None or (kind in _WITH_ARG) != bool(arg):
         raise UsageError(f"{page}: unknown generated region {name!r} (known: {', '.join(REGIONS)}; "
                          f"'finding' and 'question' name an id, as in 'finding F-1', 'question Q-1'; 'failure', "
-                         f"'replay', 'shrink' and 'story' a model, as in 'story unlocked_resolver')")
+                         f"'replay', 'shrink', 'steps' and 'story' a model, as in 'story unlocked_resolver')")
     return "\n".join(fn(page, arg) if arg else fn(page)) + "\n"
 
 

@@ -456,13 +456,17 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     assert r.returncode == (0 if rep["passed"] else 1), r.stdout[-3000:] + r.stderr[-3000:]
     assert rep["passed"] == all(row["ok"] for row in rep["models"])
     listed = [row["model"] for row in rep["models"]]
-    assert listed == ["correct"] + list(BROKEN) + list(SURVIVORS)  # the documented survivors shown last
+    # a control in each scenario a model runs in (the swarm, and those a model's module names), then the models,
+    # the documented survivors last
+    scenarios = ["swarm"] + sorted({e.scenario for e in entries() if e.scenario} - {"swarm"})
+    assert listed == ["correct"] * len(scenarios) + list(BROKEN) + list(SURVIVORS)
+    assert [row["scenario"] for row in rep["models"][:len(scenarios)]] == scenarios
     assert rep["seeds"] == {"start": 0, "count": 30}
     for name in BROKEN:
         assert name in r.stdout, name
-    control = rep["models"][0]
-    assert control["ok"] and control["failing_seeds"] == 0  # the correct model passes its 30 seeds
-    for row in rep["models"][1:]:
+    for control in rep["models"][:len(scenarios)]:
+        assert control["ok"] and control["failing_seeds"] == 0  # the correct model passes its 30 seeds
+    for row in rep["models"][len(scenarios):]:
         assert row["seeds_run"] == 30 and row["must_catch"] in CHECKERS, row["model"]
         assert row["tool_failing_seeds"] == 0, row["model"]
         if row["kind"] == "broken":  # caught means caught by the declared invariant, nothing else
