@@ -9,7 +9,7 @@ created with.
 Caught by: UP-4 (an old binary's write on leases/ took effect after the marker). INV-2 sees the
 consequence in most of the same seeds (the takeover reuses the generation owners/ was created at,
 where some new hold came first: in 200 upgrade seeds, UP-4 19, INV-2 16, INV-1 13 since issue 38's
-streams; 26 each before); UP-4 names the cause, and catches it where no new hold ever collides.
+streams; 26 each when this was written); UP-4 names the cause, and catches it where no new hold ever collides.
 """
 
 from model.io import IF_MATCH, Mark
