@@ -1,17 +1,30 @@
-"""The install compiles the hot modules into .compiled/ (nodelease/compiled.py says how they are used).
+"""The build: the packages and data files the wheel carries, and the hot modules compiled.
 
-Everything else is in pyproject.toml. A build that fails (no C compiler) leaves the checker in pure
-Python: the same results, slower; `python runner.py compile --check` says which state you are in.
-NODELEASE_NO_COMPILE=1 skips the build (a quick install, e.g. tests/cli/test_install.py's wheel).
+The tool's top-level packages and its data files are named once, in nodelease/house.py (read here as
+a file: nothing of the project is imported by the build); every subpackage of those packages is found.
+Everything else is in pyproject.toml.
+
+The install compiles the hot modules into .compiled/ (nodelease/compiled.py says how they are used).
+A build that fails (no C compiler) leaves the checker in pure Python: the same results, slower;
+`python runner.py compile --check` says which state you are in. NODELEASE_NO_COMPILE=1 skips the build
+(a quick install, e.g. tests/cli/test_install.py's wheel).
 """
 
+import importlib.util
 import os
 import sys
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _house():
+    spec = importlib.util.spec_from_file_location("_house", os.path.join(HERE, "nodelease", "house.py"))
+    house = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(house)
+    return house
 
 
 class BuildPyCompiled(build_py):
@@ -32,4 +45,9 @@ class BuildPyCompiled(build_py):
             sys.path.remove(HERE)
 
 
-setup(cmdclass={"build_py": BuildPyCompiled})
+HOUSE = _house()
+setup(
+    packages=find_packages(where=HERE, include=[n for p in HOUSE.PACKAGES for n in (p, p + ".*")]),
+    package_data={package: list(globs) for package, globs in HOUSE.DATA.items()},
+    cmdclass={"build_py": BuildPyCompiled},
+)

@@ -8,7 +8,9 @@ Each module of this package is one broken model: it differs from model/ in exact
     MODEL = ...        # the model object (with .step)
 
 and optionally `SURVIVOR = "why"` for a mutant this world does not catch (it is run and shown,
-but its surviving fails nothing). Adding a broken model is adding its module: nothing else
+but its surviving fails nothing), and `SCENARIO = "upgrade"` for one whose rule lives in a part of
+the world the swarm seldom draws (`broken` runs it there, beside a control in the same scenario).
+Adding a broken model is adding its module: nothing else
 lists it. `load_model(name)` gives the model object a name stands for ("correct": model/).
 
 Imports only model/ (and amendments/, which imports only model/): every layer above may use the registry (the worlds do not need it).
@@ -37,6 +39,7 @@ class Entry:
     catches: str  # the invariant that must catch it ("-" for the correct model)
     summary: str  # the first line of its docstring
     module: str
+    scenario: str | None = None  # where `broken` runs it (None: the run's scenario, the swarm by default)
 
     def load(self):
         """The model object (with .step)."""
@@ -58,7 +61,7 @@ def _entry(name: str) -> Entry:
                             f"breaks, the invariant that catches it, and its MODEL)")
     summary = (mod.__doc__ or "").strip().split("\n", 1)[0]
     kind = "survivor" if getattr(mod, "SURVIVOR", None) else "broken"
-    return Entry(name, kind, mod.RULE, mod.CATCHES, summary, mod.__name__)
+    return Entry(name, kind, mod.RULE, mod.CATCHES, summary, mod.__name__, getattr(mod, "SCENARIO", None))
 
 
 def names() -> list[str]:

@@ -30,15 +30,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 from rich.table import Table
 
-from nodelease.errors import Exit, ToolFailure, UsageError
 from checkers.paired import finding_seeds, rises
+from nodelease.errors import Exit, ToolFailure, UsageError
+from nodelease.house import PACKAGES
 
 from .catalog import MUTANTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
-# what a campaign needs: copied once per lane, the mutated file restored after each mutant
-COPY = ("model", "history", "nodelease", "scenarios", "checkers", "broken_models", "counterexamples", "explore",
-        "guided", "mutants", "amendments")
+# what a campaign needs: every package of the tool (nodelease/house.py), copied once per lane, the mutated file
+# restored after each mutant
+COPY = PACKAGES
 # the lane's own command line: its packages come first on its path (a checkout or an install alike)
 CAMPAIGN = ("-c", "import sys; from nodelease.cli import main; sys.exit(main())", "run")
 

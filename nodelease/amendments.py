@@ -3,8 +3,10 @@
 
 A variant's verdict, from what this module measures:
 
-- its plans (the finding's kept plans, tests/plans/f*.json) run with the variant substituted for
-  their model, judged under --strict: each passes, or fails naming what;
+- its plans (the finding's kept plans, tests/plans/f*.json, paths from the checkout's root) run
+  with the variant substituted for their model, judged under --strict: each passes, or fails naming
+  what (they are the tests', not installed: installed, `amendments` says it runs from a checkout,
+  exit 2);
 - a campaign of the variant (seeds 0..N-1 of `swarm`, not strict) against the correct model's on
   the same seeds: the violations no finding explains (unsafe: the first such seed is recorded as
   a counterexample plan under reports/), the findings' seed counts, and nodelease/diff.py's
@@ -39,7 +41,8 @@ import os
 
 from .errors import Exit, UsageError
 
-RECORD = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "amendments", "verdicts.json")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
+RECORD = os.path.join(ROOT, "amendments", "verdicts.json")
 DEFAULT_SEEDS = 300
 COVERAGE_TOL_PP = 5.0  # a coverage point's share may fall this much (small campaigns are noisy)
 MARGIN_TOL_MS = 250  # a margin's minimum may shrink this much
@@ -66,7 +69,7 @@ def run_plans(name: str, plans) -> dict:
 
     out = {}
     for path in plans:
-        with open(path) as f:
+        with open(os.path.join(ROOT, path)) as f:
             plan = json.load(f)
         plan = dict(plan, model=name)
         out[path] = sorted({v.invariant for v in violations(run_plan(plan), strict=True)})
@@ -297,6 +300,10 @@ def command(console, args) -> int:
     workers = getattr(args, "workers", 1) or 1
     if workers < 1:
         raise UsageError(f"--workers must be at least 1, got {workers}")
+    missing = [p for n in chosen for p in variant(n).plans if not os.path.exists(os.path.join(ROOT, p))]
+    if missing:
+        raise UsageError(f"amendments runs from a checkout of the project: the findings' plans its variants replay "
+                         f"are kept with its tests ({missing[0]} is not in {ROOT})")
     record = load_record()
     print(f"the correct model's campaign: {args.seeds} seeds of swarm", flush=True)
     base = campaign("correct", args.seeds, workers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .campaign import MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
+from .campaign import DEFAULT_SCENARIO, MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
 from .errors import Exit, ToolFailure, UsageError
 from .report import (
     command_line,
@@ -76,8 +76,15 @@ def judge_row(kind: str, catch: Catch, failing: int) -> tuple[bool, str]:
     return False, "NOT CAUGHT"
 
 
+def scenario_of(e, scenario: str) -> str:
+    """Where a model runs: in the run's scenario, or, in the swarm's (the default mix), in the one its module
+    names (SCENARIO: its rule lives in a part of the world the swarm seldom draws)."""
+    return e.scenario if e.scenario and scenario == DEFAULT_SCENARIO else scenario
+
+
 def command(console, args) -> int:
-    """`broken [MODEL...]`: run the models (default: every one of the registry) and the control."""
+    """`broken [MODEL...]`: run the models (default: every one of the registry) and the control, in each
+    scenario a model runs in."""
     from rich.table import Table
 
     from checkers.paired import finding_seeds
@@ -92,12 +99,18 @@ def command(console, args) -> int:
     if variants:
         raise UsageError(f"{variants[0]} is a variant (amendments/), proposed, not broken: "
                          f"`amendments {variants[0]}` judges it")
+    for e in chosen:
+        check_scenario(scenario_of(e, args.scenario))
+    models = [e for e in chosen if e.kind != "correct"]
+    used = [args.scenario] + sorted({scenario_of(e, args.scenario) for e in models} - {args.scenario})
+    control = entry(MAIN_MODEL)
+    runs = [(control, s) for s in used] + [(e, scenario_of(e, args.scenario)) for e in models]
     rows = []
     warnings = []
-    control: dict | None = None  # the correct model's finding seeds, once it ran (it runs first)
-    for e in chosen:
-        path = default_report_path(e.name, args.scenario, args.start, args.seeds)
-        rep = run_campaign(console, e.name, args.scenario, params, args.start, args.seeds, args.workers, path)
+    controls: dict[str, dict] = {}  # scenario -> the correct model's finding seeds there (the controls run first)
+    for e, scenario in runs:
+        path = default_report_path(e.name, scenario, args.start, args.seeds)
+        rep = run_campaign(console, e.name, scenario, params, args.start, args.seeds, args.workers, path)
         if rep["failures"]:
             draw_failures(rep, path, params)
         write_report(path, rep)
@@ -112,13 +125,15 @@ def command(console, args) -> int:
         # violations may be taken for the finding (checkers/paired.py; issue 36)
         mine = finding_seeds(rep)
         if e.kind == "correct":
-            control = mine
-        rises = rises_over(mine, control, "the control") if control is not None and e.kind != "correct" else []
+            controls[scenario] = mine
+        rises = (rises_over(mine, controls[scenario], "the control") if scenario in controls and e.kind != "correct"
+                 else [])
         warnings += [f"warning: {e.name} shows {line}: its own violations may be taken for that finding"
                      for line in rises]
         first = catch.first if catch.first is not None else (failing[0] if failing else None)
         tool = rep["tool_failures"]
-        rows.append({"model": e.name, "kind": e.kind, "survivor": e.kind == "survivor", "rule_broken": e.rule,
+        rows.append({"model": e.name, "scenario": scenario, "kind": e.kind, "survivor": e.kind == "survivor",
+                     "rule_broken": e.rule,
                      "must_catch": e.catches, "invariants_violated": sorted(catch.by), "caught_by": catch.by,
                      "caught_seeds": catch.seeds, "first_caught_seed": catch.first,
                      "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
@@ -127,12 +142,14 @@ def command(console, args) -> int:
                      "ok": ok, "verdict": verdict, "report": os.path.relpath(path),
                      "replay": replay_command(path, first) if first is not None else None,
                      "tool_replay": replay_command(path, tool[0]["seed"]) if tool else None})
-    t = Table(title=f"broken models, seeds {args.start}..{args.start + args.seeds - 1}, scenario {args.scenario}")
-    for col in ("model", "rule broken", "must be caught by", "caught by (seeds)", "first caught", "verdict"):
+    t = Table(title=f"broken models, seeds {args.start}..{args.start + args.seeds - 1}, scenario {args.scenario}"
+                    + (" (or the one a model names)" if len(used) > 1 else ""))
+    for col in ("model", "scenario", "rule broken", "must be caught by", "caught by (seeds)", "first caught",
+                "verdict"):
         t.add_column(col)
     for r in rows:
         colour = "[green]" if r["ok"] and r["kind"] != "survivor" else "" if r["ok"] else "[red]"
-        t.add_row(r["model"], r["rule_broken"], r["must_catch"],
+        t.add_row(r["model"], r["scenario"], r["rule_broken"], r["must_catch"],
                   ", ".join(f"{i} {n}" for i, n in r["caught_by"].items()) or "-",
                   "-" if r["first_caught_seed"] is None else str(r["first_caught_seed"]), colour + r["verdict"])
     console.print(t)
@@ -144,7 +161,8 @@ def command(console, args) -> int:
               "seeds": {"start": args.start, "count": args.seeds}, "passed": passed, "models": rows,
               "warnings": warnings, "git_commit": git_commit(), "command": command_line()}
     text = "\n".join(
-        f"{r['model']:<28} breaks {r['rule_broken']:<6} must be caught by {r['must_catch']:<8} caught by "
+        f"{r['model']:<28} ({r['scenario']}) breaks {r['rule_broken']:<6} must be caught by {r['must_catch']:<8} "
+        f"caught by "
         f"{', '.join(f'{i} {n}' for i, n in r['caught_by'].items()) or '-':<24} of {r['seeds_run']}: {r['verdict']}"
         for r in rows) + "\n" + "".join(line + "\n" for line in warnings)
     write_report(path, report, text=text)

@@ -191,9 +191,10 @@ def models(page: str) -> list[str]:
     def summary(e) -> str:  # the registry's summary is the docstring's first line, which may stop mid-sentence
         return e.summary if e.kind == "correct" else _first_sentence(importlib.import_module(e.module).__doc__)
 
-    return _table(("model", "kind", "rule broken", "must be caught by", "what it does"),
+    return _table(("model", "kind", "rule broken", "must be caught by", "`broken` runs it in", "what it does"),
                   [(_link(_module_file(e.module), page, f"`{e.name}`"), kind[e.kind], e.rule,
-                    f"{e.catches} (it does not)" if e.kind == "survivor" else e.catches, summary(e))
+                    f"{e.catches} (it does not)" if e.kind == "survivor" else e.catches,
+                    "-" if e.kind == "correct" else e.scenario or "the run's scenario", summary(e))
                    for e in entries()])
 
 
@@ -412,13 +413,166 @@ def _differences():
     return mod
 
 
+# --- the worked example: a broken model's campaign, its first failure, its kept counterexample -------------
+
+EXAMPLE_SEEDS = 30  # the README's example: `python runner.py --model MODEL --seeds 30`
+EXAMPLE_PLAN = os.path.join("tests", "plans", "readme-{model}.json")  # its first failure, shrunk and kept
+
+
+def _example_report(model: str) -> str:
+    return f"reports/{model}-swarm-s0-n{EXAMPLE_SEEDS}.json"
+
+
+_examples: dict[str, dict] = {}
+
+
+def _first_failure(model: str) -> dict:
+    """The first failure of the example's campaign (run here, once a process: seeds 0..29 of `swarm`, the
+    report written nowhere)."""
+    if model not in _examples:
+        from rich.console import Console
+
+        from .campaign import parse_pins, run_campaign
+
+        params = parse_pins([], scenario="swarm", start=0, count=EXAMPLE_SEEDS)
+        rep = run_campaign(Console(quiet=True), model, "swarm", params, 0, EXAMPLE_SEEDS, 1, os.devnull, quiet=True)
+        if not rep["failures"]:
+            raise UsageError(f"`python runner.py --model {model} --seeds {EXAMPLE_SEEDS}` shows no violation any more: "
+                             f"the docs' worked example needs another model or more seeds")
+        _examples[model] = rep["failures"][0]
+    return _examples[model]
+
+
+def _command(model: str, what: str) -> str:
+    f = _first_failure(model)
+    base = f"python runner.py {what} {_example_report(model)} --seed {f['seed']}"
+    return base + (f" --invariant {f['invariant']}" if what == "shrink" else "")
+
+
+def _kept_example(model: str) -> tuple[dict, object, object]:
+    """(the kept counterexample of the example's first failure, its history, its violation), checked: it is
+    that seed's and that invariant's, shrunk from that seed's run, and replays the run it stored."""
+    import json
+
+    from counterexamples.shrink import record_seed, run_plan, size, violations
+
+    f = _first_failure(model)
+    path = EXAMPLE_PLAN.format(model=model)
+    redo = (f"shrink it again: python runner.py shrink {_example_report(model)} --seed {f['seed']} "
+            f"--invariant {f['invariant']} --report {path}")
+    try:
+        with open(os.path.join(CODE, path)) as fh:
+            plan = json.load(fh)
+    except OSError:
+        raise UsageError(f"{path} is missing: the kept counterexample of the docs' worked example; {redo}") from None
+    if (plan.get("seed"), plan.get("invariant")) != (f["seed"], f["invariant"]):
+        raise UsageError(f"{path} is the counterexample of seed {plan.get('seed')} ({plan.get('invariant')}), but "
+                         f"the worked example now fails first at seed {f['seed']} ({f['invariant']}); {redo}")
+    history = run_plan(plan)
+    recorded, whole = record_seed(f["seed"], model, "swarm", None)
+    if history.sha256() != plan.get("history_sha256") or size(recorded, whole) != plan["shrunk"]["before"]:
+        raise UsageError(f"{path} no longer replays the counterexample it kept of seed {f['seed']}; {redo}")
+    v = next(x for x in violations(history) if x.invariant == f["invariant"])
+    return plan, history, v
+
+
+def _cut(explanation: str) -> list[str]:
+    """A violation's explanation as the docs show it: its message wrapped, each `apply` event cut short to
+    its key, operation, condition and the state it wrote."""
+    import textwrap
+
+    message, *events = explanation.split("\n")
+    out = textwrap.wrap(message, 110)
+    for line in events:
+        m = re.match(r'^(.* apply .*? cond=\S+) .*?(state="[^"]*")', line)
+        out.append(f"{m[1]} ... {m[2]}" if m else line)
+    return out
+
+
+def failure(page: str, model: str) -> list[str]:
+    """The example campaign's first failure, as its summary shows it (the `apply` lines cut short)."""
+    f = _first_failure(model)
+    return ["```", f"first failure, seed {f['seed']}:", *_cut(f["explanation"]), "",
+            f"replay: {_command(model, 'replay')}", f"shrink: {_command(model, 'shrink')}", "```"]
+
+
+def replay(page: str, model: str) -> list[str]:
+    return ["```bash", _command(model, "replay"), "```"]
+
+
+def shrink(page: str, model: str) -> list[str]:
+    """The example's shrink command, and what its kept counterexample holds beside the seed's run."""
+    plan, _h, _v = _kept_example(model)
+    b, a = plan["shrunk"]["before"], plan["shrunk"]["after"]
+    return ["```bash", _command(model, "shrink") + " --html cx.html", "```", "",
+            f"This seed: {b['events']:,} events and {b['faults']:,} faults ({b['nodes']} nodes, {b['actors']} actors), "
+            f"shrunk to {a['events']:,} events and {a['faults']:,} faults ({a['nodes']} node{'s' * (a['nodes'] != 1)}, "
+            f"{a['actors']} actor{'s' * (a['actors'] != 1)}), kept as "
+            + _link(EXAMPLE_PLAN.format(model=model), page, f"`{os.path.basename(EXAMPLE_PLAN.format(model=model))}`")
+            + "."]
+
+
+def steps(page: str, model: str) -> list[str]:
+    """The example from its campaign to its counterexample's picture: three commands."""
+    f = _first_failure(model)
+    run = f"python runner.py --model {model} --seeds {EXAMPLE_SEEDS}"
+    return ["```bash", f"{run:<59} # fails; its report names the failing seeds",
+            _command(model, "shrink") + " --html cx.html",
+            f"python runner.py replay reports/{model}-s{f['seed']}-{f['invariant']}-shrunk.json --html cx.html", "```"]
+
+
+def story(page: str, model: str) -> list[str]:
+    """The kept counterexample's story, as `shrink` prints it."""
+    from counterexamples.story import tell
+
+    plan, history, v = _kept_example(model)
+    return ["```", *tell(plan, history, v).rstrip("\n").split("\n"), "```"]
+
+
+def ci(page: str) -> list[str]:
+    """What this repository's CI (.ci/run) runs, read off the script: the quick start's commands, each
+    campaign, the broken models' demonstration and the explorations, counted."""
+    with open(os.path.join(CODE, ".ci", "run")) as fh:
+        commands = [line.strip() for line in fh if re.match(r"\s*(python|pip|ruff|mypy)\b", line)]
+    parts, left = [], list(commands)
+
+    def take(pattern: str) -> list[str]:
+        found = [c for c in left if re.fullmatch(pattern, c)]
+        for c in found:
+            left.remove(c)
+        return found
+
+    words = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five"}
+    take(r"python -m pip install --quiet --upgrade pip")
+    tests = take(re.escape("pip install -e '.[test]' && python -m pytest"))
+    sweep = take(r"python runner\.py --seeds (\d+)")
+    if tests and sweep:
+        parts.append("the two quick-start commands")
+    for c in take(r"python runner\.py --scenario (\w+) --seeds (\d+)"):
+        m = re.fullmatch(r"python runner\.py --scenario (\w+) --seeds (\d+)", c)
+        parts.append(f"{int(m[2]):,} seeds of the {m[1]} scenario")
+    for c in take(r"python runner\.py --broken --seeds (\d+)"):
+        parts.append(f"the broken models ({int(c.rsplit(' ', 1)[1]):,} seeds each)")
+    lint = take(r"(ruff check \.|mypy model|python runner\.py compile --check.*)")
+    explore = take(r"python runner\.py --explore.*")
+    if explore:
+        parts.append(f"{words.get(len(explore), len(explore))} exhaustive exploration{'s' * (len(explore) > 1)} of "
+                     f"the correct model ({_link('docs/exhaustive.md', page, 'exhaustive.md')})")
+    if lint:
+        parts.append("the lint and type checks")
+    parts += [f"`{c}`" for c in left]  # a command this reader does not know, named as it is
+    return [f"This repository's CI, {_link('.ci/run', page, '`.ci/run`')}, runs " + ", ".join(parts[:-1])
+            + f" and {parts[-1]}."]
+
+
 # region name -> its renderer (page) -> lines; "finding F-1" passes its argument
 REGIONS: dict[str, Callable] = {
     "exits": exits, "cli": cli, "invariants": invariants, "models": models, "scenarios": scenarios,
     "faults": faults, "points": points, "margins": margins, "findings": findings, "finding": finding, "differences": differences,
     "amendments": amendments_table, "question": question,
+    "failure": failure, "replay": replay, "shrink": shrink, "steps": steps, "story": story, "ci": ci,
 }
-_WITH_ARG = ("finding", "question")
+_WITH_ARG = ("finding", "question", "failure", "replay", "shrink", "steps", "story")
 
 
 def questions() -> list[str]:
@@ -437,7 +591,10 @@ def places() -> dict[str, list[str]]:
     from checkers.findings import FINDINGS
 
     return {
-        "README.md": ["exits"],
+        "README.md": ["failure unlocked_resolver", "replay unlocked_resolver", "shrink unlocked_resolver", "ci",
+                      "exits"],
+        "docs/guide.md": ["failure unlocked_resolver", "replay unlocked_resolver", "steps unlocked_resolver",
+                          "story unlocked_resolver", "ci"],
         "docs/reference.md": ["cli", "invariants", "models", "scenarios", "faults", "points", "margins", "findings",
                               "exits"],
         FINDINGS_PAGE: (["findings"] + [f"finding {f.id}" for f in FINDINGS] + ["amendments"]
@@ -452,7 +609,8 @@ def render(name: str, page: str) -> str:
     fn = REGIONS.get(kind)
     if fn is None or (kind in _WITH_ARG) != bool(arg):
         raise UsageError(f"{page}: unknown generated region {name!r} (known: {', '.join(REGIONS)}; "
-                         f"'finding' and 'question' name an id, as in 'finding F-1', 'question Q-1')")
+                         f"'finding' and 'question' name an id, as in 'finding F-1', 'question Q-1'; 'failure', "
+                         f"'replay', 'shrink', 'steps' and 'story' a model, as in 'story unlocked_resolver')")
     return "\n".join(fn(page, arg) if arg else fn(page)) + "\n"
 
 

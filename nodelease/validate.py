@@ -17,7 +17,6 @@ This module knows the rules and the report's schema; it must not know the parser
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -140,8 +139,8 @@ SEEDS_CHECKED = 10_000  # a campaign's seeds whose drawn configuration is checke
 def check_sim(pins: dict, scenario: str, start: int = 0, count: int = 2_000) -> None:
     """The simulated world: the configuration each seed would draw around `pins` (its first
     SEEDS_CHECKED seeds), checked before any runs. Each is drawn exactly as the seed will draw it
-    (draw_params is the first use of the seed's RNG), so a seed the world cannot draw is refused
-    here, never a crash in a seed."""
+    (from its own stream, "draw/params": scenarios/streams.py), so a seed the world cannot draw is
+    refused here, never a crash in a seed."""
     from model.params import Params, ParamsError
     from scenarios.swarm import draw_params, fit_params
 
@@ -149,7 +148,7 @@ def check_sim(pins: dict, scenario: str, start: int = 0, count: int = 2_000) -> 
     _fitted(pins, Params().to_dict(), "the defaults", fit_params)
     for seed in range(start, start + min(count, SEEDS_CHECKED)):
         try:
-            p, family = draw_params(random.Random(seed), pins, scenario)
+            p, family = draw_params(seed, pins, scenario)
         except ParamsError as e:
             raise _refusal(_rule_behind(e), pins, f"seed {seed}'s draw") from None
         check_config(p.to_dict(), pins, f"seed {seed}'s draw, {family} timing")

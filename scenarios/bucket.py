@@ -66,18 +66,19 @@ class SimBucket:
     """A linearizable key-value store with S3 conditional semantics."""
 
     def __init__(self, versioning: str = MD5, absent_if_match: int = 404, p_conflict: float = 0.0,
-                 p_alias: float = 0.0, rng=None) -> None:
+                 p_alias: float = 0.0, rng=None, alias_rng=None) -> None:
         if versioning not in VERSIONINGS:
             raise ValueError(f"versioning must be one of {VERSIONINGS}, got {versioning!r}")
         if absent_if_match not in (404, 412):
             raise ValueError(f"absent_if_match must be 404 or 412, got {absent_if_match!r}")
         if (p_conflict or p_alias) and rng is None:
-            raise ValueError("p_conflict and p_alias need the world's rng")
+            raise ValueError("p_conflict and p_alias need the world's stream")
         self.versioning = versioning
         self.absent_status = NOT_FOUND if absent_if_match == 404 else PRECONDITION_FAILED
         self.p_conflict = p_conflict
         self.p_alias = p_alias
         self.rng = rng
+        self.alias_rng = rng if alias_rng is None else alias_rng
         self.objects: dict[str, _Obj] = {}
         self._keys: list[str] = []  # the keys, sorted: LIST by prefix is a range of it
         self._serial = 0
@@ -145,9 +146,9 @@ class SimBucket:
         return _new_tuple(Reply, (OK, token, None, None)), prev, serial
 
     def chance(self, site: str, key: str, p: float) -> bool:
-        """A conflict or an alias for `key` happens (with probability p, from the world's RNG);
-        a world with a plan replaces this (scenarios/plan.py)."""
-        return self.rng.random() < p
+        """A conflict or an alias for `key` happens (with probability p, from the world's stream of each:
+        `rng`, `alias_rng`); a world with a plan replaces this (scenarios/plan.py)."""
+        return (self.alias_rng if site == "alias" else self.rng).random() < p
 
     def remove(self, key: str) -> None:
         """Delete `key` (also for a world's faults: an object deleted outside the protocol)."""

@@ -6,7 +6,9 @@ drives the workload (workload.py), asks the fault kinds (scenarios/faults/) to
 schedule their faults and to give each request its fate, ends the faults in a
 quiet phase (quiet.py), and keeps the bookkeeping of applied writes that INV-3
 needs. It records all of it in the history. Every random decision comes from
-the run's one seeded RNG, or from a plan (scenarios/plan.py).
+the stream of the part that makes it (streams.py: the network's delays, the
+client requests, each fault kind's fates, ... each derived from the seed and the
+part's name), or from a plan (scenarios/plan.py).
 
 Two interpreters subclass it, as Stateright's checker and its real runtime
 interpret one actor vocabulary: the SimPy world (sim.py: true time is SimPy's
@@ -31,7 +33,6 @@ boto3.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 from history import Clock, History
@@ -66,9 +67,9 @@ from model.records import LEASES_PREFIX, NODE_HEADER_3, NODES_PREFIX, OWNERS_PRE
 
 from .faults import KINDS, NO_FAULTS, RATES, steps
 from .faults.fail_fast import FAIL_FAST_MS_MAX
-from .plan import NoRandom
 from .processes import Proc, Processes, Slot
 from .quiet import QuietPhase
+from .streams import Streams
 from .swarm import draw, draw_params
 from .workload import Workload
 
@@ -98,10 +99,6 @@ def _written_state(req) -> str | None:
     return state_line(req.body)
 
 
-def _no_draw(_n):
-    raise RuntimeError("a random draw (randint) in a planned run: every decision must come from the plan")
-
-
 class World(Processes, Workload, QuietPhase):
     """The core of a world; a subclass supplies time, the bucket and the transport."""
 
@@ -112,23 +109,22 @@ class World(Processes, Workload, QuietPhase):
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
                  model_name: str = "correct", options: dict | None = None, choices=None, **draw_overrides) -> None:
         self.seed = seed
-        self.rng = random.Random(seed)
         # faults as data (scenarios/plan.py): a Choices that records every decision drawn, or a plan
-        # to read them from (then nothing is drawn: the RNG refuses)
+        # to read them from (then nothing is drawn: every stream refuses)
         self.choices = choices
-        if choices is not None and not choices.recording:
-            self.rng = NoRandom()
-        # the draws below go through getrandbits, as random.Random's own do (see `randint`)
-        self._getrandbits = self.rng.getrandbits if choices is None or choices.recording else _no_draw
-        # fates drawn straight from the RNG (no Choices to note or read them, no world of its own deciding)
+        # one random stream per part (streams.py): rngs[part], made on first use
+        self.rngs = Streams(seed, planned=choices is not None and not choices.recording)
+        # the network's delays (`delay`, every request and reply) go through getrandbits, as Random's own draws do
+        self._net_bits = self.rngs["network"].getrandbits
+        # fates drawn straight from the streams (no Choices to note or read them, no world of its own deciding)
         self._drawn = choices is None and type(self)._fate is World._fate
         # the configuration: given whole (a Params), or drawn for this seed around the pinned values
         if isinstance(params, Params):
             self.params, config = params, "given"
         else:
-            self.params, config = draw_params(self.rng, params or {}, scenario)
+            self.params, config = draw_params(self.rngs, params or {}, scenario)
         self.model = model
-        self.options = draw(self.rng, scenario, self.params, **draw_overrides) if options is None else options
+        self.options = draw(self.rngs, scenario, self.params, **draw_overrides) if options is None else options
         self.options.setdefault("config", config)
         o = self.options
         self._delay_ms_max = o["delay_ms_max"]
@@ -212,41 +208,16 @@ class World(Processes, Workload, QuietPhase):
         ch = self.choices
         return draw(*args) if ch is None else ch.pick(site, who, draw, *args)
 
-    def randint(self, a: int, b: int) -> int:
-        """rng.randint(a, b), drawing exactly the same numbers, without its argument checks
-        (it is the hot path's most called function): CPython's `Random._randbelow_with_getrandbits`
-        inlined (a test compares the two), not three Python calls deep."""
-        n = b - a + 1
-        k = n.bit_length()
-        getrandbits = self._getrandbits
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return a + r
-
     def delay(self) -> int:
-        """randint(1, delay_ms_max): a request's or a reply's way to the bucket (every request and reply)."""
+        """randint(1, delay_ms_max) from the network's stream: a request's or a reply's way to the bucket
+        (every request and reply: the hot path's most called draw, `Stream.randint` inlined)."""
         n = self._delay_ms_max
         k = n.bit_length()
-        getrandbits = self._getrandbits
+        getrandbits = self._net_bits
         r = getrandbits(k)
         while r >= n:
             r = getrandbits(k)
         return 1 + r
-
-    def below(self, n: int) -> int:
-        """rng.randrange(n) for an int n, drawing exactly the same numbers (as `randint`)."""
-        if n <= 0:
-            raise ValueError("empty range for randrange()")
-        k = n.bit_length()
-        getrandbits = self._getrandbits
-        r = getrandbits(k)
-        while r >= n:
-            r = getrandbits(k)
-        return r
-
-    def _chance(self, p: float) -> bool:
-        return self.rng.random() < p
 
     # --- the run's schedule -------------------------------------------------------------
 
@@ -286,12 +257,14 @@ class World(Processes, Workload, QuietPhase):
                     if ch is not None and ch.kept:
                         self.schedule_workload(ch.kept)
                     if until is not None:
+                        rngs = self.rngs
                         if o["request_gap_ms"]:
-                            self.later(until + self.randint(0, o["request_gap_ms"]), self._client_request)
+                            self.later(until + rngs["requests"].randint(0, o["request_gap_ms"]), self._client_request)
                         if o["hibernate_gap_ms"]:
-                            self.later(until + self.randint(0, 2 * o["hibernate_gap_ms"]), self._hibernate)
+                            self.later(until + rngs["hibernations"].randint(0, 2 * o["hibernate_gap_ms"]),
+                                       self._hibernate)
                         if o["move_gap_ms"]:
-                            self.later(until + self.randint(0, 2 * o["move_gap_ms"]), self._move)
+                            self.later(until + rngs["moves"].randint(0, 2 * o["move_gap_ms"]), self._move)
             elif step == "@script":
                 self.schedule_script()
             elif step == "@quiet":
@@ -383,7 +356,8 @@ class World(Processes, Workload, QuietPhase):
             elif t is Forward:
                 if proc.asked and eff.command.name == "request":
                     self._client_answered(proc, eff.command.args[0], eff.command.args[1], "forwarded to " + eff.node_id)
-                self.later(self.choose("forward", proc.machine, self.randint, 1, self.options["delay_ms_max"]),
+                self.later(self.choose("forward", proc.machine, self.rngs["forward"].randint, 1,
+                                       self.options["delay_ms_max"]),
                            self._forwarded, eff.node_id, eff.command)
             elif t is Exit:
                 self.record(proc.index, "exit", (eff.status, eff.reason))
@@ -532,7 +506,7 @@ class World(Processes, Workload, QuietPhase):
             return
         if cut == "refuse":
             self.note_fault(proc, "fail_fast", req, None, "refused: cut off")
-            ms = self.choose("refused", proc.machine, self.randint, 1, FAIL_FAST_MS_MAX)
+            ms = self.choose("refused", proc.machine, self.rngs["refused"].randint, 1, FAIL_FAST_MS_MAX)
             if lazy:
                 self._await(proc, rid, timeout, ms)
             self.later(ms, self._reply, proc, rid, FAILED)
@@ -578,7 +552,7 @@ class World(Processes, Workload, QuietPhase):
         process gets. The retry is a request of its own at the bucket: its condition meets the write's own
         object (412; a DELETE's meets no object: 404 or 412 by the flavour), unless it names it again."""
         self.note_fault(proc, "sdk_retry", req, None, "applied; its answer lost; the SDK sent it again")
-        gap = self.choose("sdk_retry", proc.machine, self.randint, 1, SDK_RETRY_MS_MAX)
+        gap = self.choose("sdk_retry", proc.machine, self.rngs["sdk_retry_412"].randint, 1, SDK_RETRY_MS_MAX)
         self.later(gap, self.to_bucket, proc, rid, req, None, sent_ms)
 
     def _conflict_at_bucket(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
@@ -621,7 +595,7 @@ class World(Processes, Workload, QuietPhase):
                 return fate
         delay = self.delay()
         if self._upload_ms_max and req.body is not None and len(req.body) >= 1024:
-            delay += self.randint(0, self._upload_ms_max)  # a segment upload takes its time (bandwidth)
+            delay += self.rngs["uploads"].randint(0, self._upload_ms_max)  # a segment upload takes its time (bandwidth)
         for hook in self.send_late:
             fate = hook(self, proc, req, f, delay)
             if fate is not None:

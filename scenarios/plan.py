@@ -1,13 +1,13 @@
 """Faults as data (issue 13): every random decision of a run, keyed by what it decides.
 
-A seed's run draws its decisions from the world's one seeded RNG. Given a `Choices` that
-records, the world draws exactly as without it and notes each decision under a key naming
+A seed's run draws its decisions from its parts' random streams (streams.py). Given a `Choices`
+that records, the world draws exactly as without it and notes each decision under a key naming
 what it decided: ``send m1 PUT nodes/n1 #3`` is the fate and delay of the fourth lease write
 machine m1 sent, ``event m0 #12`` how long the thirteenth event served on m0 ran. It also
 notes the workload it drew (client requests, hibernations, moves) as a list.
 
-Given a `Choices` built from such a table (a *plan*), the world draws nothing: its RNG is
-replaced by one that refuses every draw, each decision is read from the table, and a
+Given a `Choices` built from such a table (a *plan*), the world draws nothing: its streams
+refuse every draw (streams.Refusing), each decision is read from the table, and a
 decision the table lacks takes its default, the calm one (no fault, the shortest delay).
 So a plan replays its seed exactly (same history, same hash), and a plan with entries
 removed is the same run with those faults removed and nothing else moved: keys count per
@@ -78,13 +78,6 @@ def decision_key(seen: Counter, site: str, who: str) -> str:
     return f"{base} #{k}"
 
 
-class NoRandom:
-    """The RNG of a planned run: any draw is a bug (a decision not routed through Choices)."""
-
-    def __getattr__(self, name):
-        raise RuntimeError(f"a random draw ({name}) in a planned run: every decision must come from the plan")
-
-
 class Choices:
     """Record a run's decisions (table None), or replay them from a table (a plan)."""
 
@@ -137,7 +130,7 @@ _MISSING = object()
 
 
 class Branching(Choices):
-    """A plan's decisions where it holds them, fresh draws from the world's RNG where it does not
+    """A plan's decisions where it holds them, fresh draws from the world's streams where it does not
     (the guided search's mutants, guided/mutate.py): a recording run, so the table it leaves is the
     whole run's, a plan like any other (`times` says when each decision was made, `clock` is the
     world's true time, set once the world exists).

@@ -1,7 +1,7 @@
 """The named scenarios, as data: what each one forces of the swarm's draw.
 
-A seed of any scenario draws its world as the swarm does (swarm.py), consuming the RNG the same
-way; a preset only forces parts of that draw:
+A seed of any scenario draws its world as the swarm does (swarm.py), from the same streams; a
+preset only forces parts of that draw (a preset's race draws from a stream of its own, "draw/focus"):
 
 - `force`: fault kind -> what the kind makes of it (each kind's draw reads `ctx.force(id)`): a
   minimum count (`outages`, `twins`), a minimum rate (`fail_fast`, `reply_lost`, `late`,

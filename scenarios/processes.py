@@ -115,7 +115,7 @@ class Processes:
         return OldTiming(*given) if given else OldTiming()
 
     def _instance(self) -> str:
-        return f"{self.rng.getrandbits(32):08x}"
+        return f"{self.rngs['instances'].getrandbits(32):08x}"
 
     def end_process(self, proc: Proc, status: int | None = None) -> None:
         """The process is gone (exit `status`, or a crash when None)."""
@@ -137,7 +137,7 @@ class Processes:
         # the supervisor (systemd Restart=on-failure) starts it again: same id, new instance
         o = self.options
         lo = o.get("restart_ms_min", 100)
-        ms = self.choose("restart", slot.machine, self.randint, lo, o["restart_ms_max"])
+        ms = self.choose("restart", slot.machine, self.rngs["restarts"].randint, lo, o["restart_ms_max"])
         self.later(lo if ms is None else ms, self._restart, slot)
 
     def _restart(self, slot) -> None:

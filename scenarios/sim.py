@@ -44,7 +44,9 @@ class SimWorld(World):
         self.env = simpy.Environment()
         self._queue = self.env._queue
         self._next_eid = self.env._eid.__next__
-        self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"], self.rng)
+        # a conflict is the `conflict` kind's fault, drawn from its stream; an alias a behaviour of the bucket's
+        self.bucket = SimBucket(o["versioning"], o["absent_if_match"], o["p_conflict"], o["p_alias"],
+                                self.rngs["conflict"], alias_rng=self.rngs["aliases"])
         if choices is not None:  # the bucket's conflicts and aliases are decisions too
             bucket_chance = self.bucket.chance
             self.bucket.chance = lambda site, key, p: choices.pick(site, key, bucket_chance, site, key, p)

@@ -1,12 +1,16 @@
 """What a seed draws: its configuration and its world (swarm testing).
 
-Each seed draws its own mix and rates of faults from the world's one seeded
-RNG (TigerBeetle's VOPR, "swarm testing"): a fault is switched on for a seed
-or not, and if on, at a rate of its own. The draw is data: DRAW_ORDER names the
-stages, each the world's own (the cluster, the bucket, the workload, the clocks:
-the functions below) or a fault kind's (scenarios/faults/); a named scenario
-(scenarios/presets.py) forces parts of it. Every drawn option lands in the
-history.
+Each seed draws its own mix and rates of faults (TigerBeetle's VOPR, "swarm testing"): a fault is
+switched on for a seed or not, and if on, at a rate of its own. The draw is data: DRAW_ORDER names
+the stages, each the world's own (the cluster, the bucket, the workload, the clocks: the functions
+below) or a fault kind's (scenarios/faults/); a named scenario (scenarios/presets.py) forces parts
+of it. Every drawn option lands in the history.
+
+Each part draws from a stream of its own (streams.py): the timing from "draw/params", each of the
+world's stages from "draw/<stage>", each fault kind's stages from "draw/<kind id>" (a preset's race
+from "draw/focus"). So a kind added, removed or drawing differently moves no other part of the draw
+(issue 38: the clocks, the timing, the workload and every other kind stay put); the order of the
+stages says only what a stage may read of the others'.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from model.params import Params
 
 from .faults import KINDS
 from .presets import PRESETS, SCENARIOS
+from .streams import Streams
 
 def _pick(rng, options):
     return options[rng.randrange(len(options))]
@@ -34,11 +39,17 @@ CONFIG_FAMILIES = {
 PARAM_NAMES = ("ttl_ms", "grace_ms", "safety_ms", "max_skew_ms", "heartbeat_period_ms", "attempt_timeout_ms")
 
 
-def draw_params(rng, pinned: dict | None = None, scenario: str = "swarm") -> tuple[Params, str]:
-    """One seed's valid configuration (T-2..T-4 hold) and its family. Pinned values (--param) hold
-    for every seed; the rest is drawn, then moved only as far as the bounds demand. A scenario
-    whose preset says "on T-2" (`deadline`) always sits on T-2's bound, where a deadline race has
-    no margin."""
+def streams_of(seed) -> Streams:
+    """A seed's streams (a seed, or the world's own Streams, passed through)."""
+    return seed if isinstance(seed, Streams) else Streams(seed)
+
+
+def draw_params(seed, pinned: dict | None = None, scenario: str = "swarm") -> tuple[Params, str]:
+    """One seed's valid configuration (T-2..T-4 hold) and its family, from its stream "draw/params"
+    (`seed`: the seed, or its Streams). Pinned values (--param) hold for every seed; the rest is
+    drawn, then moved only as far as the bounds demand. A scenario whose preset says "on T-2"
+    (`deadline`) always sits on T-2's bound, where a deadline race has no margin."""
+    rng = streams_of(seed)["draw/params"]
     on_t2 = PRESETS[scenario].config == "on T-2" if scenario in PRESETS else False
     family = _pick(rng, ("default", "bounds", "bounds", "bounds", "scaled", "large"))
     if on_t2 and family == "default":
@@ -113,11 +124,13 @@ LIVENESS_FLOOR_MS = 10_000  # the model's own back-offs and bounds (8 s at most)
 
 
 class DrawContext:
-    """What a seed's draw stages share: the RNG, the options drawn so far, the configuration, the
-    preset and what it forces, and the switches and counts a kind drew in one stage for another."""
+    """What a seed's draw stages share: the options drawn so far, the configuration, the preset and
+    what it forces, and the switches and counts a kind drew in one stage for another. `rng` is the
+    stream of the stage drawing now (its part's: `draw` sets it before each stage)."""
 
-    def __init__(self, rng, o: dict, params: Params, preset, pinned: dict) -> None:
-        self.rng = rng
+    def __init__(self, streams: Streams, o: dict, params: Params, preset, pinned: dict) -> None:
+        self.streams = streams
+        self.rng = None
         self.o = o
         self.p = params
         self.tg = params.ttl_ms + params.grace_ms
@@ -131,11 +144,15 @@ class DrawContext:
         return ms * self.tg // DEFAULT_TAKEOVER_MS
 
     def choice(self, options):
-        """One of `options`, drawn (rng.randrange over them, as every draw here has always been)."""
+        """One of `options`, drawn from the stage's stream (rng.randrange over them)."""
         return options[self.rng.randrange(len(options))]
 
     def nodes(self) -> list[str]:
         return [f"n{i}" for i in range(self.o["nodes"])]
+
+    def stream(self, part: str):
+        """The draw's stream of `part` (a preset's race draws from "draw/focus")."""
+        return self.streams["draw/" + part]
 
     def force(self, kind_id: str):
         """What the preset forces of this kind (None: nothing)."""
@@ -254,8 +271,10 @@ BASE = {"cluster": _cluster, "bucket": _bucket, "aliases": _aliases, "network": 
         "clocks": _clocks, "preset_off": _preset_off}
 
 # The order of the draw's stages: "@name" is the world's own (BASE), "kind.stage" a fault kind's
-# `draw_<stage>`. The stages of the kinds that predate the registry interleave, so that every seed
-# draws what it always drew; a kind not named here draws its `draw_main` after them, before the clocks.
+# `draw_<stage>`. Each draws from its part's stream ("draw/<name>", "draw/<kind>"), so the order says
+# only what a stage can read of the others' (a kind's rate reads its switch, the clocks read the twins'
+# count, the focus rewrites what the kinds drew); a kind not named here draws its `draw_main` after
+# them, before the clocks.
 DRAW_ORDER = (
     "@cluster", "@bucket", "conflict.rate", "@aliases", "@network",
     # each fault on or off for the seed (one draw each, in this order), then its rate if on
@@ -279,6 +298,7 @@ DRAW_ORDER = (
 
 
 def _stages() -> list:
+    """(the stage's part, its function), in the draw's order."""
     named = {s.split(".")[0] for s in DRAW_ORDER if not s.startswith("@")}
     late = [f"{k}.main" for k in KINDS if k not in named]
     order = list(DRAW_ORDER)
@@ -287,31 +307,34 @@ def _stages() -> list:
     out = []
     for s in order:
         if s.startswith("@"):
-            out.append(BASE[s[1:]])
+            out.append(("draw/" + s[1:], BASE[s[1:]]))
         else:
             kind, stage = s.split(".")
-            out.append(getattr(KINDS[kind], "draw_" + stage))
+            out.append(("draw/" + kind, getattr(KINDS[kind], "draw_" + stage)))
     return out
 
 
 STAGES = _stages()
 
 
-def draw(rng, scenario: str, params: Params, duration_ms: int | None = None, nodes: int | None = None,
+def draw(seed, scenario: str, params: Params, duration_ms: int | None = None, nodes: int | None = None,
          actors: int | None = None, liveness_floor_ms: int = LIVENESS_FLOOR_MS) -> dict:
-    """Draw one seed's world. Returns plain data (ints, strings, lists, dicts).
+    """Draw one seed's world (`seed`: the seed, or its Streams), each stage from its part's stream.
+    Returns plain data (ints, strings, lists, dicts).
 
     Times are written for the default timing and scale with ttl + grace (S), so that a
     world with the real-S3 world's short timing keeps the same shape. `duration_ms` fixes the
     run's length (the fault phase, then a quiet phase if it fits twice), `nodes` and `actors`
-    fix those counts; each replaces its drawn value, the RNG consumed as without it."""
+    fix those counts; each replaces its drawn value, the stream consumed as without it."""
     if scenario not in PRESETS:
         raise ValueError(f"unknown scenario {scenario!r} (choices: {', '.join(PRESETS)})")
     o: dict = {}
-    ctx = DrawContext(rng, o, params, PRESETS[scenario], {"nodes": nodes, "actors": actors})
+    streams = streams_of(seed)
+    ctx = DrawContext(streams, o, params, PRESETS[scenario], {"nodes": nodes, "actors": actors})
     ctx.duration_ms = duration_ms
     ctx.liveness_floor_ms = liveness_floor_ms
-    for stage in STAGES:
+    for part, stage in STAGES:
+        ctx.rng = streams[part]
         stage(ctx)
     return o
 
@@ -321,10 +344,12 @@ def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):
     clocks may be 2 * max_skew apart: the gap T-2 pays for. `mode`: "spread" (anywhere in the band),
     "opposite" (two node machines at its two ends, the slow and the fast one, either way round),
     "sweep" (one node machine's clock crosses the whole band during the run, another stays at an
-    end). Returns (clocks, [slow machine, fast machine] or None, the base: true time's reading)."""
+    end). The node machines draw first, then the operator's and an upgrade's old machines, the twins'
+    last, so that a twin more or less moves no other machine's clock. Returns (clocks, in the order of
+    `machines`, [slow machine, fast machine] or None, the base: true time's reading)."""
     base = rng.randint(0, 1_000_000)  # local time is never true time
     S = max_skew_ms
-    clocks = {m: [base + rng.randint(-S, S), 0] for m in machines}
+    clocks = {m: [base + rng.randint(-S, S), 0] for m in node_machines}
     pair = None
     if mode in ("opposite", "sweep") and len(node_machines) >= 2:
         slow, fast = rng.sample(node_machines, 2)
@@ -336,7 +361,9 @@ def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):
             m = _pick(rng, pair)
             rate = (2 * S - 4) * 1_000_000 // max(horizon_ms, 1)
             clocks[m] = [base - S + 2, rate] if m == slow else [base + S - 2, -rate]
-    return clocks, pair, base
+    for m in sorted((m for m in machines if m not in clocks), key=lambda m: m.startswith("t")):  # the twins last
+        clocks[m] = [base + rng.randint(-S, S), 0]
+    return {m: clocks[m] for m in machines}, pair, base
 
 
 __all__ = ["SCENARIOS", "PRESETS", "draw", "draw_params", "fit_params", "on_bounds", "PARAM_NAMES", "DRAW_ORDER"]

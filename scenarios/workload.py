@@ -2,7 +2,8 @@
 final rounds that ask for every actor before a run ends (INV-4), and the events a served request
 runs (they take time, CS-1).
 
-A part of the world core (core.py): drawn from the run's one RNG, or read from a plan's workload
+A part of the world core (core.py): drawn from streams of its own (streams.py: "requests",
+"hibernations", "moves", "retries", "events", "final_rounds"), or read from a plan's workload
 (scenarios/plan.py). No protocol here: a client asks, the model decides.
 """
 
@@ -62,17 +63,17 @@ class Workload:
             self.deliver(proc, command)
 
     def _client_request(self) -> None:
-        rng = self.rng
+        rng = self.rngs["requests"]
         self._requests += 1
         if self.options["hot_share"] and rng.random() < self.options["hot_share"]:
             actor = self.actors[0]
         else:
-            actor = self.actors[self.below(len(self.actors))]
-        node_id = self.request_ids[self.below(len(self.request_ids))]
+            actor = self.actors[rng.below(len(self.actors))]
+        node_id = self.request_ids[rng.below(len(self.request_ids))]
         if self.choices is not None:
             self.choices.note(self.now, "ask", node_id, actor)
         self._ask(node_id, actor, self._requests)
-        self.later(self.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
+        self.later(rng.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
 
     def _ask(self, node_id: str, actor: str, req: int) -> None:
         """A client request for `actor` reaches `node_id` (lost if no process serves that id)."""
@@ -98,7 +99,7 @@ class Workload:
             live = [n for n in self.node_ids if self.live_proc(n) is not None]
             if tries < 3 and live:
                 self._retries[req] = tries + 1
-                node_id = self.choose("final_node", actor, self._one_of, live)
+                node_id = self.choose("final_node", actor, self.rngs["final_rounds"].one_of, live)
                 self.later(FINAL_RETRY_MS, self._ask, node_id if node_id in live else live[0], actor, req)
             return
         if not self.options["p_client_retry"]:
@@ -112,10 +113,8 @@ class Workload:
 
     def _retry_after(self) -> int | None:
         """Whether the client retries, after how long (None: it does not)."""
-        return self.randint(50, 1_000) if self.rng.random() < self.options["p_client_retry"] else None
-
-    def _one_of(self, items: list):
-        return items[self.below(len(items))]
+        rng = self.rngs["retries"]
+        return rng.randint(50, 1_000) if rng.random() < self.options["p_client_retry"] else None
 
     def _broadcast(self, command) -> None:
         """Hibernations and moves reach every process but those a race plays out on, and those of a
@@ -130,24 +129,26 @@ class Workload:
         """An actor goes idle: whoever holds it hibernates it."""
         if self.in_quiet:
             return
-        actor = self.actors[self.below(len(self.actors))]
+        rng = self.rngs["hibernations"]
+        actor = self.actors[rng.below(len(self.actors))]
         if self.choices is not None:
             self.choices.note(self.now, "hibernate", actor)
         self._broadcast(Command("hibernate", (actor,)))
-        self.later(self.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
+        self.later(rng.randint(1, 2 * self.options["hibernate_gap_ms"]), self._hibernate)
 
     def _move(self) -> None:
         """An actor is moved to another node: whoever holds it hands it over."""
         if self.in_quiet:
             return
-        actor = self.actors[self.below(len(self.actors))]
+        rng = self.rngs["moves"]
+        actor = self.actors[rng.below(len(self.actors))]
         # a move hands the actor over: to a node other than the one its record names
         others = [n for n in self.node_ids if n != self.holders.get(actor)] or self.node_ids
-        target = others[self.below(len(others))]
+        target = others[rng.below(len(others))]
         if self.choices is not None:
             self.choices.note(self.now, "move", actor, target)
         self._move_to(actor, target)
-        self.later(self.randint(1, 2 * self.options["move_gap_ms"]), self._move)
+        self.later(rng.randint(1, 2 * self.options["move_gap_ms"]), self._move)
 
     def _move_to(self, actor: str, target: str) -> None:
         self._requests += 1
@@ -181,9 +182,10 @@ class Workload:
 
     def _event_draw(self) -> int:
         o = self.options
-        if o["p_long_event"] and self.rng.random() < o["p_long_event"]:
-            return self.randint(*o["long_event_ms"])
-        return self.randint(0, o["event_ms_max"])
+        rng = self.rngs["events"]
+        if o["p_long_event"] and rng.random() < o["p_long_event"]:
+            return rng.randint(*o["long_event_ms"])
+        return rng.randint(0, o["event_ms_max"])
 
     def _event_end(self, proc: Proc, actor: str, req: int) -> None:
         if proc.events.pop((actor, req), None) is not None and proc.alive:
@@ -211,8 +213,9 @@ class Workload:
             if live:
                 self._requests += 1
                 self._final_reqs.add(self._requests)
-                node_id = self.choose("final_node", actor, self._one_of, live)
+                node_id = self.choose("final_node", actor, self.rngs["final_rounds"].one_of, live)
                 self._ask(node_id if node_id in live else live[0], actor, self._requests)
 
     def _most_actors(self) -> list[str]:
-        return [a for a in self.actors if self.rng.random() < 0.8]
+        rng = self.rngs["final_rounds"]
+        return [a for a in self.actors if rng.random() < 0.8]

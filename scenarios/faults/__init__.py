@@ -6,12 +6,13 @@ place, everything the rest of the world needs to know about it:
 - `options`: the options it reads from a seed's drawn options, each with its **off** value, so
   that a seed (or a plan) that leaves an option out has that fault off, and `calm` is every kind
   off (`turn_off`);
-- how a seed draws it: its `draw_<stage>(ctx)` methods, called in swarm.DRAW_ORDER (the stages of
-  the kinds that predate the registry interleave, so that every seed draws as it always did);
-  a kind not named there draws in one stage, `draw_main`, after them;
+- how a seed draws it: its `draw_<stage>(ctx)` methods, called in swarm.DRAW_ORDER, each drawing from
+  the kind's own stream (`ctx.rng`, "draw/<id>": scenarios/streams.py), so that no other part's draw
+  moves with it; a kind not named there draws in one stage, `draw_main`, after them;
 - how the world schedules it (`schedule(world, base)`), in ORDER below, and what fate it gives a
   request on its way to the bucket or back (`send_early`, `send_late`, `reply_early`, `reply_late`:
-  hooks the world calls in ORDER, installed only in seeds where the kind is `active`);
+  hooks the world calls in ORDER, installed only in seeds where the kind is `active`; what they draw,
+  they draw from the run's stream of the kind, `world.rngs[id]`);
 - the per-run state it keeps on the world (`state`: attribute -> factory) and what the quiet
   phase turns off (`quiet(world)`);
 - what the shrinker may remove (`scheduled` lists, whose entries it sets to None; `flags`, set to

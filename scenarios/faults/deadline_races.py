@@ -109,11 +109,12 @@ class DeadlineRaces(FaultKind):
         step = max(1, p.period_ms // 8)
         dense = max(1, p.period_ms // 32)
         trip = 4 * w.options["delay_ms_max"]  # a read there and back, twice (routing, acquisition)
+        randint = w.rngs[self.id].randint
         for actor in actors[:3]:
             if lapse:
                 for at in range(deadline - p.period_ms // 2, deadline, max(1, p.period_ms // 16)):
                     w.later(at - w.now, w._command_node_any, node, Command("hibernate", (actor,)))
-                first = deadline - w.choose("later", f"lapse {node} {actor}", w.randint, 0, trip)
+                first = deadline - w.choose("later", f"lapse {node} {actor}", randint, 0, trip)
             else:
                 for at in range(deadline - 2 * p.period_ms, deadline - p.period_ms // 2, step):
                     w.later(at - w.now, w._ask_new, node, actor)
@@ -125,7 +126,7 @@ class DeadlineRaces(FaultKind):
                 w.later(at - w.now, w._ask_new, taker, actor)
         if lapse:
             for actor in [x for x in w.actors if x not in w.holders][:3]:
-                for at in range(deadline - w.choose("later", f"lapse {node} {actor}", w.randint, 0, trip),
+                for at in range(deadline - w.choose("later", f"lapse {node} {actor}", randint, 0, trip),
                                 deadline + p.period_ms // 4, dense):
                     w.later(at - w.now, w._ask_new, node, actor)
 

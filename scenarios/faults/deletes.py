@@ -41,15 +41,15 @@ class Deletes(FaultKind):
                 continue
             node_id, at, replacement, *then = delete
             follow = bool(then and then[0])
-            soon = replacement and w.choose("soon", f"delete{k}", w._chance, 0.5)
+            soon = replacement and w.choose("soon", f"delete{k}", w.rngs[self.id].happens, 0.5)
             if follow or soon:
                 w.later(base + at, w.fault_step, self.id, "arm", node_id, follow, soon, replacement)
             else:
                 w.later(base + at, w._delete, NODES_PREFIX + node_id)
                 if replacement:
                     # the operator, thinking the machine gone, starts a replacement under that id
-                    w.later(base + at + w.choose("later", "replacement " + node_id, w.randint, 0, tg // 3),
-                            w._twin_begins, node_id, "r0", 4 * tg)
+                    after = w.choose("later", "replacement " + node_id, w.rngs[self.id].randint, 0, tg // 3)
+                    w.later(base + at + after, w._twin_begins, node_id, "r0", 4 * tg)
 
     def quiet(self, w) -> None:
         w._delete_races.clear()
@@ -99,17 +99,17 @@ class Deletes(FaultKind):
             w._shield[n] = w.now + P + w.params.attempt_timeout_ms
         if follow:
             if not soon:  # (a replacement at once meets the absent object, not the operator's fence)
-                w.later(w.choose("later", "fence " + node, w.randint, 1, P // 8), w._operator,
+                w.later(w.choose("later", "fence " + node, w.rngs[self.id].randint, 1, P // 8), w._operator,
                         Command("cluster_fence", (node,)))
             mine = [a for a in w.actors if w.holders.get(a) == node][:3]
             for k in range(16):
-                w.later(k * P // 16 + w.choose("later", "ask " + node, w.randint, 1, P // 16),
+                w.later(k * P // 16 + w.choose("later", "ask " + node, w.rngs[self.id].randint, 1, P // 16),
                         w.fault_step, self.id, "ask_around", node, mine)
         if replacement:
             # the operator, thinking the machine gone, starts a replacement under that id
             lo, hi = (1, P // 8) if soon else (0, w.tg // 3)
-            w.later(w.choose("later", "replacement " + node, w.randint, lo, hi), w._twin_begins, node, "r0",
-                    4 * w.tg)
+            w.later(w.choose("later", "replacement " + node, w.rngs[self.id].randint, lo, hi), w._twin_begins, node,
+                    "r0", 4 * w.tg)
 
     def ask_around(self, w, node_id: str, actors: list[str]) -> None:
         """Requests for `actors` (its own when the race began), at `node_id` and at another node."""
@@ -117,7 +117,7 @@ class Deletes(FaultKind):
         for actor in actors:
             w._ask_new(node_id, actor)
             if others:
-                other = w.choose("around", node_id, w._one_of, others)
+                other = w.choose("around", node_id, w.rngs["deletes"].one_of, others)
                 w._ask_new(other if other in others else others[0], actor)
 
 

@@ -23,8 +23,8 @@ class FailFast(FaultKind):
     @staticmethod
     def send_early(world, proc, req, f):
         p = f["p_fail_fast"]
-        if p and world.rng.random() < p:
-            return "fail_fast", world.randint(1, FAIL_FAST_MS_MAX)
+        if p and world.rngs["fail_fast"].random() < p:
+            return "fail_fast", world.rngs["fail_fast"].randint(1, FAIL_FAST_MS_MAX)
         return None
 
 

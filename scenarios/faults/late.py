@@ -27,8 +27,8 @@ class Late(FaultKind):
     def send_late(world, proc, req, f, delay):
         p = f["p_late"]
         if (p and (world.fault_target is None or world.targeted(req)) and (req.op == PUT or req.op == DELETE)
-                and world.rng.random() < p):
-            return "late", world.randint(1, world.options["late_ms_max"])
+                and world.rngs["late"].random() < p):
+            return "late", world.rngs["late"].randint(1, world.options["late_ms_max"])
         return None
 
 

@@ -32,19 +32,22 @@ class MarkerWrites(Entry):
     @staticmethod
     def send_early(world, proc, req, f):
         entry = _marker(world, proc, req, f)
-        if entry is None or world.rng.random() >= entry[0]:
+        if entry is None:
             return None
-        k = world.below(4)  # a quarter lost, half late (the outcome its sender cannot know), a quarter 409
+        rng = world.rngs["marker_writes"]
+        if rng.random() >= entry[0]:
+            return None
+        k = rng.below(4)  # a quarter lost, half late (the outcome its sender cannot know), a quarter 409
         if k == 0:
             return "lost", 0
         if k == 3:
             return "conflict", world.delay()  # as if another conditional write raced it
-        return "late", world.randint(1, entry[1])
+        return "late", rng.randint(1, entry[1])
 
     @staticmethod
     def reply_early(world, proc, req, f):
         entry = _marker(world, proc, req, f)
-        if entry is not None and world.rng.random() < entry[0] / 2:
+        if entry is not None and world.rngs["marker_writes"].random() < entry[0] / 2:
             return "lost", 0
         return None
 

@@ -20,7 +20,7 @@ class QuietCrash(FaultKind):
             w.later(w.quiet_at_ms + w.liveness_ms // 3, w.fault_step, self.id, "strike")
 
     def strike(self, w) -> None:
-        node_id = w.choose("quiet_crash", "", w._one_of, w.node_ids) or w.node_ids[0]
+        node_id = w.choose("quiet_crash", "", w.rngs["quiet_crash"].one_of, w.node_ids) or w.node_ids[0]
         proc = w.live_proc(node_id)
         if proc is not None:
             w.crash(proc)

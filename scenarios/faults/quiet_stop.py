@@ -28,7 +28,7 @@ class QuietStop(FaultKind):
         if len(running) < 2:
             return
         ids = [s.node_id for s in running]
-        node_id = w.choose("quiet_stop", "", w._one_of, ids)
+        node_id = w.choose("quiet_stop", "", w.rngs["quiet_stop"].one_of, ids)
         slot = running[ids.index(node_id) if node_id in ids else 0]
         slot.wanted = False  # retired: no supervisor brings it back
         w._stop_node(slot.node_id, None, retire=True)

@@ -36,16 +36,16 @@ class RecordStorms(Stretch):
 
     @staticmethod
     def send_early(world, proc, req, f):
-        if stormed(world, f, req) and world.rng.random() < STORM_LOST:
+        if stormed(world, f, req) and world.rngs["record_storms"].random() < STORM_LOST:
             return "lost", 0
         return None
 
     @staticmethod
     def reply_late(world, proc, req, f, delay):
-        if stormed(world, f, req) and world.rng.random() < STORM_SLOW:
+        if stormed(world, f, req) and world.rngs["record_storms"].random() < STORM_SLOW:
             # the write landed, its reply comes up to a timeout late, while the client's retry at once
             # starts the same node's next acquisition (OR-7, OR-9)
-            return "slow", world.randint(delay, delay + world.params.attempt_timeout_ms)
+            return "slow", world.rngs["record_storms"].randint(delay, delay + world.params.attempt_timeout_ms)
         return None
 
 

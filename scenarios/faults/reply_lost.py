@@ -39,7 +39,8 @@ class ReplyLost(FaultKind):
         if world.replies_dropping and req.op != GET and f is world.fault:
             lost = REPLIES_DROPPING  # a stretch in which writes land and their replies are lost
         if (lost and (world.fault_target is None or world.targeted(req))
-                and (req.op != GET or world.options.get("read_replies_lost")) and world.rng.random() < lost):
+                and (req.op != GET or world.options.get("read_replies_lost"))
+                and world.rngs["reply_lost"].random() < lost):
             return "lost", 0
         return None
 

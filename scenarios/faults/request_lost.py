@@ -21,7 +21,7 @@ class RequestLost(FaultKind):
     @staticmethod
     def send_early(world, proc, req, f):
         p = f["p_request_lost"]
-        if p and (world.fault_target is None or world.targeted(req)) and world.rng.random() < p:
+        if p and (world.fault_target is None or world.targeted(req)) and world.rngs["request_lost"].random() < p:
             return "lost", 0
         return None
 

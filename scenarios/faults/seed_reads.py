@@ -34,11 +34,14 @@ class SeedReads(Entry):
             due[(proc.index, key[len(LEASES_PREFIX):])] = True
         elif not (op == LIST and key.startswith(DATA_PREFIX) and due.pop((proc.index, key[len(DATA_PREFIX):-1]), False)):
             return None
-        if f is not world.fault or world.in_quiet or world.rng.random() >= world.options["upgrade"]["seed_faults"]:
+        if f is not world.fault or world.in_quiet:
             return None
-        if world.below(2):
+        rng = world.rngs["seed_reads"]
+        if rng.random() >= world.options["upgrade"]["seed_faults"]:
+            return None
+        if rng.below(2):
             return "lost", 0
-        return "fail_fast", world.randint(1, FAIL_FAST_MS_MAX)
+        return "fail_fast", rng.randint(1, FAIL_FAST_MS_MAX)
 
 
 KIND = SeedReads()

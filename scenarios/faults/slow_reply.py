@@ -23,15 +23,15 @@ class SlowReply(FaultKind):
     @staticmethod
     def reply_late(world, proc, req, f, delay):
         p = f["p_slow_reply"]
-        rng = world.rng
+        rng = world.rngs["slow_reply"]
         if p and (world.fault_target is None or world.targeted(req)) and rng.random() < p:
             a = world.params.attempt_timeout_ms
             tail = world.options.get("slow_tail", "within")
             if tail == "past" and rng.random() < 0.5:
-                return "slow", world.randint(a, 3 * a)  # well past the attempt timeout: the timeout answers
+                return "slow", rng.randint(a, 3 * a)  # well past the attempt timeout: the timeout answers
             if tail == "edge" and rng.random() < 0.5:
-                return "slow", world.randint(a - a // 10, a - 1)  # just under the attempt timeout
-            return "slow", world.randint(delay, delay + a)
+                return "slow", rng.randint(a - a // 10, a - 1)  # just under the attempt timeout
+            return "slow", rng.randint(delay, delay + a)
         return None
 
 

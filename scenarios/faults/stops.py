@@ -104,7 +104,7 @@ class Stops(FaultKind):
         """The event `proc` just began: a straggler (None) if a stop waits for one there, else NotMine."""
         if w._straggle and proc.node_id in w._straggle and proc.slot.machine.startswith("m"):
             restart_after_ms, _ = w._straggle.pop(proc.node_id)
-            w.later(w.choose("later", "straggler " + proc.node_id, w.randint, 1, w.tg // 30),
+            w.later(w.choose("later", "straggler " + proc.node_id, w.rngs["stops"].randint, 1, w.tg // 30),
                     w._stop_node, proc.node_id, restart_after_ms)
             return None
         return NotImplemented

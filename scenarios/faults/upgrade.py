@@ -162,7 +162,7 @@ class Upgrade(FaultKind):
         if not p or w.in_quiet:
             return
         rec = decode_lease(reply.body)
-        if isinstance(rec, OldLease) and rec.expires_at_ms == 0 and w.choose("gc", req.key, w._chance, p):
+        if isinstance(rec, OldLease) and rec.expires_at_ms == 0 and w.choose("gc", req.key, w.rngs[self.id].happens, p):
             w.later(1, w.fault_step, self.id, "gc_race", req.key)
 
     def gc_race(self, w, key) -> None:
@@ -181,7 +181,7 @@ class Upgrade(FaultKind):
 
     def gc_deletes(self, w, p_gc, leases, data_keys) -> None:
         for key in gc_collectable(leases, data_keys):
-            if w.choose("gc", key, w._chance, p_gc):
+            if w.choose("gc", key, w.rngs["upgrade"].happens, p_gc):
                 w._delete(key)
 
 

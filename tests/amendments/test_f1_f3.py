@@ -55,6 +55,8 @@ def _f1_world(model, restart=False):
     w = ScriptedWorld(nodes=2, restart=restart, model=_model(model), model_name=model)
     w.at(0, "twin", "n0", "t0")
     w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    # n0's first write lands 30 ms late: the twin's last check read, sent just before, finds no object
+    w.rule(NetRule("delay_apply", machine="m0", op="PUT", key="nodes/n0", ms=30, times=1))
     w.at(20_900, "delete", "nodes/n0")
     return w.run(until_ms=40_000)
 
@@ -94,6 +96,8 @@ def _f1_records_freed_world(model):
     w = ScriptedWorld(nodes=2, restart=False, model=_model(model), model_name=model)
     w.at(0, "twin", "n0", "t0")
     w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=3_480, times=1))
+    # n0's first write lands 30 ms late: the twin's last check read, sent just before, finds no object
+    w.rule(NetRule("delay_apply", machine="m0", op="PUT", key="nodes/n0", ms=30, times=1))
     w.rule(NetRule("delay_apply", machine="m0", op="PUT", key="nodes/n0", after_ms=21_000, ms=1_900, times=1))
     w.at(16_000, "request", "n0", A0)
     w.at(18_300, "delete", "nodes/n0")

@@ -79,15 +79,13 @@ def test_a_dead_peer_is_still_fenced_and_its_changed_body_read(versioning):
 def test_the_pinned_discipline_changes_the_tokens_only(monkeypatch):
     """tests/kits/measure_etag.py.s pin: every seed draws the world it draws unpinned, but for its
     bucket's token discipline (the alias stage draws only under opaque, so the pin comes after it)."""
-    import random
 
     from measure_etag import pin_discipline
     from scenarios import swarm
 
     def options(seed):
-        rng = random.Random(seed)
-        params, _family = swarm.draw_params(rng, {}, "swarm")
-        return swarm.draw(rng, "swarm", params)
+        params, _family = swarm.draw_params(seed, {}, "swarm")
+        return swarm.draw(seed, "swarm", params)
 
     before = [options(s) for s in range(8)]
     assert {o["versioning"] for o in before} == {"md5", "opaque"}

@@ -17,6 +17,7 @@ from history import Process
 from model.observations import KINDS
 from model.params import Params
 
+import pinned
 from factkit import finish
 from factkit import live as live_write
 
@@ -371,19 +372,15 @@ def test_bd1_nine_fence_writes_in_flight_violate():
 def test_bd1_the_mass_fault_puts_more_than_eight_fences_in_flight():
     """BD-1 (broken_models/unbounded_fences) in the swarm's mass fault (10 nodes, nine gone at once, the one
     left cut off meanwhile): back, it fences all nine together, its reads quick and its fence writes
-    answered slowly, before the quiet phase stops the slow replies. Seed 21 is a mass seed: the broken
-    model has nine fences in flight and BD-1 names it; the correct model at most eight, and it passes."""
-    import broken_models
-    from model import MODEL
-    from scenarios.sim import SimWorld
-
-    broken = broken_models.load("unbounded_fences")
-    w = SimWorld(21, broken.MODEL, "swarm", model_name="unbounded_fences")
-    assert w.options["mass"] and w.options["delay_ms_max"] == 5
-    h = w.run()
+    answered slowly, before the quiet phase stops the slow replies. The plan (shrunk from seed 21's run,
+    a mass seed) has the broken model put nine fences in flight, and BD-1 names it; the correct model on
+    the same plan has at most eight, and it passes."""
+    o = pinned.plan("bd1-mass-fault")["options"]
+    assert o["mass"] and o["delay_ms_max"] == 5
+    h = pinned.run("bd1-mass-fault")
     assert max(e.fields.in_flight for e in h.events if e.kind == "fence_sent") == 9
     assert [v.invariant for v in CHECKERS["BD-1"](h)] == ["BD-1"]
-    h = SimWorld(21, MODEL, "swarm").run()
+    h = pinned.run("bd1-mass-fault", "correct")
     assert max(e.fields.in_flight for e in h.events if e.kind == "fence_sent") <= 8
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
@@ -391,59 +388,45 @@ def test_bd1_the_mass_fault_puts_more_than_eight_fences_in_flight():
 def test_a_record_storm_catches_the_unlocked_resolver_in_the_swarm():
     """OR-9 broken (broken_models.unlocked_resolver, BM-3) in the swarm's record storms: for a stretch half
     the record writes are lost and most replies to the rest come slowly, while clients retry at once at
-    the same node, so a resolver reads between a same-generation write landing and its reply. Seed 19
-    draws a storm: the broken model is caught (two owners, INV-1, or an act outside a hold, INV-6); the
-    correct model in the same seed passes."""
-    import broken_models
-    from model import MODEL
-    from scenarios.sim import SimWorld
-
-    broken = broken_models.load("unlocked_resolver")
-    w = SimWorld(19, broken.MODEL, "swarm", model_name="unlocked_resolver")
-    assert w.options["record_storms"] and w.options["p_client_retry"] == 0.9
-    h = w.run()
+    the same node, so a resolver reads between a same-generation write landing and its reply. The plan
+    (shrunk from seed 19's run) draws a storm: the broken model is caught (two owners, INV-1, or an act outside a
+    hold, INV-6); the correct model on the same plan passes."""
+    o = pinned.plan("record-storm-unlocked-resolver")["options"]
+    assert o["record_storms"] and o["p_client_retry"] == 0.9
+    h = pinned.run("record-storm-unlocked-resolver")
     assert any(e.kind == "fault" and e.fields.what == "record_storm" for e in h.events)
     assert {v.invariant for v in check_all(h)} & {"INV-1", "INV-6"}
-    h = SimWorld(19, MODEL, "swarm").run()
+    h = pinned.run("record-storm-unlocked-resolver", "correct")
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
 
 
 def test_a_guard_storm_catches_a_guard_failing_open_in_the_swarm():
     """UP-2 broken (broken_models.guard_fails_open: a failed guard read counts as no old heartbeat) in the
     swarm's guard storms: as the new nodes start after an upgrade, most of their `nodes/` reads are lost
-    for a stretch, so a guard round fails to read every heartbeat that is still fresh. Seed 66 draws an
-    upgrade with a storm: the broken model is caught (UP-2); the correct model in the same seed passes,
-    and reaches the coverage point that names the margin."""
-    import broken_models
+    for a stretch, so a guard round fails to read every heartbeat that is still fresh. The plan (shrunk
+    from seed 66's run) draws an upgrade with a storm: the broken model is caught (UP-2); the correct model on the
+    same plan passes, and reaches the coverage point that names the margin."""
     from checkers.coverage import reached
-    from model import MODEL
-    from scenarios.sim import SimWorld
 
-    broken = broken_models.load("guard_fails_open")
-    w = SimWorld(66, broken.MODEL, "swarm", model_name="guard_fails_open")
-    assert w.options["upgrade"]["guard_storm"]
-    h = w.run()
+    assert pinned.plan("guard-storm-fails-open")["options"]["upgrade"]["guard_storm"]
+    h = pinned.run("guard-storm-fails-open")
     assert any(e.kind == "fault" and e.fields.what == "guard_storm" for e in h.events)
     assert {v.invariant for v in check_all(h)} == {"UP-2"}
-    h = SimWorld(66, MODEL, "swarm").run()
+    h = pinned.run("guard-storm-fails-open", "correct")
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
     assert "guard read lost on a fresh heartbeat" in reached(h)
 
 
 def test_a_drain_waits_for_holds_and_catches_a_drain_that_keeps_them():
     """CS-3 broken (broken_models.drain_keeps_holds: a drain releases nothing and waits for holds to end by
-    themselves). Seed 15 draws a drain of n1 at 1.1 s, while n1 is still in its start check: the world asks
-    it for every actor, and tells it to drain only once an applied record names it (12.4 s), its actors
-    kept busy (no hibernation or move reaches it) to the drain's bound. The broken model never reports
-    drained (INV-11); the correct model, in the same seed, releases them and passes."""
-    import broken_models
-    from model import MODEL
-    from scenarios.sim import SimWorld
-
-    broken = broken_models.load("drain_keeps_holds")
-    w = SimWorld(15, broken.MODEL, "swarm", model_name="drain_keeps_holds")
-    assert w.options["drains"][0][:2] == ["n1", 1139] and w.options["drains_wait_for_holds"]
-    h = w.run()
+    themselves). The plan (shrunk from seed 15's run) draws a drain of n1 at 1.1 s, while n1 is still in
+    its start check: the world asks it for every actor, and tells it to drain only once an applied record names it
+    (past 10 s), its actors kept busy (no hibernation or move reaches it) to the drain's bound. The
+    broken model never reports drained (INV-11); the correct model, on the same plan, releases them and
+    passes."""
+    o = pinned.plan("drain-keeps-holds")["options"]
+    assert o["drains"][0][:2] == ["n1", 1139] and o["drains_wait_for_holds"]
+    h = pinned.run("drain-keeps-holds")
     i = next(k for k, e in enumerate(h.events) if e.kind == "told" and e.fields.command == "drain")
     assert h.events[i].t_ms > 10_000
     named = {}
@@ -452,31 +435,27 @@ def test_a_drain_waits_for_holds_and_catches_a_drain_that_keeps_them():
             named[f.key] = f.state
     assert any(state.startswith("held n1 ") for state in named.values()), named
     assert [v.invariant for v in check_all(h)] == ["INV-11"]
-    h = SimWorld(15, MODEL, "swarm").run()
+    h = pinned.run("drain-keeps-holds", "correct")
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
     assert any(e.kind == "drained" for e in h.events)
 
 
 def test_a_silencing_twin_wins_and_catches_adopting_any_instance():
     """NL-9 broken (broken_models.adopt_any_instance: a re-read after a failed condition adopts a `live`
-    object of any instance). Seed 1 draws a twin of n1 at 97.1 s that silences n1's own lease writes
-    through its start check (an outage of mode "lease"): the twin writes live over n1's object; back,
-    n1's write fails its condition and its re-read meets the twin's instance. The broken n1 adopts it:
-    two processes hold n1's node lease (LEASE-1). The correct n1, in the same seed, exits (NL-10) and
-    the run passes, reaching "twin won"."""
-    import broken_models
+    object of any instance). The plan (shrunk from seed 1's run) draws a twin of n1 at 97.1 s that silences
+    n1's own lease writes through its start check (an outage of mode "lease"): the twin writes live over n1's
+    object; back, n1's write fails its condition and its re-read meets the twin's instance. The broken n1
+    adopts it: two processes hold n1's node lease (LEASE-1). The correct n1, on the same plan, exits
+    (NL-10) and the run passes, reaching "twin won"."""
     from checkers.coverage import reached
-    from model import MODEL
-    from scenarios.sim import SimWorld
 
-    broken = broken_models.load("adopt_any_instance")
-    w = SimWorld(1, broken.MODEL, "swarm", model_name="adopt_any_instance")
-    assert w.options["twins"][0][0] == "n1" and w.options["twin_silences"] == [0]
-    h = w.run()
+    o = pinned.plan("silencing-twin-adopted")["options"]
+    assert o["twins"][0][0] == "n1" and o["twin_silences"] == [0]
+    h = pinned.run("silencing-twin-adopted")
     assert any(e.kind == "fault" and (e.fields.what, e.fields.target, e.fields.detail) == ("outage", "m1", "lease")
                for e in h.events)
     assert "LEASE-1" in {v.invariant for v in check_all(h)}
-    h = SimWorld(1, MODEL, "swarm").run()
+    h = pinned.run("silencing-twin-adopted", "correct")
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
     assert any(e.kind == "exit" and "live under another instance" in e.fields.reason for e in h.events)
     assert "twin won" in reached(h)
@@ -484,19 +463,15 @@ def test_a_silencing_twin_wins_and_catches_adopting_any_instance():
 
 def test_a_silenced_release_catches_a_stop_that_retries_forever():
     """CS-2 broken (broken_models.stop_retries_forever: a clean stop retries its failing `released` write for
-    ever). Seed 31 draws silenced stops of n2: when its process sends its `released` write, its machine's own
-    lease writes are lost for 3 A + 2 s, so the write and its retries fail past A + 1 s. The broken model
-    keeps retrying (CS-2); the correct model, in the same seed, gives up after A + 1 s and exits."""
-    import broken_models
-    from model import MODEL
-    from scenarios.sim import SimWorld
-
-    broken = broken_models.load("stop_retries_forever")
-    w = SimWorld(31, broken.MODEL, "swarm", model_name="stop_retries_forever")
-    assert w.options["stop_silences"] and w.options["stops"][0][0] == "n2"
-    h = w.run()
+    ever). The plan (shrunk from seed 31's run) draws silenced stops of n2: when its process sends its
+    `released` write, its machine's own lease writes are lost for 3 A + 2 s, so the write and its retries
+    fail past A + 1 s. The broken model keeps retrying (CS-2); the correct model, on the same plan, gives up
+    after A + 1 s and exits."""
+    o = pinned.plan("silenced-release-retried")["options"]
+    assert o["stop_silences"] and o["stops"][0][0] == "n2"
+    h = pinned.run("silenced-release-retried")
     assert "CS-2" in {v.invariant for v in check_all(h)}
-    h = SimWorld(31, MODEL, "swarm").run()
+    h = pinned.run("silenced-release-retried", "correct")
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
     (cut,) = [k for k, e in enumerate(h.events) if e.kind == "fault"
               and (e.fields.what, e.fields.target, e.fields.detail) == ("outage", "m2", "lease")]

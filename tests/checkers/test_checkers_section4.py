@@ -442,7 +442,9 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(os.path.join(REPO, "runner.py"), work)
-    for pkg in ("model", "history", "nodelease", "checkers", "scenarios", "broken_models", "counterexamples"):
+    from nodelease.house import PACKAGES
+
+    for pkg in PACKAGES:
         shutil.copytree(os.path.join(REPO, pkg), work / pkg, ignore=shutil.ignore_patterns("__pycache__"))
     report = str(tmp_path / "broken.json")
     env = dict(os.environ, COLUMNS="200")
@@ -457,13 +459,17 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     assert r.returncode == (0 if rep["passed"] else 1), r.stdout[-3000:] + r.stderr[-3000:]
     assert rep["passed"] == all(row["ok"] for row in rep["models"])
     listed = [row["model"] for row in rep["models"]]
-    assert listed == ["correct"] + list(BROKEN) + list(SURVIVORS)  # the documented survivors shown last
+    # a control in each scenario a model runs in (the swarm, and those a model's module names), then the models,
+    # the documented survivors last
+    scenarios = ["swarm"] + sorted({e.scenario for e in entries() if e.scenario} - {"swarm"})
+    assert listed == ["correct"] * len(scenarios) + list(BROKEN) + list(SURVIVORS)
+    assert [row["scenario"] for row in rep["models"][:len(scenarios)]] == scenarios
     assert rep["seeds"] == {"start": 0, "count": 30}
     for name in BROKEN:
         assert name in r.stdout, name
-    control = rep["models"][0]
-    assert control["ok"] and control["failing_seeds"] == 0  # the correct model passes its 30 seeds
-    for row in rep["models"][1:]:
+    for control in rep["models"][:len(scenarios)]:
+        assert control["ok"] and control["failing_seeds"] == 0  # the correct model passes its 30 seeds
+    for row in rep["models"][len(scenarios):]:
         assert row["seeds_run"] == 30 and row["must_catch"] in CHECKERS, row["model"]
         assert row["tool_failing_seeds"] == 0, row["model"]
         if row["kind"] == "broken":  # caught means caught by the declared invariant, nothing else

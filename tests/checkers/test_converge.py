@@ -2,9 +2,9 @@
 and F-2 recognised by its cause: each check shown to catch a real violation, and to pass the
 correct model.
 
-The seeds are of the default mix (`swarm`); a world change that moves them fails these tests
-with the seed named, and the seed is found again with a short scan (`nodelease-check run
---model NAME --seeds 30`).
+The runs are stored plans (tests/plans/pinned/, tests/kits/pinned.py), each shrunk from a seed of
+the default mix (`swarm`) keeping its test passing: a world change that alters their replay fails
+them, naming the plan.
 """
 
 from __future__ import annotations
@@ -13,14 +13,9 @@ import copy
 
 import pytest
 
-from broken_models import load_model
+import pinned
 from checkers.verdict import judge
 from historykit import evs
-from scenarios.sim import run_seed
-
-
-def _run(model: str, seed: int):
-    return run_seed(seed, load_model(model), "swarm", None, "x")
 
 
 def _doctored(h):
@@ -30,45 +25,63 @@ def _doctored(h):
     return d
 
 
-@pytest.mark.parametrize("model, seed", [
-    ("pending_outlives_its_record", 0),  # OR-5: a pending release retried for ever against a changed record
-    ("lock_kept_on_failed_acquire", 1),  # OR-9: a request waits for ever on a lock nobody gives back
-    ("resolver_ignores_a_change", 10),  # OR-8: a changed record read for ever (not F-2: it changed)
-])
-def test_conv1_catches_the_models_that_never_settle(model, seed):
-    """Each of these breaks one rule so that the protocol stays stuck rather than unsafe: the
-    safety invariants pass them, CONV-1 names the blocker."""
-    v = judge(_run(model, seed))
+NEVER_SETTLE = [
+    "conv1-pending-outlives-its-record",  # OR-5: a pending release retried for ever against a changed record
+    "conv1-lock-kept-on-failed-acquire",  # OR-9: a request waits for ever on a lock nobody gives back
+    "conv1-resolver-ignores-a-change",  # OR-8: a changed record read for ever (not F-2: it changed)
+]
+
+
+def _never_settles(name: str) -> list:
+    """The plan's broken model stays stuck rather than unsafe: the safety invariants pass it, CONV-1 names
+    the blocker (its violations)."""
+    v = judge(pinned.run(name))
     conv = [x for x in v.violations if x.invariant == "CONV-1"]
-    assert conv, f"{model} seed {seed}: {[x.invariant for x in v.violations]}"
+    assert conv, f"{name}: {[x.invariant for x in v.violations]}"
     assert not any(x.invariant in ("INV-1", "INV-3", "INV-6", "LEASE-1") for x in v.violations)
     assert "F-2" not in v.findings  # no finding took the blocker for the ADR's own
+    return conv
+
+
+@pytest.mark.parametrize("name", NEVER_SETTLE)
+def test_conv1_catches_the_models_that_never_settle(name):
+    """Each of these breaks one rule so that the protocol stays stuck rather than unsafe: the
+    safety invariants pass them, CONV-1 names the blocker (plans shrunk from seeds 0, 1 and 10)."""
+    _never_settles(name)
 
 
 def test_conv1_names_the_blocker_its_key_and_since_when():
-    (x,) = [x for x in judge(_run("resolver_ignores_a_change", 10)).violations if x.invariant == "CONV-1"][:1]
+    x = _never_settles("conv1-resolver-ignores-a-change")[0]
     assert "kept sending GET owners/" in x.message and " s to " in x.message and "(its claim)" in x.message
 
 
-@pytest.mark.parametrize("seed", [38, 39, 46, 47])
-def test_the_correct_model_settles_or_meets_f2(seed):
-    """The correct model passes CONV-1 and INV-11 (seed 38 and 46: a drain told under faults,
-    judged from their end), but where an acquire lost its record write and nobody changed the record
-    (seeds 39 and 47): the resolver reads it for ever, F-2."""
-    h = _run("correct", seed)
+SETTLES = ["conv1-drain-under-faults-settles", "conv1-drain-under-faults-settles-too"]  # seeds 38 and 46
+MEETS_F2 = ["f2-resolver-reads-for-ever", "f2-drain-waits-on-a-lost-acquire"]  # seeds 39 and 47
+
+
+def _settles_or_meets_f2(name: str) -> None:
+    h = pinned.run(name)
     v = judge(h)
     assert v.violations == []
-    if seed in (39, 47):
+    if name in MEETS_F2:
         assert "CONV-1" in {x.invariant for x in v.findings.get("F-2", ())}
     else:
         (q,) = evs(h, "quiet")
         assert evs(h, "running", since=q.t_ms, until=q.t_ms + 1) and not v.findings
 
 
+@pytest.mark.parametrize("name", SETTLES + MEETS_F2)
+def test_the_correct_model_settles_or_meets_f2(name):
+    """The correct model passes CONV-1 and INV-11 (a drain told under faults, judged from their end),
+    but where an acquire lost its record write and nobody changed the record: the resolver reads it for
+    ever, F-2."""
+    _settles_or_meets_f2(name)
+
+
 def test_f2_is_recognised_by_its_cause_not_its_preconditions():
-    """Seed 39: F-2 by CONV-1. Doctored so that the process never lost its write (the fault event
-    removed), the same reads are no longer F-2's: the violation fails the run."""
-    h = _run("correct", 39)
+    """F-2 by CONV-1. Doctored so that the process never lost its write (the fault event removed), the
+    same reads are no longer F-2's: the violation fails the run."""
+    h = pinned.run("f2-resolver-reads-for-ever")
     (x,) = judge(h).findings["F-2"]
     reader = h.events[x.events[0]]
     key = reader.fields.key
@@ -80,9 +93,9 @@ def test_f2_is_recognised_by_its_cause_not_its_preconditions():
 
 
 def test_f2_by_inv11_needs_the_drain_to_read_that_record():
-    """Seed 47: a drain waits on the lost acquire (F-2 by INV-11). Doctored so the world never saw the
-    drained process read that record (its `sent` reads removed), the wait is not F-2's: INV-11 fails."""
-    h = _run("correct", 47)
+    """A drain waits on the lost acquire (F-2 by INV-11). Doctored so the world never saw the drained
+    process read that record (its `sent` reads removed), the wait is not F-2's: INV-11 fails."""
+    h = pinned.run("f2-drain-waits-on-a-lost-acquire")
     v = judge(h)
     inv11 = [x for x in v.findings["F-2"] if x.invariant == "INV-11"]
     assert inv11
@@ -95,9 +108,10 @@ def test_f2_by_inv11_needs_the_drain_to_read_that_record():
 
 
 def test_inv11_judges_a_drain_told_under_faults_from_their_end():
-    """Seed 107: a drain told with faults around it, still draining at the quiet phase, reports drained
-    in time. Doctored so it never reports drained, INV-11 fails, saying it counted from the faults' end."""
-    h = _run("correct", 107)
+    """A drain told with faults around it, still draining at the quiet phase, reports drained in time
+    (a plan shrunk from seed 107). Doctored so it never reports drained, INV-11 fails, saying it counted
+    from the faults' end."""
+    h = pinned.run("inv11-drain-told-under-faults")
     (q,) = evs(h, "quiet")
     (run,) = evs(h, "running", since=q.t_ms, until=q.t_ms + 1)
     drained = evs(h, "drained", proc=run.proc, since=q.t_ms)
@@ -116,7 +130,7 @@ def test_conv1_judges_an_unanswered_request_on_the_world_s_answers_not_the_proce
     record of its answer (`answer`) removed from a passing history, is a CONV-1 violation. The process's
     own `served` / `request_failed` / `forwarded` removed instead, nothing changes: they are its claims,
     never read to decide."""
-    h = _run("correct", 38)
+    h = pinned.run("conv1-drain-under-faults-settles")
     (q,) = evs(h, "quiet")
     answers = [e for e in evs(h, "answer", since=q.t_ms) if e.t_ms < h.end_ms - 30_000]
     assert answers
@@ -154,11 +168,11 @@ def _a_request_in_the_span(h):
 
 
 def test_the_work_a_request_brings_is_counted_per_request():
-    """Seed 38 passes. Twenty more reads of the actor's record right after one request for it (a resolver's,
+    """A passing run (a pinned plan). Twenty more reads of the actor's record right after one request for it (a resolver's,
     or a pending release's, hiding behind the requests) exceed what the requests still open then bring
     (five requests on the record each): CONV-1 names the reads, though each lies within `work_ms` of a
     request."""
-    h = _run("correct", 38)
+    h = pinned.run("conv1-drain-under-faults-settles")
     assert not [y for y in judge(h).violations if y.invariant == "CONV-1"]
     p, actor, t = _a_request_in_the_span(h)
     d = _with_sends(h, p, [(t + 100 + 50 * k, "GET", "owners/" + actor) for k in range(20)])
@@ -170,7 +184,7 @@ def test_node_lease_traffic_and_data_writes_are_judged_too():
     """Beyond the lease cadence and the listing (a period's worth in the span, two more), reads of a peer's
     lease beyond two a listing, and a data write no request asked for, are background work that never
     ended."""
-    h = _run("correct", 38)
+    h = pinned.run("conv1-drain-under-faults-settles")
     p, actor, t = _a_request_in_the_span(h)
     node = h.processes[p].node_id
     peer = next(pr.node_id for pr in h.processes if pr.node_id != node and pr.machine.startswith("m"))
@@ -197,23 +211,34 @@ def test_a_fence_resent_as_it_was_is_named_by_the_two_fences_clause():
     assert not judge(run_plan(dict(plan, model="correct"))).violations
 
 
-@pytest.mark.parametrize("seed, finding, invariant", [
-    (3878, "F-3", "INV-10"),  # the late first write's slow reply noted just after its landing
-    (3959, "F-2", "INV-11"),  # the record changed within the resolver's next read of the bound, then resumed
-    (6758, "F-2", "CONV-1"),  # the lost write's record changed just before the reads that decide
-    (7221, "F-2", "CONV-1"),
-    (9024, "F-2", "CONV-1"),
-])
-def test_the_sweep_s_findings_are_recognised_by_their_cause(seed, finding, invariant):
-    """Seeds of the 20,000-seed sweep that the first convergence run failed: each the correct model
-    meeting a known finding's full causal chain (the classifiers now see it), never a new bug."""
-    v = judge(_run("correct", seed))
+SWEEP = [
+    ("sweep-f3-slow-reply-after-landing", "F-3", "INV-10"),  # seed 3878: the late first write's slow reply
+    # noted just after its landing
+    ("sweep-f2-record-changed-then-resumed", "F-2", "INV-11"),  # 3959: the record changed within the resolver's
+    # next read of the bound, then resumed
+    ("sweep-f2-record-changed-before-the-reads", "F-2", "CONV-1"),  # 6758: the lost write's record changed just
+    # before the reads that decide
+    ("sweep-f2-conv1-7221", "F-2", "CONV-1"),
+    ("sweep-f2-conv1-9024", "F-2", "CONV-1"),
+]
+
+
+def _recognised(name: str) -> None:
+    finding, invariant = next((f, i) for n, f, i in SWEEP if n == name)
+    v = judge(pinned.run(name))
     assert v.violations == [] and invariant in {x.invariant for x in v.findings.get(finding, ())}
 
 
+@pytest.mark.parametrize("name", [n for n, _f, _i in SWEEP])
+def test_the_sweep_s_findings_are_recognised_by_their_cause(name):
+    """Seeds of the 20,000-seed sweep that the first convergence run failed, kept as plans: each the correct
+    model meeting a known finding's full causal chain (the classifiers now see it), never a new bug."""
+    _recognised(name)
+
+
 def test_a_drain_after_a_release_left_pending_by_faults_is_judged_from_their_end():
-    """Seed 10076 (ttl 2 s): the drain came 0.43 s before the quiet phase, with releases left pending
-    by earlier faults; OR-6 had backed their retries off to seconds, past the drain's 2.2 s bound. Such
-    a drain has a fault around it: judged from the faults' end, it holds."""
-    v = judge(_run("correct", 10076))
+    """Seed 10076's run (ttl 2 s), kept as a plan: the drain came 0.43 s before the quiet phase, with
+    releases left pending by earlier faults; OR-6 had backed their retries off to seconds, past the
+    drain's 2.2 s bound. Such a drain has a fault around it: judged from the faults' end, it holds."""
+    v = judge(pinned.run("inv11-drain-after-pending-releases"))
     assert v.violations == [] and not v.findings

@@ -67,6 +67,8 @@ def test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other():
     w = ScriptedWorld(nodes=2, restart=False)
     w.at(0, "twin", "n0", "t0")
     w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    # n0's first write lands 30 ms late: the twin's last check read, sent just before, finds no object
+    w.rule(NetRule("delay_apply", machine="m0", op="PUT", key="nodes/n0", ms=30, times=1))
     w.at(20_900, "delete", "nodes/n0")
     h = w.run(until_ms=40_000)
     first, twin = procs(h, "n0")
@@ -164,14 +166,11 @@ def test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced():
     6.5 s begins after both wrote and ends after n0's validity ran out but before n1's: n1 never
     lapsed, so its watch of n0 did not restart (FN-2), and its clock says n0's written_at + ttl +
     grace has passed: it fences n0 before n0's first write after the blip lands. n0 exits (NL-10):
-    the blip restarted a node."""
-    from model.params import Params
-
-    p = Params(ttl_ms=10_000, grace_ms=0, safety_ms=2_000, max_skew_ms=1_000, heartbeat_period_ms=3_000,
-               attempt_timeout_ms=2_000)
-    w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
-    w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
-    h = w.run(until_ms=60_000)
+    the blip restarted a node. (n1's last start-check read is answered 40 ms late, so its lease writes,
+    and its validity, trail its watch rounds by about 50 ms: the room its first watch after the blip needs
+    to read n0's object and fence it. Without it the room is a few ms, and each seed's 1 to 5 ms delays
+    decide the race: 3 of 30 reach F-4.)"""
+    h = _f4_script()
     p0 = procs(h, "n0")[0]  # (the supervisor restarts it afterwards)
     (fence,) = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.state.startswith("fenced "))
     assert h.processes[fence.proc].node_id == "n1" and 37_500 <= fence.t_ms < 38_500
@@ -394,6 +393,8 @@ def _f1_script():
     w = ScriptedWorld(nodes=2, restart=False)
     w.at(0, "twin", "n0", "t0")
     w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    # n0's first write lands 30 ms late: the twin's last check read, sent just before, finds no object
+    w.rule(NetRule("delay_apply", machine="m0", op="PUT", key="nodes/n0", ms=30, times=1))
     w.at(20_900, "delete", "nodes/n0")
     return w.run(until_ms=40_000)
 
@@ -450,6 +451,8 @@ def _f4_script():
                attempt_timeout_ms=2_000)
     w = ScriptedWorld(nodes=2, params=p, clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
     w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
+    # n1's check passes 40 ms late: its validity ends ~50 ms after its watch rounds (see the F-4 test above)
+    w.rule(NetRule("delay_reply", node="n1", op="GET", key="nodes/n1", after_ms=11_000, ms=40, times=1))
     return w.run(until_ms=60_000)
 
 

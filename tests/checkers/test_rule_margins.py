@@ -1,8 +1,8 @@
 """The margins of the timing rules (checkers/margins.py, `@margin` beside each checker): each measured on a
 hand-made history (its value where the bound holds, negative where it breaks, and then the invariant it
-names flags the history too), and each shown by a broken model that eats it: on the same seeds, the broken
-model's least value is below the correct model's, and every negative one comes with its invariant's
-violation. Then the campaign's sums of them (nodelease/report.py: MarginSums), which shards add up.
+names flags the history too), and each shown by a broken model that eats it: on the same plan, the broken
+model's value is below the correct model's, and a negative one comes with its invariant's violation. Then
+the campaign's sums of them (nodelease/report.py: MarginSums), which shards add up.
 
 (Named test_rule_margins.py: tests/scenarios/test_margins.py holds the world's margins, and pytest wants
 one basename per test module.)
@@ -21,6 +21,7 @@ from checkers import CHECKERS, MARGINS, check_all, facts, measure_all, registry
 from checkers.margins import measured
 from checkers.registry import Context, margin
 from checkers.verdict import judge
+import pinned
 from factkit import ev, finish, heartbeats, history, live, put, record
 from model import MODEL
 from model.params import Params
@@ -72,8 +73,9 @@ def test_misuse_of_the_margin_registry_fails_at_definition():
 
 
 def test_a_margin_of_an_invariant_not_judged_measures_nothing():
-    """A history that cannot judge an invariant (checkers/verdict.py: not_judged) measures none of its margins."""
-    h = SimWorld(2, MODEL, "swarm").run()
+    """A history that cannot judge an invariant (checkers/verdict.py: not_judged) measures none of its margins
+    (a plan shrunk from seed 2's run, which measures both INV-7's failover and FENCE-1's fence)."""
+    h = pinned.run("margins-failover-and-fence")
     c = Context(h, facts(h))
     every = measured(c)
     assert "failover" in every and "fence" in every
@@ -220,7 +222,7 @@ def test_released_retries_and_stop_are_cs2s_two_bounds():
     assert "released_retries" not in margins_of(_stop_run(None, 20_000))  # one write: no retry to measure
 
 
-# --- each margin eaten by a broken model, on the same seeds as the correct model --------------------------
+# --- each margin eaten by a broken model, on the same plan as the correct model ---------------------------
 
 
 @lru_cache(maxsize=None)
@@ -230,40 +232,45 @@ def _run(model_name: str, scenario: str, seed: int) -> tuple[dict, frozenset]:
     return margins_of(h), frozenset(flagged(h))
 
 
-# (broken model, scenario, seeds, margin): each seed range holds a seed where the broken model's value is
-# negative (found by scanning when this was written; the test asserts it rather than trusting it)
+# (the plan, the margin): each plan a broken model's run (tests/plans/pinned/, shrunk from the seed named,
+# where its value was found negative by scanning; the test asserts it rather than trusting it)
 EATEN = [
-    ("early_takeover", "deadline", range(2), "takeover"),  # T-2, T-5: one max_skew early
-    ("early_takeover", "swarm", range(2), "record_freed"),  # FN-5
-    ("early_takeover", "swarm", range(2), "fence"),  # FN-3 (the fencer decides on the same free_from_ms)
-    ("adopt_any_instance", "twins", range(2), "node_handover"),  # NL-9, NL-12
-    ("instant_start_check", "swarm", range(1), "start_check"),  # NL-5
-    ("stop_retries_forever", "stops", range(4, 5), "released_retries"),  # CS-2
-    ("stop_retries_forever", "stops", range(4, 5), "stop"),  # CS-2's stop limit: smaller, not negative
-    ("drain_keeps_holds", "swarm", range(15, 16), "drain"),  # CS-3 (test_checkers.py pins why seed 15)
-    ("guard_ignores_old_heartbeats", "upgrade", range(1), "start_guard"),  # UP-2
-    ("forget_fresh_heartbeat", "upgrade", range(12, 13), "forget"),  # FN-8 (the correct model forgets in seed 12)
+    ("eaten-takeover", "takeover"),  # early_takeover, deadline seed 0; T-2, T-5: one max_skew early
+    ("eaten-record-freed", "record_freed"),  # early_takeover, swarm seed 1; FN-5
+    ("eaten-fence", "fence"),  # early_takeover, swarm seed 1; FN-3 (the fencer decides on the same free_from_ms)
+    ("eaten-node-handover", "node_handover"),  # adopt_any_instance, twins seed 1; NL-9, NL-12
+    ("eaten-start-check", "start_check"),  # instant_start_check, swarm seed 0; NL-5
+    ("eaten-released-retries", "released_retries"),  # stop_retries_forever, stops seed 4; CS-2
+    ("eaten-released-retries", "stop"),  # the same run: CS-2's stop limit, smaller, not negative
+    ("eaten-drain", "drain"),  # drain_keeps_holds, swarm seed 15; CS-3 (test_checkers.py's plan's seed)
+    ("eaten-start-guard", "start_guard"),  # guard_ignores_old_heartbeats, upgrade seed 0; UP-2
+    ("eaten-forget", "forget"),  # forget_fresh_heartbeat, upgrade seed 12; FN-8 (the correct model forgets)
 ]
 
 
-@pytest.mark.parametrize("model_name, scenario, seeds, name", EATEN, ids=[f"{e[0]}-{e[3]}" for e in EATEN])
-def test_a_broken_model_eats_its_margin(model_name, scenario, seeds, name):
-    """On the same seeds, the broken model's least value of the margin is below the correct model's (which
-    never goes negative there); each of its negative values comes with the violation of the margin's
-    invariant in that seed."""
-    inv = next(m.invariant for m in registry.margins() if m.name == name)
-    correct = [v for s in seeds if (v := _run("correct", scenario, s)[0].get(name)) is not None]
-    broken = []
-    for s in seeds:
-        values, invariants = _run(model_name, scenario, s)
-        if name in values:
-            broken.append(values[name])
-            assert values[name] >= 0 or inv in invariants, (s, values[name], invariants)
-    assert correct and broken, (correct, broken)
-    assert min(correct) >= 0, correct
-    assert min(broken) < min(correct), (broken, correct)
-    if name != "stop":
-        assert min(broken) < 0, broken
+def _eats(name: str) -> None:
+    """On plan `name`, each of its margins (EATEN): the broken model's value is below the correct model's
+    (which is not negative), and negative (but CS-2's stop limit) with the margin's invariant's violation."""
+    h = pinned.run(name)
+    broken, invariants = margins_of(h), flagged(h)
+    correct = margins_of(pinned.run(name, "correct"))
+    for plan, margin_name in EATEN:
+        if plan != name:
+            continue
+        inv = next(m.invariant for m in registry.margins() if m.name == margin_name)
+        assert margin_name in broken and margin_name in correct, (margin_name, broken, correct)
+        assert broken[margin_name] >= 0 or inv in invariants, (broken[margin_name], invariants)
+        assert correct[margin_name] >= 0, correct[margin_name]
+        assert broken[margin_name] < correct[margin_name], (broken[margin_name], correct[margin_name])
+        if margin_name != "stop":
+            assert broken[margin_name] < 0, broken[margin_name]
+
+
+@pytest.mark.parametrize("name, margin_name", EATEN, ids=[e[1] for e in EATEN])
+def test_a_broken_model_eats_its_margin(name, margin_name):
+    """On the same plan, the broken model's value of the margin is below the correct model's (which is not
+    negative there); a negative value comes with the violation of the margin's invariant."""
+    _eats(name)
 
 
 def test_failover_has_no_broken_model_but_its_hand_made_run_eats_it():

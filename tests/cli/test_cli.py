@@ -167,6 +167,25 @@ def test_a_model_that_raises_is_a_tool_failure_exit_4(raising_model, tmp_path, c
     assert "RuntimeError: a bug in the model" in capsys.readouterr().out
 
 
+def test_a_model_that_names_its_scenario_runs_there_beside_a_control_of_it(tmp_path, monkeypatch):
+    """A broken model whose rule lives where the swarm seldom goes (SCENARIO, broken_models/) runs in that scenario,
+    and the correct model runs there too, as its control; every other model, and the first control, in the swarm;
+    an explicit --scenario runs every model in it."""
+    from broken_models import entry
+
+    monkeypatch.chdir(tmp_path)
+    assert entry("old_takes_marker").scenario == "upgrade" and entry("no_grace").scenario is None
+    code = main(["broken", "old_takes_marker", "no_grace", "--seeds", "1", "--workers", "1"])
+    rep = json.loads((tmp_path / "reports" / "broken-swarm-s0-n1.json").read_text())
+    assert [(r["model"], r["scenario"]) for r in rep["models"]] == [
+        ("correct", "swarm"), ("correct", "upgrade"), ("old_takes_marker", "upgrade"), ("no_grace", "swarm")]
+    assert code == (Exit.PASSED if rep["passed"] else Exit.VIOLATION)
+    assert (tmp_path / "reports" / "old_takes_marker-upgrade-s0-n1.json").exists()
+    main(["broken", "old_takes_marker", "--seeds", "1", "--workers", "1", "--scenario", "twins"])
+    rep = json.loads((tmp_path / "reports" / "broken-twins-s0-n1.json").read_text())
+    assert [(r["model"], r["scenario"]) for r in rep["models"]] == [("correct", "twins"), ("old_takes_marker", "twins")]
+
+
 def test_a_tool_failure_is_never_a_catch(raising_model, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["broken", raising_model, "--seeds", "1", "--workers", "1"]) == Exit.TOOL

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from nodelease import compiled
+from nodelease.house import PACKAGES
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILT = not compiled.stale()
@@ -57,7 +58,7 @@ def test_an_edited_module_runs_from_its_source_and_the_rest_compiled(tmp_path):
     from the edited source, every other hot module from its compiled copy."""
     lane = tmp_path / "lane"
     lane.mkdir()
-    for name in ("model", "history", "scenarios", "checkers", "broken_models", "explore", "nodelease"):
+    for name in PACKAGES:
         shutil.copytree(os.path.join(REPO, name), lane / name, ignore=shutil.ignore_patterns("__pycache__"))
     os.symlink(os.path.join(REPO, ".compiled"), lane / ".compiled")
     with open(lane / "model" / "fencing.py", "a") as f:

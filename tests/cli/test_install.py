@@ -1,11 +1,15 @@
-"""The tool installed, away from the checkout: a wheel built from the project's files, installed in
-a fresh virtual environment, and its console script run from a directory of its own.
+"""The tool installed, away from the checkout: a wheel built in a fresh virtual environment of this
+machine's Python by that environment's own build tools (the pip and setuptools `python -m venv` brings:
+setuptools 65 with Python 3.11, none from 3.12 on, then this interpreter's), installed there, and its
+console script run from a directory of its own.
 
 Every subcommand's --help, a tiny campaign, the replay of its report and a short `broken` run:
 their exit statuses, and their reports under that directory's reports/ (nothing of the tool may
-depend on being run from a checkout). The environment sees this Python's site-packages for the
-dependencies (nothing is downloaded); the Cython build is skipped (NODELEASE_NO_COMPILE), and
-every package of the tool must import from the environment, not from any checkout.
+depend on being run from a checkout; a command that does says so, exit 2). The wheel holds every
+module and data file of the tool's packages (nodelease/house.py names them). The environment sees this
+Python's site-packages for the dependencies (nothing is downloaded), after its own; the Cython build is
+skipped (NODELEASE_NO_COMPILE), and every package of the tool must import from the environment, not
+from any checkout.
 """
 
 from __future__ import annotations
@@ -16,15 +20,14 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, REPO)
 from nodelease.cli import SUBCOMMANDS  # noqa: E402
-
-PACKAGES = ("model", "history", "scenarios", "checkers", "broken_models", "amendments", "counterexamples", "explore",
-            "mutants", "guided", "nodelease")
+from nodelease.house import DATA, PACKAGES  # noqa: E402
 
 
 def _sh(args, cwd, env=None, timeout=300) -> subprocess.CompletedProcess:
@@ -32,8 +35,9 @@ def _sh(args, cwd, env=None, timeout=300) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(the console script, the environment's python, a working directory outside the checkout)."""
+def built(tmp_path_factory):
+    """(the wheel, the environment's python, the setuptools that built it: "version path"), the wheel built
+    from a copy of the project's files by a fresh environment's own pip and setuptools."""
     tmp = tmp_path_factory.mktemp("install")
     src = tmp / "src"  # the project's files only: no .compiled/, no build/ left in the checkout
     src.mkdir()
@@ -43,29 +47,69 @@ def installed(tmp_path_factory):
         shutil.copy(os.path.join(REPO, name), src)
     env = dict(os.environ, NODELEASE_NO_COMPILE="1", PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("PYTHONPATH", None)
-    r = _sh([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w",
-             str(tmp / "dist"), str(src)], cwd=tmp, env=env)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    (wheel,) = glob.glob(str(tmp / "dist" / "*.whl"))
     venv = tmp / "venv"
-    r = _sh([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], cwd=tmp)
+    r = _sh([sys.executable, "-m", "venv", str(venv)], cwd=tmp)  # with its own pip (and setuptools, up to 3.11)
     assert r.returncode == 0, r.stderr
     python = venv / "bin" / "python"
-    # the dependencies are where this interpreter has them: in the system's site-packages, or in a
-    # virtual environment of their own (CI's) that --system-site-packages does not see. A path in a
-    # .pth comes after the environment's own site-packages, and the .pth files there (an editable
-    # install of a checkout among them) are not read.
+    # the dependencies are where this interpreter has them: in the system's site-packages, or in a virtual
+    # environment of their own (CI's). A path in a .pth comes after the environment's own site-packages (its
+    # pip and setuptools first), and the .pth files there (an editable install of a checkout among them) are
+    # not read.
     here = subprocess.run([sys.executable, "-c", "import site; print('\\n'.join(site.getsitepackages()))"],
                           capture_output=True, text=True, check=True).stdout
     (site_packages,) = glob.glob(str(venv / "lib" / "python*" / "site-packages"))
     with open(os.path.join(site_packages, "dependencies.pth"), "w") as f:
         f.write(here)
-    # (pip among those dependencies, run by the environment's interpreter, installs into the environment)
-    r = _sh([str(python), "-m", "pip", "install", "--no-deps", "--no-index", wheel], cwd=tmp, env=env)
+    r = _sh([str(python), "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w",
+             str(tmp / "dist"), str(src)], cwd=tmp, env=env)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    work = tmp / "work"
-    work.mkdir()
-    return str(venv / "bin" / "nodelease-check"), str(python), work
+    (wheel,) = glob.glob(str(tmp / "dist" / "*.whl"))
+    tools = _sh([str(python), "-c", "import setuptools; print(setuptools.__version__, setuptools.__file__)"],
+                cwd=tmp).stdout.strip()
+    return wheel, str(python), tools
+
+
+@pytest.fixture(scope="module")
+def installed(built):
+    """(the console script, the environment's python, a working directory outside the checkout)."""
+    wheel, python, _tools = built
+    venv = os.path.dirname(os.path.dirname(python))
+    env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+    env.pop("PYTHONPATH", None)
+    r = _sh([python, "-m", "pip", "install", "--no-deps", "--no-index", wheel], cwd=venv, env=env)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    work = os.path.join(os.path.dirname(venv), "work")
+    os.makedirs(work, exist_ok=True)
+    from pathlib import Path
+
+    return os.path.join(venv, "bin", "nodelease-check"), python, Path(work)
+
+
+def test_the_environment_s_own_setuptools_built_the_wheel(built):
+    """The build ran on the fresh environment's own setuptools when `python -m venv` gave it one (this
+    interpreter's otherwise): the install works with what a new user has, whatever its version."""
+    _wheel, python, tools = built
+    version, path = tools.split(" ", 1)
+    venv = os.path.dirname(os.path.dirname(python))
+    bundled = glob.glob(os.path.join(venv, "lib", "python*", "site-packages", "setuptools"))
+    assert path.startswith(venv) == bool(bundled), (version, path)
+
+
+def test_every_module_and_data_file_of_the_packages_is_in_the_wheel(built):
+    """The wheel's contents, listed: every file of every package of the tool (its modules, its subpackages',
+    the data files nodelease/house.py's DATA names), and nothing else but its metadata."""
+    wheel, _python, _tools = built
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = set()
+    for package in PACKAGES:
+        for folder, dirs, files in os.walk(os.path.join(REPO, package)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            expected |= {os.path.relpath(os.path.join(folder, f), REPO).replace(os.sep, "/") for f in files
+                         if not f.endswith((".pyc", ".so", ".c"))}
+    assert sorted(expected - names) == []
+    assert {n.split("/")[0] for n in names} == set(PACKAGES) | {"nodelease_check-0.1.0.dist-info"}
+    data = {n for n in names if not n.endswith(".py") and ".dist-info/" not in n}
+    assert data and all(n.split("/")[0] in DATA for n in data), data
 
 
 def script(installed, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -120,3 +164,11 @@ def test_an_unknown_option_is_one_line_and_exit_2(installed):
     r = script(installed, "replay", "x.json", "--workers", "2")
     assert r.returncode == 2
     assert r.stderr == "nodelease-check: error: replay takes no --workers (it goes with run, explore, broken, amendments)\n"
+
+
+def test_a_command_that_needs_the_checkout_says_so(installed):
+    """`amendments` replays the findings' plans, which are the tests' (tests/plans/): installed, one line
+    that says it runs from a checkout, exit 2; never a traceback."""
+    r = script(installed, "amendments", "--seeds", "1")
+    assert r.returncode == 2, r.stdout[-2000:] + r.stderr[-2000:]
+    assert r.stderr.count("\n") == 1 and "runs from a checkout of the project" in r.stderr, r.stderr

@@ -29,8 +29,9 @@ from counterexamples.shrink import (
     violations,
     write_plan,
 )
-from scenarios.plan import Choices, NoRandom, is_fault
+from scenarios.plan import Choices, is_fault
 from scenarios.sim import SimWorld
+from scenarios.streams import Streams
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMED = ("unconditional_fence", "reused_generation", "unlocked_resolver")
@@ -89,14 +90,14 @@ def test_a_plan_replays_its_seed_exactly(name, shrunk):
 
 
 def test_a_planned_run_draws_nothing():
-    """In a planned run every decision is read: the RNG refuses any draw, and a plan that lacks
+    """In a planned run every decision is read: its streams refuse any draw, and a plan that lacks
     every decision still runs, on the calm defaults."""
     from model import MODEL
 
     plan, history = record_seed(3, "correct", "swarm", {})
     assert any(is_fault(k, v) for k, v in plan["choices"].items())
     with pytest.raises(RuntimeError, match="random draw"):
-        NoRandom().random()
+        Streams(3, planned=True)["network"].random()
     calm = dict(plan, choices={})
     h = run_plan(calm)
     # (a scheduled outage's refusals are the plan's options, not drawn: "failed fast (refused: cut off)")

@@ -2,33 +2,40 @@
 
     model < history < scenarios < checkers < counterexamples < explore < mutants < guided < nodelease < runner.py
 
-A module imports only from its own layer or those below it. Beside the stack: `broken_models`
-(the models registry) imports only model/ and nodelease.errors, and every layer above model/ may
-use it; `nodelease.errors` imports nothing of the project, and anyone may import it. No import
-cycle joins two of these. A failure names the importing file and line.
+A module imports only from its own layer or those below it. Beside the stack, the registries of models:
+`broken_models` and `amendments` import only model/, nodelease.errors and (broken_models) amendments, and
+every layer above model/ may use them; `nodelease.errors` and `nodelease.house` import nothing of the
+project, and anyone may import them. No import cycle joins two of these. A failure names the importing
+file and line. The packages and layers are nodelease/house.py's (the one list of them), and
+docs/architecture.md's picture of the layers must show the same.
 """
 
 from __future__ import annotations
 
 import ast
 import os
+import re
 from collections import defaultdict
 
 import pytest
 
+from nodelease import house
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAYERS = ("model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "guided", "nodelease",
-          "runner.py")
-ERRORS = "nodelease.errors"
-REGISTRY = "broken_models"
-PACKAGES = [name for name in LAYERS if not name.endswith(".py")] + [REGISTRY]
+LAYERS = house.LAYERS + ("runner.py",)
+EVERYONE = house.EVERYONE
+REGISTRIES = house.REGISTRIES
+PACKAGES = list(house.PACKAGES)
 ENTRY_POINTS = {"runner.py": "runner.py", "setup.py": "runner.py"}  # the build script sits with the entry point
+# what each registry may import, beside the modules everyone may
+REGISTRY_IMPORTS = {"broken_models": ("model", "amendments"), "amendments": ("model",)}
 
 
 def unit_of(module: str) -> str | None:
     """The unit of the layering a dotted module name belongs to (None: not the project's)."""
-    if module == ERRORS or module.startswith(ERRORS + "."):
-        return ERRORS
+    for name in EVERYONE:
+        if module == name or module.startswith(name + "."):
+            return name
     top = module.split(".")[0]
     if top in PACKAGES:
         return top
@@ -90,32 +97,56 @@ ARROWS = arrows()
 def test_the_walk_sees_every_layer():
     """The test reads real imports (a walk that found nothing would pass every rule)."""
     units = {u for pair in ARROWS for u in pair}
-    assert set(LAYERS) | {ERRORS, REGISTRY} <= units, units
+    assert set(LAYERS) | set(EVERYONE) | set(REGISTRIES) <= units, units
 
 
-def test_nodelease_errors_imports_nothing_of_the_project():
-    """Everyone may import nodelease.errors, so it imports no one; nor does the package's __init__,
-    which every import of nodelease.errors runs first."""
-    assert [w for (src, _dst), where in ARROWS.items() if src == ERRORS for w in where] == []
-    init = [f"nodelease/__init__.py:{line} imports {name}" for line, name in imports_of("nodelease/__init__.py", "nodelease")
-            if unit_of(name)]
+def test_every_package_of_the_checkout_is_on_the_map():
+    """A top-level package of the checkout that nodelease/house.py does not name would be left out of the
+    wheel and of every rule here: each folder with an __init__.py at the top is one of its PACKAGES."""
+    found = sorted(d for d in os.listdir(REPO) if os.path.isfile(os.path.join(REPO, d, "__init__.py"))
+                   and d != "tests")
+    assert found == sorted(PACKAGES)
+
+
+@pytest.mark.parametrize("name", EVERYONE)
+def test_what_everyone_imports_imports_nothing_of_the_project(name):
+    """Everyone may import nodelease.errors and nodelease.house, so they import no one; nor does the
+    package's __init__, which every import of them runs first."""
+    assert [w for (src, _dst), where in ARROWS.items() if src == name for w in where] == []
+    init = [f"nodelease/__init__.py:{line} imports {n}" for line, n in imports_of("nodelease/__init__.py", "nodelease")
+            if unit_of(n)]
     assert init == []
 
 
-def test_broken_models_import_only_the_model_and_the_errors():
-    bad = [w for (src, dst), where in ARROWS.items() if src == REGISTRY and dst not in ("model", ERRORS) for w in where]
+@pytest.mark.parametrize("registry", REGISTRIES)
+def test_the_registries_import_only_the_model_and_each_other(registry):
+    bad = [w for (src, dst), where in ARROWS.items()
+           if src == registry and dst not in REGISTRY_IMPORTS[registry] + EVERYONE for w in where]
     assert bad == []
+
+
+def test_the_picture_of_the_layers_is_the_map():
+    """docs/architecture.md draws the layers top down, a package a line (`  nodelease/   the command line`), and
+    names the registries beside them: the same as nodelease/house.py."""
+    with open(os.path.join(REPO, "docs", "architecture.md")) as f:
+        page = f.read()
+    picture = page.split("## The parts, in layers", 1)[1].split("```", 2)[1]
+    drawn = re.findall(r"^\s{2}([a-z_]+)/\s", picture, re.M)
+    assert tuple(reversed(drawn)) == house.LAYERS, drawn
+    beside = page.split("## The parts, in layers", 1)[1].split("## ", 1)[0]
+    assert all(f"`{r}/`" in beside for r in REGISTRIES) and all(f"`{m.replace('.', '/')}.py`" in beside
+                                                                for m in EVERYONE)
 
 
 @pytest.mark.parametrize("layer", LAYERS)
 def test_no_arrow_points_up(layer):
-    """`layer` imports only from the layers below it, the registry (above model/) and nodelease.errors."""
+    """`layer` imports only from the layers below it, the registries (above model/) and what everyone may."""
     rank = LAYERS.index(layer)
     bad = []
     for (src, dst), where in ARROWS.items():
-        if src != layer or dst == ERRORS:
+        if src != layer or dst in EVERYONE:
             continue
-        if dst == REGISTRY:
+        if dst in REGISTRIES:
             ok = rank > LAYERS.index("model")
         else:
             ok = LAYERS.index(dst) < rank

@@ -205,3 +205,32 @@ def test_the_readme_cites_no_commit_and_no_file_outside_the_repository():
     text = "\n".join(_outside_fences((ROOT / "README.md").read_text(encoding="utf-8")))  # not the examples' ids
     assert not re.search(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b", text), "a commit hash"
     assert "spec/PROTOCOL.md" not in text
+
+
+# --- the prose a test reads: the CI's steps, the worked example ---------------------------------------------
+
+
+def test_the_ci_sentence_is_read_off_the_script(tmp_path, monkeypatch):
+    """The README's and the guide's account of .ci/run counts what the script runs: four explorations are
+    "four", a campaign's seeds are its own, and a command the reader does not know is named as it is."""
+    (tmp_path / ".ci").mkdir()
+    (tmp_path / ".ci" / "run").write_text("\n".join([
+        "python3 -m venv x", "pip install -e '.[test]' && python -m pytest", "ruff check .",
+        "python runner.py --seeds 20000", "python runner.py --scenario upgrade --seeds 3000",
+        "python runner.py --broken --seeds 200", *["python runner.py --explore --nodes 1"] * 4,
+        "python runner.py bench --seeds 5"]) + "\n")
+    monkeypatch.setattr(docs, "CODE", str(tmp_path))
+    (line,) = docs.ci("README.md")
+    assert ("the two quick-start commands, 3,000 seeds of the upgrade scenario, the broken models (200 seeds each)"
+            in line)
+    assert "four exhaustive explorations" in line and line.endswith(" and `python runner.py bench --seeds 5`.")
+
+
+def test_a_kept_example_of_another_seed_is_refused(monkeypatch):
+    """The worked example's counterexample is kept as a plan (it takes a shrink to make): when the example's
+    first failure moves to another seed, `docs` refuses, in one line saying how to make it again."""
+    monkeypatch.setitem(docs._examples, "unlocked_resolver",
+                        {"seed": 12345, "invariant": "INV-6", "explanation": "INV-6: x"})
+    with pytest.raises(UsageError, match=r"now fails first at seed 12345 \(INV-6\); shrink it again: python runner\.py "
+                                         r"shrink reports/unlocked_resolver-swarm-s0-n30\.json --seed 12345"):
+        docs.story("docs/guide.md", "unlocked_resolver")

@@ -14,12 +14,14 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from nodelease.house import PACKAGES
+
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
 
-# where the project's Python code lives (the top-level modules are scanned too)
-CODE_DIRS = ("model", "scenarios", "checkers", "broken_models", "counterexamples", "explore", "history",
-             "nodelease", "tests", "mutants")
+# where the project's Python code lives: every package of the tool (nodelease/house.py) and the tests (the
+# top-level modules are scanned too)
+CODE_DIRS = (*PACKAGES, "tests")
 
 FAMILIES = ("T", "NL", "FN", "OR", "CS", "UP", "BD", "INV", "BM", "LEASE", "FENCE")
 _FAMILY = "|".join(FAMILIES)

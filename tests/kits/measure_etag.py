@@ -54,7 +54,7 @@ def listing_requests(history) -> dict:
 
 def pin_discipline(versioning: str, p_alias: float) -> None:
     """Force the bucket's token discipline in every seed drawn from now on in this process (the draw's
-    own stages run first, so the RNG is consumed as without the pin)."""
+    own stages run first, each on its stream, so every draw is what it is without the pin)."""
     from scenarios import swarm
 
     if versioning not in ("md5", "opaque"):
@@ -72,9 +72,9 @@ def pin_discipline(versioning: str, p_alias: float) -> None:
 
     # after the alias stage, whose draw depends on the versioning drawn (it draws only under opaque):
     # both draw as they would, then both values are replaced
-    for i, stage in enumerate(swarm.STAGES):
+    for i, (part, stage) in enumerate(swarm.STAGES):
         if stage is swarm._aliases:
-            swarm.STAGES[i] = pinned(stage)
+            swarm.STAGES[i] = (part, pinned(stage))
 
 
 def measure(model_name: str, scenario: str, start: int, count: int) -> dict:

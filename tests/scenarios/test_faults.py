@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 
 import pytest
 
@@ -27,9 +26,8 @@ FAULT_EVENTS = ("fault", "crash", "twin", "outage", "fault_delete", "fault_put",
 
 
 def _drawn(seed: int, scenario: str) -> dict:
-    rng = random.Random(seed)
-    params, _family = draw_params(rng, {}, scenario)
-    return draw(rng, scenario, params)
+    params, _family = draw_params(seed, {}, scenario)
+    return draw(seed, scenario, params)
 
 
 def test_every_kind_is_declared_once_and_ordered():
@@ -100,12 +98,11 @@ def test_calm_seeds_draw_the_swarm_s_cluster_and_workload():
 
 def test_the_swarm_s_draw_is_pinned():
     """The draws of seeds 0..199 of every scenario, hashed: a change to what a seed draws (a new
-    option, a rate, a stage moved) changes this figure, and is a reviewed diff of this test. At
-    c9ba6c3 (before the registry) the same figures held for every scenario but calm. The last
-    reviewed change: `upgrade.races`, drawn last, adds the races around the switch to the upgrade's
-    entry in upgrade seeds (27 of the swarm's 200, all of the upgrade scenario's; a clock for the
-    switch's twin, machine tu, when one is drawn); with those removed every seed draws the figures
-    of the change before it (`drains.outage`: swarm 622acea9ce3720eb, upgrade 9f953c8c1631d411)."""
+    option, a rate, a stage moved) changes this figure, and is a reviewed diff of this test. The last
+    reviewed change: issue 38's streams (scenarios/streams.py), each part of the draw on a stream of its
+    own, moved every seed's draw once (at 946554a: swarm b79a5470ee729b6a, upgrade 7af8f3379eaa3611).
+    Since then a kind added moves only its own options (the test below), so only its options change
+    these figures."""
     digests = {}
     for scenario in PRESETS:
         h = hashlib.sha256()
@@ -116,12 +113,68 @@ def test_the_swarm_s_draw_is_pinned():
 
 
 PINNED_DRAWS = {
-    "swarm": "b79a5470ee729b6a", "calm": "d0b469ef96d98517", "twins": "f8b1161a80ed32d5",
-    "outages": "47c37d69cca5bde1", "lossy": "6f24fd8debcd8d39", "skew": "c608ee2f4ef84ff6",
-    "blip": "5bc8f40bc3123055", "stops": "620a2824ebcf37ef", "upgrade": "7af8f3379eaa3611",
-    "deadline": "ced574acd87fcb60", "fence": "f753986ecac97ba1", "rewake": "aeb0faffdc2d1bd6",
-    "resolver": "e96d7d0c4147330e",
+    "swarm": "9f278defd5cb6d8d", "calm": "46ca06186f343435", "twins": "e370449ffa467a9e",
+    "outages": "2abe797a6301d6d6", "lossy": "c7d01dfcceced16a", "skew": "a4337581a639eda8",
+    "blip": "bfa24b8c1d8e0a49", "stops": "a2d9b21c9d390f3c", "upgrade": "8987573875c7c969",
+    "deadline": "3767293efcae123c", "fence": "591487436da0c606", "rewake": "3186211ed5170e39",
+    "resolver": "257edc1e0c4f08fb",
 }
+
+
+class _Throwaway(FaultKind):
+    """A kind the house does not have, drawing a few numbers of its own (issue 38's experiment, in a test)."""
+
+    id = "throwaway"
+    options = {"p_throwaway": 0.0, "throwaway": []}
+
+    def draw_main(self, ctx) -> None:
+        on = ctx.rng.random() < 0.5 and not ctx.alone
+        ctx.o["p_throwaway"] = ctx.choice((0.05, 0.2)) if on else 0.0
+        ctx.o["throwaway"] = [[ctx.rng.randint(0, ctx.o["fault_ms"]), ctx.rng.randint(1, 9)] for _ in range(3 * on)]
+
+
+@pytest.mark.parametrize("scenario", ["swarm", "calm", "upgrade"])
+def test_a_kind_added_moves_nothing_else_of_the_draw(scenario, monkeypatch):
+    """Each part draws from its own stream (scenarios/streams.py): a kind added to the draw, where the recipe
+    puts it (before the clocks), leaves every other option and the timing of every seed as they were: the
+    clocks, the workload, every other kind's draw (before issue 38, one such kind moved the clocks of 198 of
+    200 swarm seeds)."""
+    from scenarios import swarm
+
+    before = {seed: _drawn(seed, scenario) for seed in range(200)}
+    stages = list(swarm.STAGES)
+    at = next(i for i, (part, _stage) in enumerate(stages) if part == "draw/clocks")
+    stages.insert(at, ("draw/throwaway", _Throwaway().draw_main))
+    monkeypatch.setattr(swarm, "STAGES", stages)
+    drew = 0
+    for seed in range(200):
+        after = _drawn(seed, scenario)
+        drew += bool(after.pop("p_throwaway")) and bool(after.pop("throwaway"))
+        after.pop("throwaway", None)
+        assert after == before[seed], seed
+    assert drew > 0 or scenario != "swarm"
+
+
+def test_a_stream_drawn_at_run_time_moves_no_other_part_of_the_run(monkeypatch):
+    """At run time too: a hook drawing from a stream of its own on every request (as a new kind's fates
+    would) leaves the run of every seed where it gives no fate as it was, event for event."""
+    from model import MODEL
+    from scenarios.core import World
+
+    def drawing(world, proc, req, f, delay):
+        world.rngs["throwaway"].random()
+        return None
+
+    before = [run_seed(seed, MODEL, "swarm", None).sha256() for seed in range(8)]
+    init = World.__init__
+
+    def with_hook(self, *args, **kw):
+        init(self, *args, **kw)
+        self.send_late = [*self.send_late, drawing]
+        self.reply_late = [*self.reply_late, drawing]
+
+    monkeypatch.setattr(World, "__init__", with_hook)
+    assert [run_seed(seed, MODEL, "swarm", None).sha256() for seed in range(8)] == before
 
 
 def test_the_shrinker_s_atoms_come_from_the_kinds():

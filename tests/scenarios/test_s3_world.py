@@ -77,12 +77,27 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 # --- the acceptance run -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seconds, seed", [pytest.param(12, ["--seed", "4"], id="12s"),
-                                           pytest.param(30, [], id="30s", marks=pytest.mark.slow)])
+def _a_seed_that_acquires(duration_ms: int = 12_000, at_least: int = 10, limit: int = 50) -> int:
+    """The first seed whose draw for a real-S3 run of `duration_ms` acquires `at_least` times when the simulated
+    world runs it (found, not named: a seed's draw moves when the world learns something new)."""
+    from scenarios.sim import SimWorld
+
+    for seed in range(limit):
+        options = draw(seed, "swarm", S3_PARAMS, duration_ms=duration_ms, liveness_floor_ms=0)
+        h = SimWorld(seed, MODEL, "swarm", S3_PARAMS, options=copy.deepcopy(options)).run()
+        if sum(1 for e in h.events if e.kind == "hold_began") >= at_least:
+            return seed
+    pytest.fail(f"no seed of 0..{limit - 1} acquires {at_least} times in {duration_ms} ms of the simulated world")
+
+
+@pytest.mark.parametrize("seconds, seed", [pytest.param(12, "acquires", id="12s"),
+                                           pytest.param(30, None, id="30s", marks=pytest.mark.slow)])
 def test_a_timed_run_against_moto_passes(moto, aws_env, capsys, tmp_path, seconds, seed):
     """The real-S3 world's acceptance run (`--duration 30`, a random seed, in the slow set; 12 s in the
-    default run, which keeps under its 5 minutes, with every assertion the same: on seed 4, whose draw
-    acquires 20 to 26 times in 12 s here; a random draw's first 12 s may hold no acquisition at all)."""
+    default run, which keeps under its 5 minutes, with every assertion the same: on the first seed whose
+    draw acquires at least 10 times in 12 s of the simulated world (seed 3 at this writing, 14 there); a
+    random draw's first 12 s may hold no acquisition at all)."""
+    seed = ["--seed", str(_a_seed_that_acquires())] if seed else []
     path = tmp_path / "run.json"
     code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--duration", str(seconds), *seed,
                              "--report", str(path))
@@ -259,9 +274,8 @@ def test_both_worlds_write_the_same_state_lines():
 
 def _world(moto, model, prefix, seed, duration_ms, scenario="swarm", **overrides) -> S3World:
     """A real-S3 world whose drawn options (the same draw as the simulation's) are overridden."""
-    import random
 
-    options = draw(random.Random(seed), scenario, S3_PARAMS, duration_ms=duration_ms,
+    options = draw(seed, scenario, S3_PARAMS, duration_ms=duration_ms,
                    nodes=overrides.pop("nodes", 3), actors=overrides.pop("actors", 5),
                    liveness_floor_ms=0)  # as S3World draws: its short timing sets no floor
     options.update(overrides)
@@ -302,9 +316,8 @@ def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
     # not real time's, so the first lease writes land whatever the machine's load. How late a timeout is
     # answered is real time's (a loaded machine answered one 945 ms after its send, 500 ms timeout): that
     # clause of the contract is judged in the simulated world (test_world.py); here every other one.
-    import random
 
-    options = draw(random.Random(7), "swarm", S3_PARAMS, duration_ms=10_000, nodes=3, actors=5, liveness_floor_ms=0)
+    options = draw(7, "swarm", S3_PARAMS, duration_ms=10_000, nodes=3, actors=5, liveness_floor_ms=0)
     options.update(OTHER_FAULTS_OFF, outages=[["n1", 3_500, 1_500, "refuse"], ["n2", 4_000, 1_000, "blackhole"]],
                    crashes=[["n0", 5_000]], twins=[["n1", 3_000, 3_000]])
     rec = ContractRecorder(MODEL, jitter_ms=10_000)
@@ -509,9 +522,8 @@ def test_the_timeline_shows_the_faults_injected_at_the_edge(moto, aws_env):
     `fault` event in the real-S3 history (the simulation keeps them out of its hashed history). The
     faults are scheduled at chosen requests (PLANNED) and an outage at 3 s: the test asserts what the
     plan guarantees, not what a loaded machine reaches in 8 s."""
-    import random
 
-    options = draw(random.Random(5), "calm", S3_PARAMS, duration_ms=8_000, nodes=3, actors=5, liveness_floor_ms=0)
+    options = draw(5, "calm", S3_PARAMS, duration_ms=8_000, nodes=3, actors=5, liveness_floor_ms=0)
     options.update(OTHER_FAULTS_OFF, outages=[["n1", 3_000, 1_000, "refuse"]])
     world = _PlannedFates(S3Bucket(make_client(moto.url), BUCKET, "faults/"), MODEL, S3_PARAMS, "correct", 8_000,
                           seed=5, scenario="calm", options=options, fates=PLANNED)

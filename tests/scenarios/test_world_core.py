@@ -156,23 +156,46 @@ def test_the_hanging_check_sees_a_timeout_never_scheduled(monkeypatch):
     assert hung
 
 
-def test_the_core_draws_the_numbers_random_draws():
-    """`World.randint` and `World.below` inline CPython's draw over `getrandbits` (the hot path's
-    most called functions): the same numbers as `Random.randint` and `Random.randrange`, in the same
-    order, whatever the range, and the same state left behind for the draws that follow."""
+def test_a_stream_draws_the_numbers_random_draws():
+    """`Stream.randint` and `Stream.below` inline CPython's draw over `getrandbits` (the world's most
+    called draws), and `World.delay` inlines `randint(1, delay_ms_max)` over the network's stream: the
+    same numbers as `Random.randint` and `Random.randrange`, in the same order, whatever the range, and
+    the same state left behind for the draws that follow."""
     import random
 
     from scenarios.core import World
+    from scenarios.streams import Stream
 
     ranges = [(0, 0), (1, 1), (0, 1), (1, 20), (3, 7), (0, 999), (50, 1_000), (1, 2**31), (7, 2**40 + 3)]
     for seed in range(30):
-        ours, theirs = random.Random(seed), random.Random(seed)
-        world = object.__new__(World)
-        world._getrandbits = ours.getrandbits
+        ours, theirs = Stream(seed), random.Random(seed)
         for _ in range(100):
             for a, b in ranges:
-                assert world.randint(a, b) == theirs.randint(a, b)
-                assert world.below(b + 1) == theirs.randrange(b + 1)
+                assert ours.randint(a, b) == theirs.randint(a, b)
+                assert ours.below(b + 1) == theirs.randrange(b + 1)
         assert ours.random() == theirs.random()
+        world, theirs = object.__new__(World), random.Random(seed)
+        world._net_bits = random.Random(seed).getrandbits
+        for n in (1, 5, 20, 60, 120):
+            world._delay_ms_max = n
+            assert [world.delay() for _ in range(50)] == [theirs.randint(1, n) for _ in range(50)]
     with pytest.raises(ValueError):
-        world.below(0)
+        ours.below(0)
+
+
+def test_each_part_draws_from_a_stream_of_its_own():
+    """A part's stream is derived from the seed and the part's name by sha256 (never `hash()`): the same
+    numbers in any process, two parts' streams unrelated, and a planned run's streams refuse every draw."""
+    import hashlib
+    import random
+
+    from scenarios.streams import Streams, derive
+
+    assert derive(7, "network") == int.from_bytes(hashlib.sha256(b"7/network").digest(), "big")
+    s = Streams(7)
+    assert s["network"].random() == random.Random(derive(7, "network")).random()
+    assert s["network"] is s["network"] and s["network"] is not s["requests"]
+    assert [s["requests"].random() for _ in range(3)] != [Streams(7)["network"].random() for _ in range(3)]
+    planned = Streams(7, planned=True)
+    with pytest.raises(RuntimeError, match="a random draw \\(requests\\) in a planned run"):
+        planned["requests"].randint(1, 2)

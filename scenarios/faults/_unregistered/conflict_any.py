@@ -29,7 +29,7 @@ class ConflictAny(FaultKind):
     @staticmethod
     def send_early(world, proc, req, f):
         p = f.get("p_conflict_any", 0.0)
-        if p and req.cond is not None and req.op in (PUT, DELETE) and world.rng.random() < p:
+        if p and req.cond is not None and req.op in (PUT, DELETE) and world.rngs["conflict_any"].random() < p:
             return "conflict", world.delay()
         return None
 

@@ -28,8 +28,8 @@ class Fast5xx(FaultKind):
     @staticmethod
     def send_early(world, proc, req, f):
         p = f.get("p_fast_5xx", 0.0)
-        if p and world.rng.random() < p:
-            return "fast_5xx", world.randint(1, FAST_5XX_MS_MAX)
+        if p and world.rngs["fast_5xx"].random() < p:
+            return "fast_5xx", world.rngs["fast_5xx"].randint(1, FAST_5XX_MS_MAX)
         return None
 
 

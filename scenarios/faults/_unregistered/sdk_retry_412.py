@@ -35,7 +35,7 @@ class SdkRetry412(FaultKind):
         """A conditional write only (an unconditional one's retry lands again, the same bytes: no answer
         changes); after its delay is drawn: it reaches the bucket then."""
         p = f.get("p_sdk_retry", 0.0)
-        if p and req.cond is not None and req.op in (PUT, DELETE) and world.rng.random() < p:
+        if p and req.cond is not None and req.op in (PUT, DELETE) and world.rngs["sdk_retry_412"].random() < p:
             return "sdk_retry", delay
         return None
 
