@@ -184,7 +184,7 @@ def test_node_lease_traffic_and_data_writes_are_judged_too():
     """Beyond the lease cadence and the listing (a period's worth in the span, two more), reads of a peer's
     lease beyond two a listing, and a data write no request asked for, are background work that never
     ended."""
-    h = pinned.run("conv1-drain-under-faults-settles")
+    h = pinned.run("margins-failover-and-fence")  # (two nodes: a peer's lease to read)
     p, actor, t = _a_request_in_the_span(h)
     node = h.processes[p].node_id
     peer = next(pr.node_id for pr in h.processes if pr.node_id != node and pr.machine.startswith("m"))

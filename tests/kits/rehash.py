@@ -8,7 +8,7 @@ With `--new KIND[,KIND]` (the observation kinds the world started recording), a 
 only if its replay without the events of those kinds hashes to the stored value: the same run,
 proved, with the new records added; a plan whose run changed otherwise is named and left alone.
 
-    python tests/kits/rehash.py                               # every plan under tests/plans/ and amendments/plans/
+    python tests/kits/rehash.py                               # every plan under tests/plans/ (gzipped too) and amendments/plans/
     python tests/kits/rehash.py --new record_reply,answer     # ... only where nothing else moved (issue 37)
     python tests/kits/rehash.py --check                       # exit 1 naming the plans whose hash moved
 """
@@ -16,6 +16,7 @@ proved, with the new records added; a plan whose run changed otherwise is named 
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import re
 import sys
@@ -40,9 +41,11 @@ def main(argv: list[str]) -> int:
     check = "--check" in argv
     new_kinds = set(argv[argv.index("--new") + 1].split(",")) if "--new" in argv else None
     moved, changed = [], []
-    paths = sorted((ROOT / "tests" / "plans").rglob("*.json")) + sorted((ROOT / "amendments" / "plans").glob("*.json"))
+    paths = (sorted((ROOT / "tests" / "plans").rglob("*.json")) + sorted((ROOT / "tests" / "plans").rglob("*.json.gz"))
+             + sorted((ROOT / "amendments" / "plans").glob("*.json")))
     for path in paths:
-        text = path.read_text()
+        zipped = path.name.endswith(".gz")  # a whole run kept gzipped (tests/kits/pinned.py)
+        text = gzip.decompress(path.read_bytes()).decode() if zipped else path.read_text()
         plan = json.loads(text)
         old = plan.get("history_sha256")
         if old is None:
@@ -57,7 +60,11 @@ def main(argv: list[str]) -> int:
         moved.append(path.relative_to(ROOT))
         if not check:
             assert text.count(old) == 1, f"{path}: its hash occurs {text.count(old)} times"
-            path.write_text(re.sub(re.escape(old), new, text))
+            text = re.sub(re.escape(old), new, text)
+            if zipped:
+                path.write_bytes(gzip.compress(text.encode(), 9, mtime=0))
+            else:
+                path.write_text(text)
     for p in moved:
         print(("moved: " if check else "re-recorded: ") + str(p))
     for p in changed:
