@@ -15,7 +15,7 @@ from checkers import check_all
 from counterexamples.shrink import run_plan
 from historykit import evs
 from model.params import Params
-from scenarios.script import ScriptedWorld
+from scenarios.script import NetRule, ScriptedWorld
 
 ROOT = Path(__file__).parents[2]
 READING = "f4_failed_write_is_a_lapse"
@@ -27,6 +27,8 @@ def _f4_script(model_name: str):
     w = ScriptedWorld(nodes=2, params=p, model=load_model(model_name), model_name=model_name,
                       clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
     w.options.update(starts=[0, 1_500], blip=[31_000, 6_500, "blackhole"], blip_alone=True)
+    # n1's check passes 40 ms late, as in F-4's own script: the room its first watch after the blip needs
+    w.rule(NetRule("delay_reply", node="n1", op="GET", key="nodes/n1", after_ms=11_000, ms=40, times=1))
     return w.run(until_ms=60_000)
 
 
