@@ -314,9 +314,10 @@ def _unacknowledged(history: History, p: int, w) -> bool:
         return True
     events = history.events
     key = events[w.event].fields.key
-    # the reply's fault is noted with the landing, just after it (same instant): look to the end of it
+    # the reply's fault is noted with the landing, just after it (same instant), or, lost to a cut of the
+    # writer's machine, when it would have arrived: look to its timeout (seed 8404 of issue 38's draw)
     for t, q, kind, f in events:
-        if t > w.applied_ms:
+        if t > w.sent_ms + a:
             break
         if (q == p and kind == "fault" and f.target == "PUT " + key and w.sent_ms <= t
                 and (f.what == "reply_lost" or f.what == "slow_reply" and (f.ms or 0) >= a)):

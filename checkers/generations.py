@@ -40,9 +40,12 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             flagged.add(h.actor)
         if prev is None or h.generation > prev.generation:
             last[h.actor] = h
-    # segments already written at or above a new hold's generation (its keys would collide)
+    # segments already written at or above a new hold's generation (its keys would collide); a record that
+    # landed after its writer ended is no hold here either (nobody can write a segment in it: seed 3948 of
+    # issue 38's draw, an old binary's create held back 38.5 s that landed after the old garbage collection
+    # had deleted the lease it released, its process long gone; UP-3 seeds the next hold above the segment)
     top: dict[str, tuple[int, int]] = {}  # actor -> (highest segment generation written so far, event)
-    starts = [(h.opened, h) for h in fx.holds if not h.renewal]
+    starts = [(h.opened, h) for h in fx.holds if not h.renewal and h.end_ms > h.start_ms]
     k = 0
     events = history.events
     for i in history.of_kind("apply"):  # every hold opens at an applied write

@@ -702,6 +702,8 @@ class World(Processes, Workload, QuietPhase):
             return  # timed out already, or the process is gone
         if self.cut and reply.status != FAILED_FAST and self._is_cut(proc.machine) in ("blackhole", "refuse"):
             proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
+            if req is not None:  # a world fact like any lost reply (F-3: a first write its writer never learnt of)
+                self.note_fault(proc, "reply_lost", req, None, "cut off")
             if proc.deadlines:
                 self._deadline_due(proc, rid, None)
             return

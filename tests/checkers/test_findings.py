@@ -370,6 +370,24 @@ def test_f3_also_when_the_first_write_met_its_fence_and_a_twin_replaced_it():
     assert h.events[j].kind == "refused" and h.events[j].fields.met.startswith("fenced ")
 
 
+def test_f3_also_when_the_first_reply_is_lost_to_an_outage():
+    """F-3, the form seed 8404 of the 20,000-seed sweep met on issue 38's draw (shrunk and kept as a plan): n1's
+    first lease write lands at 22.951 s, and a global outage (refusing) begins 85 ms later: its reply is lost on
+    the way (the world notes it: `reply_lost`, "cut off"), so n1 goes back to its start check keeping its
+    instance (NL-7). n0 fences that object at 38.710 s; a twin of n1 starts at 42.805 s and, its check's first
+    read showing that fence (NL-5's shortcut), writes live over it; n0 fences the twin at 57.372 s; n1's check,
+    back after its machine's own outage, first read the twin's live object, so the fence naming the twin lets it
+    go on (NL-5), and n1 writes live again at 72.621 s, its own fence long gone. Without the world's record of the
+    lost reply (doctored out), n1 learnt its write landed and ran on: writing live after its fence is a bug."""
+    h = _kept_plan("f3-first-reply-lost-to-an-outage")
+    (lost,) = evs(h, "fault", where=lambda f: f.what == "reply_lost" and f.target == "PUT nodes/n1")
+    assert lost.fields.detail == "cut off"
+    found = _found(h)
+    assert list(found) == ["F-3"] and found["F-3"][0].invariant == "INV-10"
+    unexplained, found = _judged_moved(h, lost.i, None)
+    assert "F-3" not in found and "INV-10" in {v.invariant for v in unexplained}
+
+
 # --- each finding's preconditions without its cause: a violation, never the finding -------------------------
 # A classifier recognises its finding by the causal chain its docstring states (checkers/findings.py), read in
 # world facts. Each test below doctors a reproduction so that the finding's preconditions still hold but one
