@@ -43,7 +43,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 
 from model.io import NOT_FOUND, OK, PRECONDITION_FAILED, PUT
-from model.ownership import BACKOFF_MAX_MS
+
+from .refusals import BACKOFF_MAX_MS  # OR-6's cap as docs/protocol.md states it: the checkers' own, not the model's
 
 from history import History, Violation
 
