@@ -108,6 +108,23 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     return out, min(slacks) if slacks else None
 
 
+def judged_until(history: History, v: Violation) -> int:
+    """The end of the bound this check judged violation v by (its first event the drain, its second, if
+    any, the quiet phase's start): the bound counted from the drain, or from the faults' end, past the
+    events the process was running then (the releases wait for them, CS-1). A finding's classifier
+    (F-2) judges the drain at the same instant."""
+    fx = facts(history)
+    events = history.events
+    i = v.events[0]
+    td, p = events[i].t_ms, events[i].proc
+    at = events[v.events[1]].t_ms if len(v.events) > 1 else td
+    running = next((events[j].fields.until_ms for j in history.of_kind("running")
+                    if events[j].proc == p and events[j].t_ms == at), at)
+    if len(v.events) > 1:  # judged from the faults' end (_judged_from_quiet)
+        return running + bound_ms(fx) + fx.params.attempt_timeout_ms
+    return max(td, running) + bound_ms(fx)
+
+
 def _drained_after(history: History, p: int, after: int) -> int:
     """When process p first reported drained after `after` (the run's end if it never did)."""
     events = history.events

@@ -24,6 +24,7 @@ from typing import Callable
 
 from .facts import act_actor, facts, sent_ms
 from history import History, Violation
+from .drain_ends import judged_until
 from .records import old_heartbeat
 from .start_guard import check as _up2
 
@@ -267,7 +268,9 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> bool:
         return False
     td, p = events[v.events[0]].t_ms, events[v.events[0]].proc
     t0 = events[v.events[1]].t_ms if len(v.events) > 1 else td  # judged from the faults' end
-    end = t0 + params.ttl_ms + params.grace_ms + params.attempt_timeout_ms
+    # the instant INV-11 judged it: its bound's end, past the events the process still ran (seed 3089 of
+    # the 20,000: a release that waited on a running event until after ttl + grace + A from the faults' end)
+    end = judged_until(history, v)
     drained_at = next((t for t, q, kind, _f in events[v.events[0]:] if q == p and kind == "drained"), None)
     # the drain ended without a report (the world resumed or stopped it, the process ended)
     ended_at = next((t for t, q, kind, f in events[v.events[0] + 1:] if q == p and (

@@ -54,6 +54,8 @@ from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "CONV-2"
 OWNERS = "owners/"
+LEASES = "leases/"
+DATA = "wal/"
 SLACK_MS = 250  # scheduling and rounding: timers fire on the process's clock, which may drift
 REFUSED = (PRECONDITION_FAILED, NOT_FOUND)
 
@@ -63,9 +65,16 @@ def trips(history: History) -> int:
     return 4 * history.options.get("delay_ms_max", 120) + SLACK_MS
 
 
-def bounds(history: History, fx: Facts) -> tuple[int, int]:
-    """(the resolver's bound, a pending release's bound), in true ms: the longest a process may leave a
-    record it does not hold unworked while its lease is valid.
+def on_clock(pr, ms: int) -> int:
+    """The true ms a timer of `ms` on process pr's clock takes: a clock that runs slow (negative drift)
+    stretches every back-off and timeout it times (seed 4309: A = 8 s ran 8.26 s)."""
+    d = pr.drift_ppm
+    return ms if d >= 0 else -(-ms * 1_000_000 // (1_000_000 + d)) + 1
+
+
+def bounds(history: History, fx: Facts, pr=None) -> tuple[int, int]:
+    """(the resolver's bound, a pending release's bound), in true ms: the longest process `pr` may leave
+    a record it does not hold unworked while its lease is valid.
 
     - OR-7, OR-8: a write whose answer did not reach its sender (lost, timed out) is read back once its
       attempt is over, and an unresolved one read again A/8 later, backing off to every A, each read
@@ -74,9 +83,11 @@ def bounds(history: History, fx: Facts) -> tuple[int, int]:
     - OR-5, OR-6, BD-4: a release is answered within A (a foreground one within 1 s, BD-4), a refused one
       read within A more; the retries back off from 500 ms to 8 s (this model's reading of "retries back
       off", docs/protocol.md): the next request comes within 8 s + 2 A.
-    Each with four one-way trips at the drawn delay and a little slack."""
+    Each timed on pr's own clock (T-1: a clock may run slow), with four one-way trips at the drawn delay
+    and a little slack."""
     a = fx.params.attempt_timeout_ms
-    return 2 * a + trips(history), BACKOFF_MAX_MS + 2 * a + trips(history)
+    clock = (lambda ms: on_clock(pr, ms)) if pr is not None else (lambda ms: ms)
+    return clock(2 * a) + trips(history), clock(BACKOFF_MAX_MS + 2 * a) + trips(history)
 
 
 class _Io:
@@ -101,14 +112,34 @@ class _Io:
                 self.puts.setdefault(k, []).append((f.sent_ms, f.state, f.status, t, i))
             else:
                 self.reads.setdefault(k, []).append((f.sent_ms, f.status, f.state, i))
+        # an acquisition's own steps between its read of the record and its write (OR-3, UP-3: the marker
+        # `leases/<actor>` read or written, the actor's data listed to restore) are work on that record: the
+        # write that ends them is one more request on it, and the actor's lock keeps the resolver waiting
+        # meanwhile (seed 16683: three slow replies in a row between the read and the write). The world
+        # records those it answered (`leases_reply`, `listed`); one that timed out is a gap of A at most.
+        for i in history.of_kind("leases_reply", "listed"):
+            t, p, kind, f = events[i]
+            key = _actor_record(f.key if kind == "leases_reply" else f.prefix)
+            if key is not None and p >= 0:
+                self.sends.setdefault((p, key), []).append(f.sent_ms)
         # a request still in flight at the run's end has no answer yet: the world recorded it as `sent` if it
         # left in the quiet phase's last span (CONV-1's)
         for i in history.of_kind("sent"):
             t, p, _kind, f = events[i]
-            if f.key.startswith(OWNERS) and p >= 0:
-                self.sends.setdefault((p, f.key), []).append(t)
+            key = f.key if f.key.startswith(OWNERS) else _actor_record(f.key)
+            if key is not None and p >= 0:
+                self.sends.setdefault((p, key), []).append(t)
         for v in self.sends.values():
             v.sort()
+
+
+def _actor_record(key: str) -> str | None:
+    """The owners/ record of the actor a `leases/<actor>` marker or a `wal/<actor>/` listing is about."""
+    if key.startswith(LEASES):
+        return OWNERS + key[len(LEASES):]
+    if key.startswith(DATA) and key.endswith("/"):
+        return OWNERS + key[len(DATA):-1]
+    return None
 
 
 def records_io(history: History) -> _Io:
@@ -183,7 +214,6 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     procs = history.processes
     end = history.end_ms
     io = records_io(history)
-    g_resolve, g_release = bounds(history, fx)
     duty = _Duty(history, fx, trips(history))
     by_label = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
     out: list[Violation] = []
@@ -217,26 +247,36 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         if stop <= t_r:
             continue
         k = (p, key)
-        learned = next((t for t, s, _i in io.learned.get(k, ()) if t >= t_r and s == f.state and t < stop), None)
+        g_resolve, g_release = bounds(history, fx, procs[p])
+        answers = [t for t, s, _i in io.learned.get(k, ()) if t >= t_r and s == f.state and t < stop]
+        learned = answers[0] if answers else None
         give = next(((s, st, i) for s, st, _status, _t, i in io.puts.get(k, ())
                      if s >= t_r and s < stop and _gives_up(st, f.state, g)), None)
-        knew = min(x for x in (learned, give[0] if give is not None else None, stop) if x is not None)
+        held_to = stop if give is None else give[0]
+        knew = min(x for x in (learned, held_to) if x is not None)
         # (from, to, bound, why): the stretches in which p had to work on the record
         segments: list[tuple[int, int, int, str]] = [
             (t_r, knew, g_resolve, "it did not know that record (no answer showing it, its write's or a read's, had "
                                    "reached it yet): its read-back and the resolver must read it (OR-7, OR-8)")]
-        lapsed = None  # (when its lease lapsed after it learned the record, when it was valid again)
-        if learned is not None and (give is None or learned < give[0]):
-            w = fx.lease_valid_at(p, learned)
-            if w is not None and w[1] < (stop if give is None else give[0]):
-                back = _next_window(fx, p, w[1])
-                if back is not None and back < stop:
-                    lapsed = (w[1], back)
-        if lapsed is not None:
-            segments.append((lapsed[1], stop, g_release, f"its node lease lapsed at {lapsed[0] / 1000:.3f} s after it "
-                                                         f"learned the record: the lapse ended the hold into a pending "
-                                                         f"release (NL-11, OR-5)"))
-        elif give is not None:
+        # a lapse after it learned the record ends the hold (NL-11) until an answer showing the record
+        # reaches it again once its lease is valid: that answer begins a hold afresh (OR-4; seed 2479: an
+        # acquisition's acknowledgement delayed past a lapse and the lease's renewal)
+        cur, last_to = learned, None
+        while cur is not None and cur < held_to:
+            w = fx.lease_valid_at(p, cur)
+            if w is None or w[1] >= held_to:
+                break
+            back = _next_window(fx, p, w[1])
+            if back is None or back >= stop:
+                break
+            again = next((t for t in answers if t >= back and fx.lease_valid_at(p, t) is not None), None)
+            again = again if again is not None and again < held_to else None
+            last_to = stop if again is None else again
+            segments.append((back, last_to, g_release, f"its node lease lapsed at {w[1] / 1000:.3f} s after it "
+                                                       f"learned the record: the lapse ended the hold into a pending "
+                                                       f"release (NL-11, OR-5)"))
+            cur = again
+        if give is not None and last_to != stop:
             segments.append((give[0], stop, g_release, f"it gave it up (sent {give[1]!r} at {give[0] / 1000:.3f} s): its "
                                                        f"release must be retried until it ends (OR-5, OR-6)"))
         sends = io.sends.get(k, [])
@@ -283,7 +323,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                     continue
                 last = chain[-1]
                 since, length = duty.longest(p, max(last[0], resume), end)
-                slack = g_release - length
+                slack = bounds(history, fx, procs[p])[1] - length
                 least = slack if least is None else min(least, slack)
                 if slack < 0:
                     flagged.add((p, key, g))
