@@ -13,12 +13,15 @@ delivered, never on what a process says:
   answer delivered to p after t_R showed R: its write acknowledged, or a read of R), sent nothing since
   that gives generation g up (a write naming nobody at g, or an acquisition at a later generation over
   it), and p's node lease has held without a lapse from the learning to the instant judged (OR-4: a
-  lapse ends every hold, NL-11).
+  lapse ends every hold, NL-11; an answer showing the record that reaches p once its lease is valid
+  again begins a hold afresh).
 - **Worked on.** A record naming p that p does not hold (it never learned it: the write's outcome is
   unknown to it; it gave it up; or its lease lapsed since) must be worked on by p until it names
   something else: the resolver reads it (OR-8, every A at most, from the read-back's answer), a pending
   release is retried (OR-5, OR-6, backing off to 8 s in this model). Work is what the world saw p send
-  on that record. A silence longer than the work's bound while the record still names p is a
+  on that record (and a new acquisition's marker read and data listing for its actor, OR-3, UP-3: the
+  steps between its read of the record and its write), each bound timed on p's own clock (T-1: a slow
+  clock stretches its timers). A silence longer than the work's bound while the record still names p is a
   violation: nobody else can free the record while p's lease stands (FN-5), and p no longer works for
   it. Only the time p was on duty counts: its node lease valid as p knew it (from the answers the world
   delivered to it: a `live` write of its own acknowledged, or read back after a refusal, each valid to

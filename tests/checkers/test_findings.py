@@ -342,6 +342,24 @@ def test_f2_also_when_the_acquire_write_failed_fast():
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
 
 
+def test_f2_judged_where_inv11_judges_past_the_events_still_running():
+    """F-2, the form seed 3089 of the 20,000-seed sweep at ab1ad2a met (shrunk and kept as a plan): n0's
+    acquisition write of t0/c/a0 is lost just before a drain; the drain waits for an event of t1/c/a3 running
+    to 19.093 s, so INV-11's bound runs past it (CS-1, CS-3), and n0 released t1/c/a3 at 19.094 s. Judged at
+    INV-11's own instant (checkers/drain_ends.judged_until), only the unresolved entry holds the drain: F-2.
+    The same run without that release: another record still names n0 when the drain is judged, a reason that
+    is not F-2's, and INV-11 is unexplained (the resolver reading for ever stays F-2's, CONV-1)."""
+    h = _kept_plan("f2-drain-judged-past-its-running-events")
+    running = evs(h, "running", where=lambda f: f.until_ms > 19_000, proc=procs(h, "n0")[0])[0]
+    found = _found(h)
+    assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
+    (release,) = evs(h, "apply", where=lambda f: f.key == "owners/t1/c/a3" and f.state == "nobody 1")
+    assert release.t_ms > running.t_ms + 6_000
+    unexplained, found = _judged_moved(h, release.i, None)
+    assert "INV-11" in {v.invariant for v in unexplained}
+    assert "INV-11" not in {v.invariant for v in found.get("F-2", [])}  # (its resolver's reads stay F-2's CONV-1)
+
+
 def test_f2_also_when_the_acquire_write_was_refused_409():
     """F-2, the form seed 854 of a 2,000-seed sweep met once drains waited for the node to hold actors
     (shrunk and kept as a plan): the bucket answered the acquire's record write 409 (a conflict with a

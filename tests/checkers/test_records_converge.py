@@ -8,6 +8,8 @@ that record (`record_reply`: the request and the answer the world delivered, or 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import os
 
@@ -159,3 +161,134 @@ def test_each_broken_model_leaves_a_record_its_instance_no_longer_works_for(name
     caught = [x for x in v.violations if x.invariant == "CONV-2"]
     assert caught, (name, [x.invariant for x in v.violations])
     assert not [x for x in judge(run_plan(dict(plan, model="correct"))).violations if x.invariant == "CONV-2"]
+
+
+# --- what the 20,000-seed sweep at ab1ad2a taught CONV-2 (each seed shrunk and kept as a plan) -------------------
+# Each kept run passes with the correct model; each, doctored to lose the fact that explains it, is a violation:
+# the refinement is what makes it pass, not a blind spot.
+
+
+def _kept(name: str):
+    with open(os.path.join(os.path.dirname(__file__), "..", "plans", f"{name}.json")) as f:
+        plan = json.load(f)
+    h = run_plan(plan)
+    assert h.sha256() == plan["history_sha256"]
+    return h
+
+
+def _doctored(h, drop=lambda e: False, processes=None):
+    """A copy of h without the events `drop` picks (and with other processes, if given), judged afresh."""
+    d = copy.deepcopy(h)
+    d._sha = None
+    d.cache.clear()
+    d.events = [e for e in d.events if not drop(e)]
+    if processes is not None:
+        d.processes = processes
+    return records_converge.check(d)
+
+
+def _timer_world(drift_ppm: int):
+    h = history(("n0", "a", "m0", 0, drift_ppm), params=P, options={"delay_ms_max": 50}, end_ms=END)
+    for s in range(0, END, P.period_ms):
+        put(h, s + 10, 0, "nodes/n0", f"live a {local(h, 0, s)}", sent=s)
+        ev(h, s + 20, 0, "record_reply", key="nodes/n0", op="PUT", status="ok", state=f"live a {local(h, 0, s)}",
+           serial=-1, named_serial=-1, sent_ms=s)
+    ev(h, QUIET, -1, "quiet")
+    return h
+
+
+def test_the_resolvers_bound_is_timed_on_its_own_clock():
+    """T-1, OR-8: a clock that runs slow stretches the resolver's back-off: 2 A on a clock 3 % slow is
+    4,124 true ms, not 4,000. A gap of 4,500 true ms between its reads (bound 2 A + four trips + slack:
+    4,450 true ms on a true clock) is a violation on a true clock and work on the slow one (4,575)."""
+    def run(drift):
+        h = _timer_world(drift)
+        _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
+        put(h, 1_000, 0, KEY, HELD, sent=500)
+        _reply(h, 2_500, "GET", "timed_out", "", answered=4_500)
+        _reply(h, 7_000, "GET", "ok", HELD)
+        _reply(h, 7_100, "PUT", "ok", "nobody 1")
+        put(h, 7_110, 0, KEY, "nobody 1", sent=7_100)
+        return _conv2(h)
+    (v,) = run(0)
+    assert "from 2.500 s to 7.000 s" in v.message
+    assert run(-30_000) == []
+
+
+def test_a_seed_whose_resolver_ran_on_a_slow_clock():
+    """Seed 4309 (kept): n0's clock runs slow, its resolver's back-off reached A (8 s on its clock, 8.26 s
+    true) and the gap between two reads was 2 A on its clock: work, within its bound. The same run read as if
+    n0's clock were true is a violation."""
+    h = _kept("conv2-resolver-on-a-slow-clock")
+    assert records_converge.check(h) == []
+    slow = [k for k, pr in enumerate(h.processes) if pr.drift_ppm < 0]
+    assert slow
+    fixed = [dataclasses.replace(pr, drift_ppm=0) if k in slow else pr for k, pr in enumerate(h.processes)]
+    assert any(v.invariant == "CONV-2" for v in _doctored(h, processes=fixed))
+
+
+def test_an_acquisitions_marker_read_and_listing_are_work_on_its_record():
+    """OR-3, UP-3: between the resolver's reads a new acquisition of the actor runs under its lock: the
+    marker read (`leases_reply`) and the data listing (`listed`), each slow, then its conditional write on
+    the record. Those steps are work on the record; without them the gap is a violation."""
+    def run(steps: bool):
+        h = _world()
+        _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
+        put(h, 1_000, 0, KEY, HELD, sent=500)
+        if steps:
+            ev(h, 4_000, 0, "leases_reply", key="leases/t0/c/a0", op="GET", status="ok", state="marker 0",
+               sent_ms=2_600)
+            ev(h, 6_000, 0, "listed", prefix="wal/t0/c/a0/", keys=[], sent_ms=4_100)
+        _reply(h, 6_100, "PUT", "precondition_failed", "held n0 a 1")
+        _reply(h, 6_200, "GET", "ok", HELD)
+        _reply(h, 6_300, "PUT", "ok", "nobody 1")
+        put(h, 6_310, 0, KEY, "nobody 1", sent=6_300)
+        return _conv2(h)
+    (v,) = run(False)
+    assert "did not know that record" in v.message
+    assert run(True) == []
+
+
+def test_a_seed_whose_acquisition_steps_ran_between_the_resolvers_reads():
+    """Seed 16683 (kept): the acquisition's marker read and listing, slow, between its read of the record and
+    its write. Without the world's record of those two steps, the same run is a violation."""
+    h = _kept("conv2-acquisition-steps-between-the-resolvers-reads")
+    assert records_converge.check(h) == []
+    assert any(v.invariant == "CONV-2" for v in _doctored(
+        h, drop=lambda e: e.kind in ("leases_reply", "listed") and e.proc >= 0
+        and (getattr(e.fields, "key", "") or getattr(e.fields, "prefix", "")).startswith(("leases/t0/c/a6", "wal/t0/c/a6/"))))
+
+
+def test_an_answer_after_a_lapse_begins_the_hold_again():
+    """OR-4, NL-11: a lapse ends the hold learned before it; once the lease is valid again an answer showing
+    the record (here the acquisition's own acknowledgement, delayed past the lapse) begins a hold afresh.
+    Without that answer the record is left unworked from the lease's return to the end: a violation."""
+    def run(late_ack: bool):
+        h = history(("n0", "a"), params=P, options={"delay_ms_max": 50}, end_ms=END)
+        for s in range(0, END, P.period_ms):
+            if 3_000 <= s < 15_000:
+                continue  # the lease lapses at 8 s (its write at 0 s valid to ttl - safety) until 15 s
+            put(h, s + 10, 0, "nodes/n0", f"live a {local(h, 0, s)}", sent=s)
+            ev(h, s + 20, 0, "record_reply", key="nodes/n0", op="PUT", status="ok",
+               state=f"live a {local(h, 0, s)}", serial=-1, named_serial=-1, sent_ms=s)
+        ev(h, QUIET, -1, "quiet")
+        put(h, 1_000, 0, KEY, HELD, sent=500)
+        _reply(h, 1_100, "GET", "ok", HELD)
+        if late_ack:
+            _reply(h, 500, "PUT", "ok", HELD, answered=16_000)
+        return _conv2(h)
+    (v,) = run(False)
+    assert "lapsed at 8.000 s" in v.message
+    assert run(True) == []
+
+
+def test_a_seed_whose_acquisition_was_acknowledged_after_a_lapse():
+    """Seed 2479 (kept): the acquisition's reply was delayed 8.5 s, past a lapse of n3's lease and its renewal;
+    the acknowledgement began the hold (OR-4). Without it, the record named n3 unworked: a violation."""
+    h = _kept("conv2-acknowledged-after-a-lapse")
+    assert records_converge.check(h) == []
+    acks = [e for e in h.events if e.kind == "record_reply" and e.fields.key.startswith("owners/")
+            and e.fields.op == "PUT" and e.fields.status == "ok" and e.fields.state.startswith("held ")
+            and e.t_ms - e.fields.sent_ms > 5_000]
+    assert acks
+    assert any(v.invariant == "CONV-2" for v in _doctored(h, drop=lambda e: e in acks))
