@@ -425,6 +425,17 @@ def tool_failure(report: dict) -> ToolFailure:
 # --- `run`: a campaign -------------------------------------------------------------------------------
 
 
+def _status(report: dict, junit: str | None) -> int:
+    """The exit status a run or a merge ends with (its JUnit file written first, when asked); a report
+    of tool failures raises them instead."""
+    if junit:
+        write_junit(junit, junit_xml(report))
+    status = exit_status(report)
+    if status == Exit.TOOL:
+        raise tool_failure(report)
+    return status
+
+
 def command(console, args) -> int:
     """`run`: seeds in, a report out (written under reports/ of the working directory unless
     --report), an exit status (house.errors.Exit). Stopped by SIGINT or SIGTERM, the report of
@@ -477,12 +488,7 @@ def _finish(console, report: dict, path: str, params, args) -> int:
     if args.time_budget:
         print(f"time budget {args.time_budget:g} s: {report['seeds']['count']} seeds run "
               f"({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
-    if args.junit:
-        write_junit(args.junit, junit_xml(report))
-    status = exit_status(report)
-    if status == Exit.TOOL:
-        raise tool_failure(report)
-    return status
+    return _status(report, args.junit)
 
 
 def _save_partial(path: str, report: dict) -> None:
@@ -585,9 +591,4 @@ def merge_command(console, args) -> int:
     write_report(path, report)
     print_summary(console, report, path)
     print(f"merged {len(reports)} reports: seeds {min(starts)}..{min(starts) + total - 1}")
-    if args.junit:
-        write_junit(args.junit, junit_xml(report))
-    status = exit_status(report)
-    if status == Exit.TOOL:
-        raise tool_failure(report)
-    return status
+    return _status(report, args.junit)
