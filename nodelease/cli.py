@@ -48,6 +48,7 @@ from house.errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError
 
 from . import amendments, bench, broken, exhaustive, guided, listing, replay, s3  # noqa: E402
 
+
 # --- option types and the options several subcommands share -------------------------------------------
 
 
