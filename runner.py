@@ -9,7 +9,7 @@
     python runner.py s3 URL --bucket NAME               # the same model against a real S3 endpoint
     python runner.py --help                             # every subcommand; SUBCOMMAND --help for its options
 
-The command line itself is nodelease/cli.py; exit statuses are nodelease.errors.Exit.
+The command line itself is nodelease/cli.py; exit statuses are house.errors.Exit.
 """
 
 import sys

@@ -1,10 +1,10 @@
 """The build: the packages and data files the wheel carries, and the hot modules compiled.
 
-The tool's top-level packages and its data files are named once, in nodelease/house.py (read here as
+The tool's top-level packages and its data files are named once, in house/packages.py (read here as
 a file: nothing of the project is imported by the build); every subpackage of those packages is found.
 Everything else is in pyproject.toml.
 
-The install compiles the hot modules into .compiled/ (nodelease/compiled.py says how they are used).
+The install compiles the hot modules into .compiled/ (campaign/compiled.py says how they are used).
 A build that fails (no C compiler) leaves the checker in pure Python: the same results, slower;
 `python runner.py compile --check` says which state you are in. NODELEASE_NO_COMPILE=1 skips the build
 (a quick install, e.g. tests/cli/test_install.py's wheel).
@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _house():
-    spec = importlib.util.spec_from_file_location("_house", os.path.join(HERE, "nodelease", "house.py"))
+    spec = importlib.util.spec_from_file_location("_house", os.path.join(HERE, "house", "packages.py"))
     house = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(house)
     return house
@@ -35,7 +35,7 @@ class BuildPyCompiled(build_py):
             return
         sys.path.insert(0, HERE)
         try:
-            from nodelease import compiled
+            from campaign import compiled
 
             n = compiled.build(log=lambda line: print(line, file=sys.stderr))
             print(f"compiled: {n} modules built; {compiled.ROOT}", file=sys.stderr)

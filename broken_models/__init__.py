@@ -22,7 +22,7 @@ import importlib
 import pkgutil
 from dataclasses import dataclass
 
-from nodelease.errors import UsageError
+from house.errors import UsageError
 
 CORRECT = "correct"
 # the ADR's own three (BM-1..BM-3 in docs/protocol.md) are listed first, in that order; the rest by name

@@ -7,7 +7,7 @@ the start check's and the start guard's waits) a margin measures, on one history
 slack left to that bound, in ms: positive, how much room the closest case kept; negative, the
 bound was broken, and the invariant the margin names flags that history too. A history without
 the rule's situation has no value (None). A campaign keeps each margin's minimum, histogram and
-the seed reaching it (nodelease/report.py), so that a change which eats a margin is seen before
+the seed reaching it (campaign/report.py), so that a change which eats a margin is seen before
 the margin goes negative.
 
 A margin is declared beside the checker of its rule (checkers/registry.py: `@margin`) and measured

@@ -44,7 +44,7 @@ WLABEL_PX = 9.5  # font sizes, as in _STYLE
 
 
 def write_html(path: str, history, violation, plan: dict | None = None) -> None:
-    from nodelease.errors import UsageError
+    from house.errors import UsageError
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     try:

@@ -21,7 +21,7 @@ import copy
 import json
 import time
 
-from nodelease.errors import UsageError
+from house.errors import UsageError
 from scenarios import faults
 from scenarios.plan import Choices, default, is_fault
 

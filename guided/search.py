@@ -33,7 +33,7 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from nodelease.errors import ToolError
+from house.errors import ToolError
 from scenarios import faults
 from scenarios.plan import FORMAT, Branching
 
@@ -77,7 +77,7 @@ class Outcome:
 
 @dataclass
 class Judged:
-    """A run's verdict as the search reads it (nodelease.report.SeedResult has the same fields)."""
+    """A run's verdict as the search reads it (campaign.report.SeedResult has the same fields)."""
 
     seed: int
     sha256: str
@@ -137,7 +137,7 @@ class Search:
         self.rng = random.Random(seed)  # the search's one RNG: parents, operators, fresh seeds, each run's draws
         self.say = say or (lambda line: None)
         # (index, history, strict) -> a result with failures, coverage, rules, margin_ms, tool_failure, sha256:
-        # the command passes the report's (nodelease.report.judge), so that its report sums its runs
+        # the command passes the report's (campaign.report.judge), so that its report sums its runs
         self.judge = judge or judged
         self.corpus: list[Entry] = []
         self.hits: dict[str, int] = {}  # feature -> runs that reached it

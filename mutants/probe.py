@@ -31,13 +31,13 @@ from concurrent.futures import ThreadPoolExecutor
 from rich.table import Table
 
 from checkers.paired import finding_seeds, rises
-from nodelease.errors import Exit, ToolFailure, UsageError
-from nodelease.house import PACKAGES
+from house.errors import Exit, ToolFailure, UsageError
+from house.packages import PACKAGES
 
 from .catalog import MUTANTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
-# what a campaign needs: every package of the tool (nodelease/house.py), copied once per lane, the mutated file
+# what a campaign needs: every package of the tool (house/packages.py), copied once per lane, the mutated file
 # restored after each mutant
 COPY = PACKAGES
 # the lane's own command line: its packages come first on its path (a checkout or an install alike)
@@ -60,7 +60,7 @@ def _lane_copy() -> str:
         shutil.copytree(os.path.join(ROOT, name), os.path.join(d, name), ignore=shutil.ignore_patterns("__pycache__"))
     os.makedirs(os.path.join(d, "reports"), exist_ok=True)
     if os.path.isdir(os.path.join(ROOT, ".compiled")):
-        # the compiled hot modules (nodelease/compiled.py): each loads only while the lane's source matches it,
+        # the compiled hot modules (campaign/compiled.py): each loads only while the lane's source matches it,
         # so the mutated module runs from its edited source and the rest run compiled
         os.symlink(os.path.join(ROOT, ".compiled"), os.path.join(d, ".compiled"))
     return d

@@ -1,8 +1,9 @@
-"""The tool around the checker: its command line, campaigns, reports and the errors it names.
+"""The command line (`nodelease-check`, `python runner.py`), the top layer: cli.py parses and
+dispatches, one module per subcommand's work (amendments, bakeoff, bench, broken, docs,
+exhaustive, guided, listing, replay, s3).
 
-`nodelease.errors` stands below every layer (it imports nothing of the project, and this
-`__init__` imports nothing at all, so anyone may import it); the rest of this package is the top
-layer, the command line (`nodelease-check`, `python runner.py`): cli.py parses and dispatches,
-one module per subcommand's work (campaign, replay, broken, bench, exhaustive, s3, listing),
-report.py what a run tells its user, compiled.py the compiled hot modules.
+The library they call is campaign/ (a campaign's seeds and its `run`, `resume` and `merge`:
+run.py; the reports: report.py; the inputs checked: validate.py; two reports compared, `diff`:
+diff.py; the compiled hot modules and `compile`: compiled.py); the errors and the exit statuses
+are house/errors.py's. This `__init__` imports nothing.
 """

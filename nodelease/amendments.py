@@ -9,7 +9,7 @@ A variant's verdict, from what this module measures:
   exit 2);
 - a campaign of the variant (seeds 0..N-1 of `swarm`, not strict) against the correct model's on
   the same seeds: the violations no finding explains (unsafe: the first such seed is recorded as
-  a counterexample plan under reports/), the findings' seed counts, and nodelease/diff.py's
+  a counterexample plan under reports/), the findings' seed counts, and campaign/diff.py's
   comparison (coverage lost, margins shrunk beyond the tolerances below).
 
 Verdicts rest on evidence (issue 36). An amendment's: "removes F-n" (its plans pass strict, no
@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import os
 
-from .errors import Exit, UsageError
+from house.errors import Exit, UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
 RECORD = os.path.join(ROOT, "amendments", "verdicts.json")
@@ -80,7 +80,7 @@ def campaign(name: str, seeds: int, workers: int = 1) -> dict:
     """The report of seeds 0..seeds-1 of `swarm` for the model `name`, not written."""
     from rich.console import Console
 
-    from .campaign import parse_pins, run_campaign
+    from campaign.run import parse_pins, run_campaign
 
     params = parse_pins([], scenario="swarm", start=0, count=seeds)
     return run_campaign(Console(quiet=True), name, "swarm", params, 0, seeds, workers, os.devnull, quiet=True)
@@ -97,7 +97,7 @@ def _events_sha(seed: int, name: str) -> str:
     from broken_models import load_model
     from scenarios.sim import run_seed
 
-    from .campaign import parse_pins
+    from campaign.run import parse_pins
 
     h = run_seed(seed, load_model(name), "swarm", parse_pins([], scenario="swarm", start=seed, count=1), name)
     return hashlib.sha256(json.dumps(h.events, separators=(",", ":")).encode()).hexdigest()
@@ -118,8 +118,8 @@ def counterexample(name: str, report: dict) -> str | None:
     """The first seed failing a violation no finding explains, recorded as a plan under reports/."""
     from counterexamples.shrink import record_seed, write_plan
 
-    from .campaign import parse_pins
-    from .report import reports_path
+    from campaign.run import parse_pins
+    from campaign.report import reports_path
 
     if not report["failures"]:
         return None
@@ -137,7 +137,7 @@ def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
     with name, kind, addresses, plans) against the correct model's report `base`."""
     from checkers.paired import finding_seeds, findings_paired
 
-    from .diff import compare
+    from campaign.diff import compare
 
     plans = run_plans(v.name, v.plans)
     rep = campaign(v.name, seeds, workers)
@@ -218,7 +218,7 @@ def first_catch(model, declared: str, seeds: int) -> int | None:
     from checkers.verdict import judge
     from scenarios.sim import run_seed
 
-    from .campaign import parse_pins
+    from campaign.run import parse_pins
 
     for s in range(seeds):
         h = run_seed(s, model, "swarm", parse_pins([], scenario="swarm", start=s, count=1), model.name)

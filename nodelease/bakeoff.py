@@ -6,7 +6,7 @@ r = 1..R, two searches run in one process, one after the other, each until its f
 its cap of CPU-seconds:
 
 - **uniform**: the swarm's seeds from r * 1,000,003 on, one after another, each run and judged as
-  a campaign does (nodelease.campaign.run_one);
+  a campaign does (campaign.run.run_one);
 - **guided**: guided/search.py with seed r.
 
 A *catch* is a run with a violation no known finding explains (the campaign's verdict); a run in
@@ -42,7 +42,7 @@ RARE = 0.05  # a target the uniform mix catches in under this share of seeds
 
 
 def uniform(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
-    from .campaign import run_one
+    from campaign.run import run_one
 
     t0 = time.process_time()
     seed, runs = rep * 1_000_003, 0
@@ -63,7 +63,7 @@ def uniform(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
 def guided(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
     from guided.search import Search
 
-    from .errors import ToolError
+    from house.errors import ToolError
 
     s = Search(model_name, scenario, None, rep, budget_s=cap_s)
     t0 = time.process_time()

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import time
 
-from . import compiled
-from .campaign import MAIN_MODEL, check_scenario, parse_pins, run_campaign, tool_failure
-from .errors import Exit
-from .report import git_commit, reports_path, write_report
+from campaign import compiled
+from campaign.report import git_commit, reports_path, write_report
+from campaign.run import MAIN_MODEL, check_scenario, parse_pins, run_campaign, tool_failure
+from house.errors import Exit
 
 
 def raw_simpy_event_s(events: int = 200_000) -> float:

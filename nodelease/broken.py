@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .campaign import DEFAULT_SCENARIO, MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
-from .errors import Exit, ToolFailure, UsageError
-from .report import (
+from campaign.run import DEFAULT_SCENARIO, MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
+from house.errors import Exit, ToolFailure, UsageError
+from campaign.report import (
     command_line,
     default_report_path,
     git_commit,

@@ -14,14 +14,14 @@ once installed. One subparser per subcommand, each with its own options and --he
     s3        one run against a real S3 endpoint
     list      the models and scenarios
     mutants   the checkers measured against one-rule mutants (mutants/)
-    compile   the hot modules compiled (nodelease/compiled.py)
+    compile   the hot modules compiled (campaign/compiled.py)
     docs      the generated tables of README.md and docs/ rewritten (nodelease/docs.py)
     amendments  every variant of amendments/ judged against its recorded verdict (nodelease/amendments.py)
 
 The old mode flags still work, translated before parsing (`--broken` is `broken`, `--replay R` is
 `replay R`, ...; see MODE_FLAGS); two modes at once are refused. An option a subcommand does not
 take is refused, naming the subcommands that do. Every refusal is one line on stderr and exit 2;
-every exit status is named in nodelease.errors.Exit.
+every exit status is named in house.errors.Exit.
 
 This module owns the parser, the translation of the old flags and the turning of errors into one
 line and an exit status; what each subcommand does lives in its own module, which must not know
@@ -30,7 +30,7 @@ the parser.
 
 from __future__ import annotations
 
-from . import compiled
+from campaign import compiled
 
 compiled.install()  # before any hot module is imported: they load compiled while their copy is current
 
@@ -41,9 +41,12 @@ import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 
-from . import amendments, bench, broken, campaign, diff, exhaustive, guided, listing, replay, s3  # noqa: E402
-from .errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
-from .report import program  # noqa: E402
+from campaign import diff  # noqa: E402
+from campaign import run as campaign  # noqa: E402
+from campaign.report import program  # noqa: E402
+from house.errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
+
+from . import amendments, bench, broken, exhaustive, guided, listing, replay, s3  # noqa: E402
 
 
 # --- option types and the options several subcommands share -------------------------------------------
@@ -425,7 +428,7 @@ def _refusal(command: str, extras: list[str], parsers: dict) -> str:
 
 def _on_sigterm():
     """SIGTERM (what a CI timeout sends) stops a run as Ctrl-C does: a KeyboardInterrupt, so that
-    the run saves what finished (nodelease.errors.Interrupted)."""
+    the run saves what finished (house.errors.Interrupted)."""
     import signal
     import threading
 
@@ -438,7 +441,7 @@ def _on_sigterm():
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit status (nodelease.errors.Exit: 130 on SIGINT, 143 on SIGTERM)."""
+    """Run the command line; the exit status (house.errors.Exit: 130 on SIGINT, 143 on SIGTERM)."""
     from rich.console import Console
 
     console = Console() if sys.stdout.isatty() else Console(width=160)

@@ -11,9 +11,9 @@ import json
 import os
 import time
 
-from .campaign import load_model, parse_pins
-from .errors import Exit, UsageError
-from .report import invoked_as, reports_path
+from campaign.run import load_model, parse_pins
+from house.errors import Exit, UsageError
+from campaign.report import invoked_as, reports_path
 
 
 def _ints(text: str, what: str) -> list[int]:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import os
 import time
 
-from .campaign import check_scenario, load_model, parse_pins
-from .report import judge
-from .errors import Exit, UsageError
-from .report import build_report, exit_status, invoked_as, print_summary, reports_path, write_report
+from campaign.run import check_scenario, load_model, parse_pins
+from campaign.report import judge
+from house.errors import Exit, UsageError
+from campaign.report import build_report, exit_status, invoked_as, print_summary, reports_path, write_report
 
 
 def options(p) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .errors import Exit, UsageError
+from house.errors import Exit, UsageError
 
 
 def models() -> Iterator[str]:

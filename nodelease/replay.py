@@ -2,7 +2,7 @@
 each hash-checked; a failing seed shrunk to a counterexample a person can read; the HTML picture.
 
 This module reads reports and plans back and prints what a person needs to see the run; it
-must not know the parser (nodelease/cli.py). Seeds run through nodelease/campaign.py, plans
+must not know the parser (nodelease/cli.py). Seeds run through campaign/run.py, plans
 through counterexamples/.
 """
 
@@ -12,9 +12,9 @@ import json
 import os
 import time
 
-from .campaign import check_scenario, load_model, parse_pins, run_one
-from .errors import Exit, ReplayDiffers, ToolFailure, UsageError
-from .report import git_commit, invoked_as, load_json, load_report, reports_path, timeline_text
+from campaign.run import check_scenario, load_model, parse_pins, run_one
+from house.errors import Exit, ReplayDiffers, ToolFailure, UsageError
+from campaign.report import git_commit, invoked_as, load_json, load_report, reports_path, timeline_text
 
 
 def pick_seed(report: dict, seed: int | None, what: str) -> int:

@@ -11,9 +11,9 @@ import os
 import sys
 import time
 
-from .campaign import check_scenario, load_model, parse_params, tool_failure
-from .errors import EnvironmentFailure, Exit, Stopped, UsageError, signal_name
-from .report import Progress, build_report, check_writable, exit_status, invoked_as, judge, print_summary, \
+from campaign.run import check_scenario, load_model, parse_params, tool_failure
+from house.errors import EnvironmentFailure, Exit, Stopped, UsageError, signal_name
+from campaign.report import Progress, build_report, check_writable, exit_status, invoked_as, judge, print_summary, \
     reports_path, stalls_text, timeline_text, write_report
 
 

@@ -18,9 +18,9 @@ for path in (KITS, REPO):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-# the hot modules run compiled where their build matches their source (nodelease/compiled.py), as the
+# the hot modules run compiled where their build matches their source (campaign/compiled.py), as the
 # command line runs them; an edited module is imported from its source; NODELEASE_PURE=1: source only
-from nodelease import compiled  # noqa: E402
+from campaign import compiled  # noqa: E402
 
 compiled.install()
 

@@ -143,7 +143,7 @@ def test_a_re_based_broken_model_that_is_no_longer_caught_is_lost(monkeypatch):
 
 @pytest.mark.parametrize("bad", [["no_such_variant"]])
 def test_an_unknown_variant_is_a_usage_error(bad):
-    from nodelease.errors import UsageError
+    from house.errors import UsageError
 
     with pytest.raises(UsageError):
         am.command(None, SimpleNamespace(names=bad, seeds=5, record=False, json=None))
@@ -162,7 +162,7 @@ def test_bm3_is_still_caught_when_re_based_on_the_f2_amendment():
     from amendments.f2_resolver_bound import ResolverBound
     from broken_models.unlocked_resolver import UnlockedResolver
     from checkers.verdict import judge
-    from nodelease.campaign import parse_pins
+    from campaign.run import parse_pins
     from scenarios.sim import run_seed
 
     class Rebased(UnlockedResolver, ResolverBound):

@@ -134,7 +134,7 @@ def test_bm3_is_still_caught_when_re_based_on_the_resend():
     resend does not hide the race the lock prevents."""
     from broken_models.unlocked_resolver import UnlockedResolver
     from checkers.verdict import judge
-    from nodelease.campaign import parse_pins
+    from campaign.run import parse_pins
     from scenarios.sim import run_seed
 
     class Rebased(UnlockedResolver, ResolverResends):

@@ -241,7 +241,7 @@ def test_q6_the_campaign_reaches_the_shortcut_and_the_seed_passes_under_both():
     """A seed of the uniform campaign (found at run time) where the variant's shortcut moves a start
     check's deadline: judged under both readings, no violation either way, and the histories differ."""
     from checkers.findings import classify
-    from nodelease.campaign import parse_pins
+    from campaign.run import parse_pins
     from scenarios.sim import run_seed
 
     for seed in range(0, 400):

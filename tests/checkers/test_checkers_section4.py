@@ -442,7 +442,7 @@ def test_runner_broken_lists_every_broken_model(tmp_path):
     work = tmp_path / "repo"
     work.mkdir()
     shutil.copy(os.path.join(REPO, "runner.py"), work)
-    from nodelease.house import PACKAGES
+    from house.packages import PACKAGES
 
     for pkg in PACKAGES:
         shutil.copytree(os.path.join(REPO, pkg), work / pkg, ignore=shutil.ignore_patterns("__pycache__"))

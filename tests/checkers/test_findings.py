@@ -735,7 +735,7 @@ def test_f2_demonstration_a_release_only_rereading_model_is_caught_and_never_hid
     from rich.console import Console
 
     from checkers.paired import findings_paired, finding_seeds, more_often
-    from nodelease.campaign import parse_pins, run_campaign
+    from campaign.run import parse_pins, run_campaign
 
     def campaign(name):
         params = parse_pins([], scenario="swarm", start=0, count=2_000)

@@ -2,7 +2,7 @@
 hand-made history (its value where the bound holds, negative where it breaks, and then the invariant it
 names flags the history too), and each shown by a broken model that eats it: on the same plan, the broken
 model's value is below the correct model's, and a negative one comes with its invariant's violation. Then
-the campaign's sums of them (nodelease/report.py: MarginSums), which shards add up.
+the campaign's sums of them (campaign/report.py: MarginSums), which shards add up.
 
 (Named test_rule_margins.py: tests/scenarios/test_margins.py holds the world's margins, and pytest wants
 one basename per test module.)
@@ -25,7 +25,7 @@ import pinned
 from factkit import ev, finish, heartbeats, history, live, put, record
 from model import MODEL
 from model.params import Params
-from nodelease import report as reporting
+from campaign import report as reporting
 from scenarios.sim import SimWorld
 from test_checkers_section4 import _failover_run  # (a sibling module: tests/checkers/ is on sys.path)
 from test_checkers_world import _stuck_drain
@@ -288,7 +288,7 @@ def _result(seed: int, values: dict, explained: dict | None = None) -> reporting
 
 
 def test_margin_sums_add_up_across_shards():
-    """nodelease/report.py MarginSums: the seeds measured, the least value and the first seed reaching it (with
+    """campaign/report.py MarginSums: the seeds measured, the least value and the first seed reaching it (with
     its replay command), a histogram of fixed buckets, the seeds a finding explains; two shards joined give
     the block of the whole."""
     results = [_result(0, {"fence": 40, "start_check": 5}), _result(1, {"fence": -3}),

@@ -18,7 +18,7 @@ import pytest
 import broken_models
 from nodelease.broken import count_catch, judge_row
 from nodelease.cli import SUBCOMMANDS, main, translate
-from nodelease.errors import Exit, UsageError
+from house.errors import Exit, UsageError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = os.path.join(REPO, "tests", "kits", "models")  # models of the tests only (a model that raises)

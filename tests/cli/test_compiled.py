@@ -1,4 +1,4 @@
-"""nodelease/compiled.py: the hot modules (found on disk) run compiled only while their source is the
+"""campaign/compiled.py: the hot modules (found on disk) run compiled only while their source is the
 one they were built from, the command line installs the finder before any of them is imported, and
 compiled or not, a seed's history is the same (issue 14's speed may not cost a verdict)."""
 
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from nodelease import compiled
-from nodelease.house import PACKAGES
+from campaign import compiled
+from house.packages import PACKAGES
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILT = not compiled.stale()
@@ -63,7 +63,7 @@ def test_an_edited_module_runs_from_its_source_and_the_rest_compiled(tmp_path):
     os.symlink(os.path.join(REPO, ".compiled"), lane / ".compiled")
     with open(lane / "model" / "fencing.py", "a") as f:
         f.write("\nEDITED = True\n")
-    probe = ("import nodelease.cli, model.fencing, model.dispatch, scenarios.core\nfrom nodelease import compiled\n"
+    probe = ("import nodelease.cli, model.fencing, model.dispatch, scenarios.core\nfrom campaign import compiled\n"
              "print(model.fencing.EDITED, model.fencing.__file__)\n"
              "print(model.dispatch.__file__)\nprint(scenarios.core.__file__)\nprint(compiled._finder.refused)")
     r = _run(["-c", probe], cwd=lane)
@@ -111,8 +111,8 @@ def test_no_hot_module_reads_its_own_file():
     """A compiled module's __file__ is its copy in .compiled/: a module that finds anything by its own
     __file__ must stay source (named in compiled.NOT_HOT, with why). The tool's own modules, which
     find the packages and .compiled/ by __file__ (compiled.ROOT), are none of them."""
-    assert not [n for n in compiled.HOT if n.split(".")[0] in ("nodelease", "counterexamples", "mutants",
-                                                                 "broken_models")]
+    assert not [n for n in compiled.HOT if n.split(".")[0] in ("nodelease", "campaign", "house", "counterexamples",
+                                                                 "mutants", "broken_models")]
     for name in compiled.HOT:
         with open(compiled.source_path(name)) as f:
             assert "__file__" not in f.read(), f"{name} reads __file__: name it in compiled.NOT_HOT"
@@ -121,7 +121,7 @@ def test_no_hot_module_reads_its_own_file():
 def test_the_command_line_installs_the_finder_before_any_hot_module():
     """Importing the command line (as runner.py and the console script do) installs the finder and
     imports no hot module itself: every hot module is imported after it, compiled where current."""
-    probe = ("import sys, nodelease.cli\nfrom nodelease import compiled\n"
+    probe = ("import sys, nodelease.cli\nfrom campaign import compiled\n"
              "print([n for n in compiled.HOT if n in sys.modules])\nprint(compiled._finder is not None)")
     r = _run(["-c", probe], cwd=str(REPO))
     assert r.returncode == 0, r.stderr

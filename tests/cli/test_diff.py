@@ -1,4 +1,4 @@
-"""`runner.py diff OLD NEW` (nodelease/diff.py): two campaign reports compared; exit 0 when nothing got worse
+"""`runner.py diff OLD NEW` (campaign/diff.py): two campaign reports compared; exit 0 when nothing got worse
 beyond the tolerances, 1 when something did (naming it), 2 on bad input (one line, never a traceback).
 
 Two real campaigns are run once (the correct model twice on the same seeds, and early_takeover, which frees

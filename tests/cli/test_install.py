@@ -6,7 +6,7 @@ console script run from a directory of its own.
 Every subcommand's --help, a tiny campaign, the replay of its report and a short `broken` run:
 their exit statuses, and their reports under that directory's reports/ (nothing of the tool may
 depend on being run from a checkout; a command that does says so, exit 2). The wheel holds every
-module and data file of the tool's packages (nodelease/house.py names them). The environment sees this
+module and data file of the tool's packages (house/packages.py names them). The environment sees this
 Python's site-packages for the dependencies (nothing is downloaded), after its own; the Cython build is
 skipped (NODELEASE_NO_COMPILE), and every package of the tool must import from the environment, not
 from any checkout.
@@ -27,7 +27,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, REPO)
 from nodelease.cli import SUBCOMMANDS  # noqa: E402
-from nodelease.house import DATA, PACKAGES  # noqa: E402
+from house.packages import DATA, PACKAGES  # noqa: E402
 
 
 def _sh(args, cwd, env=None, timeout=300) -> subprocess.CompletedProcess:
@@ -97,7 +97,7 @@ def test_the_environment_s_own_setuptools_built_the_wheel(built):
 
 def test_every_module_and_data_file_of_the_packages_is_in_the_wheel(built):
     """The wheel's contents, listed: every file of every package of the tool (its modules, its subpackages',
-    the data files nodelease/house.py's DATA names), and nothing else but its metadata."""
+    the data files house/packages.py's DATA names), and nothing else but its metadata."""
     wheel, _python, _tools = built
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = set()

@@ -1,6 +1,6 @@
 """Bad input never reaches the world, no work is lost, no option is silently ignored.
 
-- Every configuration is validated before any seed runs (nodelease/validate.py): NL-4, T-2..T-4 and
+- Every configuration is validated before any seed runs (campaign/validate.py): NL-4, T-2..T-4 and
   what the world's draws need; the refusal is one line naming what the user set.
 - A report read back (replay, shrink, merge, --resume) is checked against its schema first.
 - The report path is checked before the run; SIGINT and SIGTERM leave a partial report (exit 130,
@@ -20,9 +20,9 @@ import sys
 
 import pytest
 
-from nodelease import campaign
+from campaign import run as campaign
 from nodelease.cli import main
-from nodelease.errors import Exit
+from house.errors import Exit
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -86,7 +86,7 @@ def test_the_real_s3_world_fits_and_refuses_by_the_same_rules(capsys, tmp_path):
     err = one_line_exit_2(capsys, "s3", "http://127.0.0.1:9", "--bucket", "b", "--param", "ttl_ms=1000",
                           "--param", "safety_ms=2000", "--report", str(tmp_path / "s.json"))
     assert "NL-4" in err and "attempt_timeout_ms" not in err
-    from nodelease.campaign import parse_params
+    from campaign.run import parse_params
     from scenarios.s3 import S3_PARAMS
 
     # a ttl the short timing's heartbeat (600 ms) does not fit: the heartbeat moves (T-3), as in the simulation
@@ -96,7 +96,7 @@ def test_the_real_s3_world_fits_and_refuses_by_the_same_rules(capsys, tmp_path):
 
 def test_what_validation_accepts_every_seed_can_draw(tmp_path):
     """The pins accepted are drawn and run without a tool failure (the rules are the draw's needs)."""
-    from nodelease.campaign import parse_pins, run_one
+    from campaign.run import parse_pins, run_one
 
     for pairs in (["ttl_ms=3000"], ["grace_ms=12000", "ttl_ms=3000"], ["heartbeat_period_ms=48"]):
         pins = parse_pins(pairs, count=3)
@@ -265,8 +265,8 @@ def test_a_worker_killed_from_outside_is_the_tool_s_failure_not_a_hang(tmp_path)
 _DYING = """
 import os, signal, sys, time
 sys.path.insert(0, {repo!r})
-from nodelease import campaign
-from nodelease.errors import ToolFailure
+from campaign import run as campaign
+from house.errors import ToolFailure
 
 def siblings():
     me = os.getpid()

@@ -21,7 +21,7 @@ import time
 import pytest
 
 import runner
-from nodelease.errors import Exit
+from house.errors import Exit
 
 from .servers import CREDENTIAL_ENV, client, free_ports
 

@@ -13,7 +13,7 @@ NAMED = ("unconditional_fence", "reused_generation", "unlocked_resolver")
 def shrunk_named():
     """model -> (seed, invariant, the recorded plan, its history, the shrunk plan, the shrinker)."""
     from counterexamples.shrink import Shrinker, record_seed
-    from nodelease.campaign import run_one
+    from campaign.run import run_one
 
     out = {}
     for name in NAMED:

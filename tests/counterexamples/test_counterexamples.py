@@ -40,7 +40,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def first_failing(model_name: str, limit: int = 200) -> tuple[int, str]:
     """The first seed of 0..limit-1 the model fails (as the runner judges it), and its first invariant."""
-    from nodelease.campaign import run_one
+    from campaign.run import run_one
 
     for seed in range(limit):
         r = run_one(seed, model_name, "swarm", {})

@@ -22,7 +22,7 @@ from guided import mutate
 from checkers.paired import sign_test_p
 from guided.search import Entry, Search, features_of
 from nodelease import bakeoff
-from nodelease.campaign import run_one
+from campaign.run import run_one
 from scenarios.plan import Branching
 from scenarios.sim import SimWorld
 

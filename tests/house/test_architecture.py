@@ -1,13 +1,16 @@
 """The house's layers, read off every import of the project (top-level and inside functions, by `ast`):
 
-    model < history < scenarios < checkers < counterexamples < explore < mutants < guided < nodelease < runner.py
+    house < model < history < scenarios < checkers < counterexamples < explore < mutants < guided
+          < campaign < nodelease < runner.py
 
-A module imports only from its own layer or those below it. Beside the stack, the registries of models:
-`broken_models` and `amendments` import only model/, nodelease.errors and (broken_models) amendments, and
-every layer above model/ may use them; `nodelease.errors` and `nodelease.house` import nothing of the
-project, and anyone may import them. No import cycle joins two of these. A failure names the importing
-file and line. The packages and layers are nodelease/house.py's (the one list of them), and
-docs/architecture.md's picture of the layers must show the same.
+A module imports only from its own layer or those below it: house/ (the errors, the map of the
+packages) imports nothing of the project, and every layer may import it. Beside the stack, the
+registries of models: `broken_models` and `amendments` import only house/, model/ and (broken_models)
+amendments, and every layer above model/ may use them; so no layer below campaign/ and no registry
+imports campaign/ (the library the command line calls) or nodelease/ (the command line). No import
+cycle joins two of these. A failure names the importing file and line. The packages and layers are
+house/packages.py's (the one list of them), and docs/architecture.md's picture of the layers must
+show the same.
 """
 
 from __future__ import annotations
@@ -19,23 +22,19 @@ from collections import defaultdict
 
 import pytest
 
-from nodelease import house
+from house import packages
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LAYERS = house.LAYERS + ("runner.py",)
-EVERYONE = house.EVERYONE
-REGISTRIES = house.REGISTRIES
-PACKAGES = list(house.PACKAGES)
+LAYERS = packages.LAYERS + ("runner.py",)
+REGISTRIES = packages.REGISTRIES
+PACKAGES = list(packages.PACKAGES)
 ENTRY_POINTS = {"runner.py": "runner.py", "setup.py": "runner.py"}  # the build script sits with the entry point
-# what each registry may import, beside the modules everyone may
-REGISTRY_IMPORTS = {"broken_models": ("model", "amendments"), "amendments": ("model",)}
+# what each registry may import
+REGISTRY_IMPORTS = {"broken_models": ("house", "model", "amendments"), "amendments": ("house", "model")}
 
 
 def unit_of(module: str) -> str | None:
     """The unit of the layering a dotted module name belongs to (None: not the project's)."""
-    for name in EVERYONE:
-        if module == name or module.startswith(name + "."):
-            return name
     top = module.split(".")[0]
     if top in PACKAGES:
         return top
@@ -97,54 +96,56 @@ ARROWS = arrows()
 def test_the_walk_sees_every_layer():
     """The test reads real imports (a walk that found nothing would pass every rule)."""
     units = {u for pair in ARROWS for u in pair}
-    assert set(LAYERS) | set(EVERYONE) | set(REGISTRIES) <= units, units
+    assert set(LAYERS) | set(REGISTRIES) <= units, units
 
 
 def test_every_package_of_the_checkout_is_on_the_map():
-    """A top-level package of the checkout that nodelease/house.py does not name would be left out of the
+    """A top-level package of the checkout that house/packages.py does not name would be left out of the
     wheel and of every rule here: each folder with an __init__.py at the top is one of its PACKAGES."""
     found = sorted(d for d in os.listdir(REPO) if os.path.isfile(os.path.join(REPO, d, "__init__.py"))
                    and d != "tests")
     assert found == sorted(PACKAGES)
 
 
-@pytest.mark.parametrize("name", EVERYONE)
-def test_what_everyone_imports_imports_nothing_of_the_project(name):
-    """Everyone may import nodelease.errors and nodelease.house, so they import no one; nor does the
-    package's __init__, which every import of them runs first."""
-    assert [w for (src, _dst), where in ARROWS.items() if src == name for w in where] == []
-    init = [f"nodelease/__init__.py:{line} imports {n}" for line, n in imports_of("nodelease/__init__.py", "nodelease")
-            if unit_of(n)]
-    assert init == []
+@pytest.mark.parametrize("package", ("house", "campaign", "nodelease"))
+def test_an_init_run_by_the_first_imports_imports_nothing(package):
+    """house/__init__.py runs before every import of the errors, campaign/__init__.py before the compiled-module
+    finder (the command line's first import: no hot module may be imported before it), nodelease/__init__.py
+    before the command line: none imports the project."""
+    path = f"{package}/__init__.py"
+    assert [f"{path}:{line} imports {n}" for line, n in imports_of(path, package) if unit_of(n)] == []
+
+
+def outside(registry: str, arrows: dict[tuple[str, str], list[str]]) -> list[str]:
+    """Where `registry` imports what it may not: anything but house/, model/ and (broken_models) amendments/."""
+    return [w for (src, dst), where in arrows.items() if src == registry and dst not in REGISTRY_IMPORTS[registry]
+            for w in where]
 
 
 @pytest.mark.parametrize("registry", REGISTRIES)
 def test_the_registries_import_only_the_model_and_each_other(registry):
-    bad = [w for (src, dst), where in ARROWS.items()
-           if src == registry and dst not in REGISTRY_IMPORTS[registry] + EVERYONE for w in where]
-    assert bad == []
+    assert outside(registry, ARROWS) == []
 
 
 def test_the_picture_of_the_layers_is_the_map():
     """docs/architecture.md draws the layers top down, a package a line (`  nodelease/   the command line`), and
-    names the registries beside them: the same as nodelease/house.py."""
+    names the registries beside them: the same as house/packages.py (house/ at the bottom)."""
     with open(os.path.join(REPO, "docs", "architecture.md")) as f:
         page = f.read()
     picture = page.split("## The parts, in layers", 1)[1].split("```", 2)[1]
     drawn = re.findall(r"^\s{2}([a-z_]+)/\s", picture, re.M)
-    assert tuple(reversed(drawn)) == house.LAYERS, drawn
+    assert tuple(reversed(drawn)) == packages.LAYERS, drawn
     beside = page.split("## The parts, in layers", 1)[1].split("## ", 1)[0]
-    assert all(f"`{r}/`" in beside for r in REGISTRIES) and all(f"`{m.replace('.', '/')}.py`" in beside
-                                                                for m in EVERYONE)
+    assert all(f"`{r}/`" in beside for r in REGISTRIES)
 
 
-@pytest.mark.parametrize("layer", LAYERS)
-def test_no_arrow_points_up(layer):
-    """`layer` imports only from the layers below it, the registries (above model/) and what everyone may."""
+def upward(layer: str, arrows: dict[tuple[str, str], list[str]]) -> list[str]:
+    """Where `layer` imports what it may not: a layer at or above it, or a registry when it is model/ or
+    below (house/, at the bottom, may import nothing of the project)."""
     rank = LAYERS.index(layer)
     bad = []
-    for (src, dst), where in ARROWS.items():
-        if src != layer or dst in EVERYONE:
+    for (src, dst), where in arrows.items():
+        if src != layer:
             continue
         if dst in REGISTRIES:
             ok = rank > LAYERS.index("model")
@@ -152,7 +153,51 @@ def test_no_arrow_points_up(layer):
             ok = LAYERS.index(dst) < rank
         if not ok:
             bad += where
+    return bad
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_no_arrow_points_up(layer):
+    """`layer` imports only from the layers below it and the registries (above model/)."""
+    bad = upward(layer, ARROWS)
     assert bad == [], f"{layer} imports from above it: " + "; ".join(bad)
+
+
+def test_the_stack_is_the_one_issue_38_drew():
+    """house/ at the bottom, under model/; campaign/ (the library) above the checkers, the scenarios and
+    the counterexamples it runs, and above every other layer but the command line; nodelease/ (the
+    command line) on top, under runner.py alone."""
+    assert LAYERS[0] == "house" and LAYERS[1] == "model"
+    assert LAYERS[-3:] == ("campaign", "nodelease", "runner.py")
+    assert all(LAYERS.index(p) < LAYERS.index("campaign") for p in ("scenarios", "checkers", "counterexamples"))
+
+
+def made_up(src: str, dst: str) -> dict[tuple[str, str], list[str]]:
+    """One import of `dst` by a module of `src`, as arrows() would report it."""
+    return {(src, dst): [f"{src}/made_up.py:1 imports {dst}.x"]}
+
+
+@pytest.mark.parametrize("src, dst", [("house", "model"), ("house", "broken_models"), ("model", "broken_models"),
+                                      ("checkers", "campaign"), ("guided", "campaign"), ("guided", "nodelease"),
+                                      ("campaign", "nodelease"), ("nodelease", "runner.py")])
+def test_an_import_up_the_stack_is_caught(src, dst):
+    """The rule can fail: each made-up import against the stack is reported."""
+    assert upward(src, made_up(src, dst)) == made_up(src, dst)[(src, dst)]
+
+
+@pytest.mark.parametrize("src, dst", [("model", "house"), ("broken_models", "house"), ("campaign", "checkers"),
+                                      ("nodelease", "campaign"), ("checkers", "broken_models")])
+def test_an_import_down_the_stack_passes(src, dst):
+    if src in REGISTRIES:
+        assert outside(src, made_up(src, dst)) == []
+    else:
+        assert upward(src, made_up(src, dst)) == []
+
+
+@pytest.mark.parametrize("registry", REGISTRIES)
+@pytest.mark.parametrize("dst", ("campaign", "nodelease", "checkers"))
+def test_a_registry_importing_above_the_model_is_caught(registry, dst):
+    assert outside(registry, made_up(registry, dst)) == made_up(registry, dst)[(registry, dst)]
 
 
 def test_no_import_cycle_between_packages():

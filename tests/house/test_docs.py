@@ -20,7 +20,7 @@ import pytest
 
 from nodelease import docs
 from nodelease.cli import main
-from nodelease.errors import Exit, UsageError
+from house.errors import Exit, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -14,12 +14,12 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from nodelease.house import PACKAGES
+from house.packages import PACKAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
 
-# where the project's Python code lives: every package of the tool (nodelease/house.py) and the tests (the
+# where the project's Python code lives: every package of the tool (house/packages.py) and the tests (the
 # top-level modules are scanned too)
 CODE_DIRS = (*PACKAGES, "tests")
 

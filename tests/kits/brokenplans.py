@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--again", action="store_true", help="shrink the stored plans given by path again")
     args = ap.parse_args(argv)
     sys.path.insert(0, ROOT)
-    from nodelease import compiled
+    from campaign import compiled
 
     compiled.install()  # the hot modules compiled, where they match their source
 

@@ -80,7 +80,7 @@ def pin_discipline(versioning: str, p_alias: float) -> None:
 def measure(model_name: str, scenario: str, start: int, count: int) -> dict:
     """Seeds start..start+count-1 of `scenario` for the model: the watch's requests summed."""
     from broken_models import load_model
-    from nodelease.campaign import parse_pins
+    from campaign.run import parse_pins
     from scenarios.sim import run_seed
 
     model = load_model(model_name)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     rn.add_argument("--versioning", choices=("md5", "opaque"), required=True)
     rn.add_argument("--p-alias", type=float, default=0.0)
     args, rest = ap.parse_known_args(argv)
-    from nodelease import compiled
+    from campaign import compiled
 
     compiled.install()  # as the command line does, before any hot module is imported
     if args.versioning:

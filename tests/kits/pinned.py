@@ -112,7 +112,7 @@ def record(seed: int, model: str, scenario: str, checkout: str | None) -> dict:
 
         p, h = record_seed(seed, model, scenario, None)
         return dict(p, history_sha256=h.sha256())
-    code = ("import json, sys; sys.path.insert(0, '.'); from nodelease import compiled; compiled.install(); "
+    code = ("import json, sys; sys.path.insert(0, '.'); from campaign import compiled; compiled.install(); "
             "from counterexamples.shrink import record_seed; "
             f"p, h = record_seed({seed}, {model!r}, {scenario!r}, None); p['history_sha256'] = h.sha256(); "
             "print(json.dumps(p))")
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     for p in (HERE, ROOT):
         if p not in sys.path:
             sys.path.insert(0, p)
-    from nodelease import compiled
+    from campaign import compiled
 
     compiled.install()
     os.makedirs(PINNED, exist_ok=True)

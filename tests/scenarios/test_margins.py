@@ -20,7 +20,7 @@ from collections import Counter
 import pytest
 
 import broken_models
-from nodelease import report as reporting
+from campaign import report as reporting
 from checkers import check_all
 from checkers.coverage import MIN_SEEDS, POINTS, reached, takeover_margins
 from history import Clock

@@ -6,23 +6,23 @@ mutants' lanes (mutants/probe.py: what a lane copies), the docs test (tests/hous
 the code whose rule ids docs/protocol.md must define), the install tests (tests/cli/test_install.py),
 and docs/architecture.md's picture of the layers (the layering test compares the two).
 
-Like nodelease.errors, it imports nothing of the project, and every layer may import it.
+Like house/errors.py, it imports nothing of the project: house/ is the bottom layer, and every layer
+imports it.
 """
 
 from __future__ import annotations
 
 # the layers, from the bottom up: each imports only the layers below it (the command line's entry point,
-# runner.py, sits above them all)
-LAYERS = ("model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "guided",
-          "nodelease")
+# runner.py, sits above them all). house/, the errors and this map, imports nothing of the project;
+# campaign/ is the library the command line (nodelease/) calls: campaigns, reports, validation, two
+# reports compared, the compiled-module finder
+LAYERS = ("house", "model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "guided",
+          "campaign", "nodelease")
 
 # beside the stack, the registries of models: broken_models/ (one rule wrong each) and amendments/ (the
-# variants a finding or an open question proposes). They import only model/ and nodelease.errors, and
+# variants a finding or an open question proposes). They import only house/ and model/, and
 # broken_models' `load_model` knows amendments' variants too; every layer above model/ may use them.
 REGISTRIES = ("broken_models", "amendments")
-
-# the modules everyone may import: they import nothing of the project
-EVERYONE = ("nodelease.errors", "nodelease.house")
 
 PACKAGES = LAYERS + REGISTRIES  # every top-level package of the tool: the wheel carries each, subpackages too
 

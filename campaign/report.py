@@ -24,7 +24,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from .errors import Exit, UsageError
+from house.errors import Exit, UsageError
 
 
 # --- one seed, judged --------------------------------------------------------------------
@@ -159,7 +159,7 @@ class Progress:
 
 
 def compiled_status() -> str:
-    """How many hot modules this process runs compiled (nodelease/compiled.py): speed figures depend on it."""
+    """How many hot modules this process runs compiled (campaign/compiled.py): speed figures depend on it."""
     from . import compiled
 
     return compiled.status()
@@ -261,7 +261,7 @@ def load_json(path: str, what: str = "report"):
 
 def load_report(path: str, report=None, merging: bool = False) -> dict:
     """A report read back (from `path`, or already read), checked against its schema first
-    (nodelease/validate.py): a malformed one is one line and exit 2, never a traceback."""
+    (campaign/validate.py): a malformed one is one line and exit 2, never a traceback."""
     from .validate import check_report
 
     if report is None:
@@ -732,7 +732,7 @@ def exit_status(report: dict) -> Exit:
     trust; its violations are still in the report and its summary, listed apart."""
     partial = report.get("partial")
     if partial:
-        from .errors import SIGNAL_STATUS
+        from house.errors import SIGNAL_STATUS
 
         return SIGNAL_STATUS.get(partial.get("signal"), Exit.INTERRUPTED)
     if report.get("tool_failures"):

@@ -25,7 +25,7 @@ never a traceback): a file that is not a campaign's report, or reports of differ
 scenarios, worlds or timing, unless `--allow-different` (then each difference is a warning at the
 top of the output). A table per part (rich) for people, or `--json` for machines.
 
-This module reads reports (nodelease/report.py's fields) and prints; it runs nothing.
+This module reads reports (campaign/report.py's fields) and prints; it runs nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 
-from .errors import Exit, UsageError
+from house.errors import Exit, UsageError
 
 COVERAGE_TOL_PP = 1.0  # percentage points of the seeds a coverage point's share may fall
 MARGIN_TOL_MS = 0  # ms a margin's minimum may shrink: the same seeds of the same world give the same minima

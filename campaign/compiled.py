@@ -213,7 +213,7 @@ def status() -> str:
 
 def command(console, args) -> int:
     """`compile [--check | --clean]`: build what is stale, say what is, or remove every build."""
-    from .errors import Exit, UsageError
+    from house.errors import Exit, UsageError
 
     if args.clean:
         clean()

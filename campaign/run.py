@@ -3,7 +3,7 @@ cluster, a slice of them (`--shard K/N`) or as many as a time budget allows; and
 subcommand that makes a campaign's report of them.
 
 A seed is run and judged here (`run_one`), in whichever process runs it; the report is built in
-the process that asked (nodelease/report.py). This module knows how seeds are spread over
+the process that asked (campaign/report.py). This module knows how seeds are spread over
 processes and how a campaign's options read; it must not know the parser (nodelease/cli.py)
 nor print anything but progress and the summary.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 
-from .errors import Exit, Stopped, ToolFailure, UsageError, signal_name
+from house.errors import Exit, Stopped, ToolFailure, UsageError, signal_name
 from .report import (
     Progress,
     check_writable,
@@ -69,7 +69,7 @@ def _pairs(pairs: list[str]) -> list[tuple[str, int]]:
 def parse_params(pairs: list[str], base: dict | None = None):
     """--param KEY=VALUE pairs over the defaults (or `base`: the real-S3 world's timing), the values
     not pinned fitted around them as the simulation fits them, validated (NL-4, T-2..T-4 and what
-    the world's draws need: nodelease/validate.py). A whole configuration (Params)."""
+    the world's draws need: campaign/validate.py). A whole configuration (Params)."""
     from model.params import Params
 
     from .validate import check_s3
@@ -81,7 +81,7 @@ def parse_pins(pairs: list[str], base: dict | None = None, scenario: str = "swar
                count: int = 2_000) -> dict:
     """--param KEY=VALUE pairs as the values pinned for every seed (the rest is drawn per seed);
     refused at once, in one line naming what the user set, if a seed start..start+count-1 would
-    draw a configuration that breaks NL-4, T-2..T-4 or the world's draws (nodelease/validate.py)."""
+    draw a configuration that breaks NL-4, T-2..T-4 or the world's draws (campaign/validate.py)."""
     from .validate import check_sim
 
     pins = dict(base or {})
@@ -191,7 +191,7 @@ def run_seeds(model_name, scenario, params, start, count, workers, strict=False,
     import multiprocessing as mp
     from multiprocessing.connection import wait
 
-    # forked workers inherit the compiled modules' finder (nodelease/compiled.py) and the imports
+    # forked workers inherit the compiled modules' finder (campaign/compiled.py) and the imports
     ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
     procs, conns = [], []
     finished = False
@@ -425,9 +425,20 @@ def tool_failure(report: dict) -> ToolFailure:
 # --- `run`: a campaign -------------------------------------------------------------------------------
 
 
+def _status(report: dict, junit: str | None) -> int:
+    """The exit status a run or a merge ends with (its JUnit file written first, when asked); a report
+    of tool failures raises them instead."""
+    if junit:
+        write_junit(junit, junit_xml(report))
+    status = exit_status(report)
+    if status == Exit.TOOL:
+        raise tool_failure(report)
+    return status
+
+
 def command(console, args) -> int:
     """`run`: seeds in, a report out (written under reports/ of the working directory unless
-    --report), an exit status (nodelease.errors.Exit). Stopped by SIGINT or SIGTERM, the report of
+    --report), an exit status (house.errors.Exit). Stopped by SIGINT or SIGTERM, the report of
     the seeds finished is written, marked partial; `run --resume REPORT` continues it."""
     if getattr(args, "resume", None):
         return resume(console, args)
@@ -477,12 +488,7 @@ def _finish(console, report: dict, path: str, params, args) -> int:
     if args.time_budget:
         print(f"time budget {args.time_budget:g} s: {report['seeds']['count']} seeds run "
               f"({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
-    if args.junit:
-        write_junit(args.junit, junit_xml(report))
-    status = exit_status(report)
-    if status == Exit.TOOL:
-        raise tool_failure(report)
-    return status
+    return _status(report, args.junit)
 
 
 def _save_partial(path: str, report: dict) -> None:
@@ -585,9 +591,4 @@ def merge_command(console, args) -> int:
     write_report(path, report)
     print_summary(console, report, path)
     print(f"merged {len(reports)} reports: seeds {min(starts)}..{min(starts) + total - 1}")
-    if args.junit:
-        write_junit(args.junit, junit_xml(report))
-    status = exit_status(report)
-    if status == Exit.TOOL:
-        raise tool_failure(report)
-    return status
+    return _status(report, args.junit)

@@ -12,7 +12,7 @@ one as what to pin.
 A report (`replay`, `shrink`, `merge`, `run --resume`) is checked for the fields and types those
 read, so that a hand-edited or truncated one is one line and exit 2, never a traceback.
 
-This module knows the rules and the report's schema; it must not know the parser (cli.py).
+This module knows the rules and the report's schema; it must not know the parser (nodelease/cli.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import UsageError
+from house.errors import UsageError
 
 # --- the rules a configuration must hold ------------------------------------------------------------
 
@@ -257,7 +257,7 @@ def check_report(report, path: str, merging: bool = False) -> dict:
 
 
 def check_margins(margins, path: str) -> None:
-    """A report's `margins` block (nodelease/report.py, MarginSums): each entry's sums of the right types,
+    """A report's `margins` block (campaign/report.py, MarginSums): each entry's sums of the right types,
     or UsageError naming the first that is not."""
     def bad(field: str, want: str, got) -> UsageError:
         return UsageError(f"the report {path} is malformed: {field} must be {want}, got {_kind(got)} {got!r}"[:300])
