@@ -40,7 +40,7 @@ import pkgutil
 # kind, before "@quiet".
 ORDER = (
     "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script",
-    "conflict", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
+    "conflict", "fast_5xx", "sdk_retry_412", "conflict_any", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
     "fail_fast", "request_lost", "reply_lost", "record_storms", "guard_storms", "late", "slow_reply",
     "crash_for_good", "mass", "twins", "stops", "drains", "deletes", "blip",
     "@quiet", "quiet_crash", "@final_rounds", "quiet_stop",
@@ -196,6 +196,12 @@ class Entry(FaultKind):
     def remove(self, o: dict, atom) -> None:
         if o.get(self.within):
             o[self.within][self.entry] = None
+
+
+def stays_off(ctx) -> bool:
+    """A kind drawn after the others (`draw_main`) draws nothing in this seed: a lone blip's (INV-9's
+    proviso: no other fault around it) or a preset's race (its focus keeps every other fault off)."""
+    return ctx.alone or ctx.preset.focus is not None
 
 
 def _on(value, off) -> bool:
