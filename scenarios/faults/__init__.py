@@ -39,7 +39,7 @@ import pkgutil
 # "@final_rounds" (its requests for every actor). A kind not listed here goes after the last
 # kind, before "@quiet".
 ORDER = (
-    "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script",
+    "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script", "fence_crowd", "release_crowd",
     "conflict", "fast_5xx", "sdk_retry_412", "conflict_any", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
     "fail_fast", "request_lost", "reply_lost", "record_storms", "guard_storms", "late", "slow_reply",
     "crash_for_good", "mass", "twins", "stops", "drains", "deletes", "blip",
@@ -65,6 +65,7 @@ FAULT_EVENTS: dict[str, str] = {
     "record_storm": "a stretch of lost and slow record writes began (ms: its length)",
     "guard_storm": "a stretch of lost nodes/ reads began, as new nodes start (ms: its length)",
     "reply_drops": "a stretch of lost write replies began (ms: its length)",
+    "crowd_hang": "the bucket partition of a crowd's records stopped answering (ms: for how long)",
     "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
 }
 
