@@ -1,6 +1,6 @@
 """Many releases pending at once on one node, into a bucket partition that hangs (BD-2, BD-3, OR-6).
 
-A node that serves a crowd of actors (64 to 96 more, named under a key range of their own, `owners/t2/crowd/`)
+A node that serves a crowd of actors (64 to 80 more, named under a key range of their own, `owners/t2/crowd/`)
 hibernates them all at once while the bucket's partition for that key range stops answering: S3 spreads a
 bucket's keys over partitions by prefix, and one that is overloaded or failing leaves the requests on its
 keys hanging (the sender's timeout answers them) while every other key answers as usual. The node's lease
@@ -32,7 +32,7 @@ SHARE = 0.2  # of the swarm's seeds that may draw it (BD-3's broken model needs 
 # then: no random network fault touches its requests, World.calm)
 DISTURBS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "operator_fences", "blip", "deadline_races",
             "quiet_stop", "crash_for_good")
-CROWD = (64, 80, 96)  # the crowd's size (BD-2's cap is 32: two of its passes and more)
+CROWD = (64, 72, 80)  # the crowd's size (BD-2's cap is 32: two of its passes and more)
 PREFIX = "t2/crowd/"  # the crowd's actors: a key range of their own
 HIBERNATE_AFTER = 10  # ms after the partition stops answering, the crowd hibernates
 GATHER_TRIES = 4  # the clients ask for the crowd at most this many times, ttl + grace / 2 apart
@@ -44,7 +44,7 @@ def crowd_actors(count: int) -> list[str]:
 
 class ReleaseCrowd(FaultKind):
     id = "release_crowd"
-    title = "a node hibernates 64 to 96 actors at once while the bucket partition of their records hangs"
+    title = "a node hibernates 64 to 80 actors at once while the bucket partition of their records hangs"
     rules = ("BD-2", "BD-3", "BD-4", "OR-5", "OR-6", "OR-11")
     options = {"release_crowd": []}  # [[node, at, actors, hang_ms]]
     scheduled = ("release_crowd",)
@@ -65,7 +65,7 @@ class ReleaseCrowd(FaultKind):
         count = ctx.choice(CROWD)
         # the hang: the foreground tries (1 s), then two passes and more, each a timeout and a back-off (while
         # it lasts the task is at its cap: the model's background timer fires every ms, the cost of a crowd)
-        hang = rng.randint(2 * a + 2_000, 2 * a + 5_000)
+        hang = rng.randint(2 * a + 1_500, 2 * a + 3_000)
         fault = o["fault_ms"]
         # the crowd is asked for at `at`, acquired within ttl + grace, then hibernated into the hang, which
         # ends ttl + grace before the faults end
