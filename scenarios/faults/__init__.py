@@ -205,6 +205,27 @@ def stays_off(ctx) -> bool:
     return ctx.alone or ctx.preset.focus is not None
 
 
+# what would strike a crowd's node, or take it away, while its crowd plays out (fence_crowd, release_crowd)
+NODE_FAULTS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "operator_fences", "crash_for_good")
+
+
+def keep_node(ctx, node: str | None, since: int = 0) -> None:
+    """A crowd's node kept out of the seed's node faults (their entries naming it dropped, as a plan drops
+    them; every other node keeps its own), or with `node` None every node's entries from `since` on (a
+    crowd of the whole cluster: those before have played out by then); and out of the deadline races (each
+    keeps its pair calm, which would stop the crowd). A global outage or blip during the crowd waits for it
+    (World.calm)."""
+    o = ctx.o
+    for kind_id in NODE_FAULTS:
+        kind = KINDS[kind_id]
+        if node is not None:
+            kind.drop_node(o, node)
+            continue
+        for name, at in kind.at_field.items():
+            o[name] = [None if x is not None and x[at] >= since else x for x in o.get(name) or ()]
+    ctx.turn_off("deadline_races")
+
+
 def _on(value, off) -> bool:
     if isinstance(value, list) and value and all(x is None for x in value):
         return False

@@ -13,7 +13,8 @@ together are in flight together and a wrong count shows in the world's count of 
 Drawn in the swarm only (a share of its seeds, never with the node count pinned, nor in an upgrade, a
 crowd of `mass` or around a lone blip), from its own streams ("draw/fence_crowd", "fence_crowd"). It
 grows the cluster (the added nodes start spread over two lease periods like the others, their starts
-drawn here) and turns off what would strike the node left meanwhile.
+drawn here) and keeps the node left out of the node faults, and every node out of those from two ttl +
+grace before the loss (`faults.keep_node`).
 """
 
 from __future__ import annotations
@@ -21,15 +22,12 @@ from __future__ import annotations
 from model.io import PUT
 from model.records import NODES_PREFIX
 
-from . import FaultKind, stays_off
+from . import FaultKind, keep_node, stays_off
 from .crash_for_good import KIND as GONE_FOR_GOOD
 
 SHARE = 0.12  # of the swarm's seeds that may draw it
 NODES = (11, 12, 13)  # the cluster's size: ten to twelve peers lost at once (BD-1's cap is 8)
 DELAY_MS_MAX = 5  # the network's delay each way in such a seed
-# what would strike the node left, or the zone, while the crowd plays out
-DISTURBS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "operator_fences", "blip", "deadline_races",
-            "quiet_stop", "crash_for_good")
 
 
 class FenceCrowd(FaultKind):
@@ -59,7 +57,8 @@ class FenceCrowd(FaultKind):
         at = rng.randint(3 * tg, max(3 * tg, fault - 4 * tg))
         o["fault_ms"] = max(fault, at + 4 * tg)
         o["fence_crowd"] = [["n0", at]]
-        ctx.turn_off(*DISTURBS)
+        keep_node(ctx, "n0")
+        keep_node(ctx, None, since=at - 2 * tg)  # (the zone's: a peer stopped or fenced then would be one less)
         # a quick network (5 ms each way): the node left reads all its peers within a round trip each, so it
         # has seen each one's last write before it is cut off, well before any of them lapses
         o["delay_ms_max"] = DELAY_MS_MAX

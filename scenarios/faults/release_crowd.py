@@ -25,13 +25,9 @@ from __future__ import annotations
 from model.io import Command
 from model.records import OWNERS_PREFIX
 
-from . import FaultKind, stays_off
+from . import FaultKind, keep_node, stays_off
 
 SHARE = 0.2  # of the swarm's seeds that may draw it (BD-3's broken model needs a tenth of them)
-# what would strike the crowd's node, or take it away, while the crowd plays out (the node is also kept calm
-# then: no random network fault touches its requests, World.calm)
-DISTURBS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "operator_fences", "blip", "deadline_races",
-            "quiet_stop", "crash_for_good")
 CROWD = (64, 72, 80)  # the crowd's size (BD-2's cap is 32: two of its passes and more)
 PREFIX = "t2/crowd/"  # the crowd's actors: a key range of their own
 HIBERNATE_AFTER = 10  # ms after the partition stops answering, the crowd hibernates
@@ -51,7 +47,8 @@ class ReleaseCrowd(FaultKind):
     at_field = {"release_crowd": 1}
     node_field = {"release_crowd": 0}
     durations = {"release_crowd": 3}
-    state = {"crowd_hang": bool, "crowd_gathered": dict}  # the hang is on; node -> the crowd it gathered
+    # the hang is on; node -> the crowd it gathered; the nodes it keeps calm
+    state = {"crowd_hang": bool, "crowd_gathered": dict, "crowd_calm": dict}
 
     def draw_main(self, ctx) -> None:
         rng, tg, o = ctx.rng, ctx.tg, ctx.o
@@ -72,8 +69,9 @@ class ReleaseCrowd(FaultKind):
         # (every node has passed its start check by 3 ttl + grace: NL-5's wait, the guard's reads)
         at = rng.randint(3 * tg, max(3 * tg, fault - 3 * tg - hang))
         o["fault_ms"] = max(fault, at + 3 * tg + hang)  # (a longer run where the crowd needs it)
-        o["release_crowd"] = [[ctx.choice(ctx.nodes()), at, count, hang]]
-        ctx.turn_off(*DISTURBS)
+        node = ctx.choice(ctx.nodes())
+        o["release_crowd"] = [[node, at, count, hang]]
+        keep_node(ctx, node)
 
     def schedule(self, w, base: int) -> None:
         for node_id, at, count, hang in filter(None, w.options.get("release_crowd", ())):
@@ -84,9 +82,14 @@ class ReleaseCrowd(FaultKind):
         do, while it was not ready: its start check, a lapse); the node is kept calm from the first ask to
         the hang's end and ttl + grace after (its releases land)."""
         proc = w.live_proc(node_id)
-        if w.in_quiet or proc is None or proc.draining or not tries and w._disturbs_a_race(node_id):
+        if w.in_quiet:
             return
-        if not tries:
+        if proc is None or proc.draining or node_id not in w.crowd_calm and w._disturbs_a_race(node_id):
+            if tries < GATHER_TRIES:  # not there, or not ready: the clients come back later
+                w.later(w.tg // 2, w.fault_step, self.id, "gather", node_id, count, hang, tries + 1)
+            return
+        if node_id not in w.crowd_calm:
+            w.crowd_calm[node_id] = True
             w._calm[node_id] = w.now + 3 * w.tg + hang
         for actor in crowd_actors(count):
             if w.holders.get(actor) != node_id:
