@@ -212,9 +212,9 @@ NODE_FAULTS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "ope
 def keep_node(ctx, node: str | None, since: int = 0) -> None:
     """A crowd's node kept out of the seed's node faults (their entries naming it dropped, as a plan drops
     them; every other node keeps its own), or with `node` None every node's entries from `since` on (a
-    crowd of the whole cluster: those before have played out by then); and out of the deadline races (each
-    keeps its pair calm, which would stop the crowd). A global outage or blip during the crowd waits for it
-    (World.calm)."""
+    crowd of the whole cluster: those before have played out by then); and the deadline races off (each
+    keeps its pair calm and cuts its owner off: a crowd meeting one is lost). A global outage or blip
+    during the crowd waits for it (World.calm)."""
     o = ctx.o
     for kind_id in NODE_FAULTS:
         kind = KINDS[kind_id]

@@ -71,7 +71,7 @@ class ReleaseCrowd(FaultKind):
         o["fault_ms"] = max(fault, at + 3 * tg + hang)  # (a longer run where the crowd needs it)
         node = ctx.choice(ctx.nodes())
         o["release_crowd"] = [[node, at, count, hang]]
-        keep_node(ctx, node)
+        keep_node(ctx, node)  # (with the deadline races on, 33 of 43 forced seeds catch endless_pass, not 41)
 
     def schedule(self, w, base: int) -> None:
         for node_id, at, count, hang in filter(None, w.options.get("release_crowd", ())):

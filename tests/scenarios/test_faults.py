@@ -115,7 +115,7 @@ def test_the_swarm_s_draw_is_pinned():
 
 
 PINNED_DRAWS = {
-    "swarm": "0f4207c7deaae493", "calm": "e517607bfda43cf1", "twins": "d6f773444b37e97f",
+    "swarm": "afe15f9c2dbe5e25", "calm": "e517607bfda43cf1", "twins": "d6f773444b37e97f",
     "outages": "09f8588f0ccdfb9c", "lossy": "7aed84a97a73f996", "skew": "6fbbd156827a6513",
     "blip": "0eb29235cc64a141", "stops": "5853f3bb46e22ddd", "upgrade": "8ae0139e963afb4f",
     "deadline": "ab1d4e6a3e911db3", "fence": "4c59708c60032895", "rewake": "374462150ffec266",
