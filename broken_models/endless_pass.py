@@ -5,7 +5,7 @@ Caught by: BD-3 (checkers/refusals.py), which counts the refusals in a row on th
 delivered to the background task and sees an entry that was waiting when the 32nd came sent again
 before its back-off from then. The swarm reaches it since issue 39's crowd released into a hanging
 bucket partition (scenarios/faults/release_crowd.py: entries answered once, due again and waiting
-behind BD-2's cap when 32 retries time out together): 23 of seeds 0..199 (0 before, a survivor); the
+behind BD-2's cap when 32 retries time out together): 22 of seeds 0..199 (0 before, a survivor); the
 scripted lapse with 100 holds and refused record writes catches it too (tests/checkers/test_bounds.py).
 """
 
