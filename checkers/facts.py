@@ -273,6 +273,22 @@ def merge_windows(ws: list[list[int]], stop: int | None) -> list[list[int]]:
     return merged
 
 
+def minus(span: tuple[int, int], others) -> list[tuple[int, int]]:
+    """The parts of `span` outside every interval of `others` (sorted, disjoint)."""
+    out, (a, b) = [], span
+    for s, e in others:
+        if e <= a or s >= b:
+            continue
+        if s > a:
+            out.append((a, s))
+        a = max(a, e)
+        if a >= b:
+            break
+    if a < b:
+        out.append((a, b))
+    return out
+
+
 def sent_ms(event) -> int:
     """When the writer of an `apply` (or `refused`) event sent it: its `sent_ms` field (the event's
     own time in hand-made histories that leave it out: None, or not a time)."""

@@ -52,7 +52,8 @@ from .refusals import BACKOFF_MAX_MS  # OR-6's cap as docs/protocol.md states it
 from history import History, Violation
 
 from .converge import claim
-from .facts import Facts, facts, merge_windows
+from .facts import Facts, facts, merge_windows, minus
+from .pending_entries import PENDING_AT_ONCE  # BD-2's cap, the checkers' own statement
 from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "CONV-2"
@@ -170,7 +171,11 @@ class _Duty:
     """When a process was on duty for its records: its node lease valid as it knew it (NL-4, NL-9: from
     the answers the world delivered to it: a `live` write of its own acknowledged, or a read of its own
     `live` object after a refusal, each valid until its written_at + ttl - safety on its clock), and it
-    not told to stop (CS-1 makes its lease invalid). Off duty, its work pauses (OR-6)."""
+    not told to stop (CS-1 makes its lease invalid). Off duty, its work pauses (OR-6). Nor is it on duty
+    for one more record while its background task works as many entries as BD-2 lets it (32 of its
+    requests in flight, as the world counted them at each send and delivered their answers): an entry
+    then waits for a slot, and a record's silence is measured on either side of that wait (a node that
+    releases a crowd of actors at once, scenarios/faults/release_crowd.py)."""
 
     def __init__(self, history: History, fx: Facts, trips: int) -> None:
         events = history.events
@@ -192,10 +197,11 @@ class _Duty:
                 until = pr.clock.true_at(int(parts[2]) + span)
                 if until > t:
                     raw.setdefault(q, []).append([t, until])
+        full = _at_cap(history)
         self.known: dict[int, list[tuple[int, int]]] = {}
         for q, ws in raw.items():
             stop = min(self.stop.get(q, 1 << 62), fx.ended.get(q, (1 << 62,))[0])
-            self.known[q] = [(a, b) for a, b in merge_windows(ws, stop)]
+            self.known[q] = _without([(a, b) for a, b in merge_windows(ws, stop)], full.get(q, ()))
         self.starts = {q: [a for a, _b in ws] for q, ws in self.known.items()}
 
     def longest(self, p: int, a: int, b: int) -> tuple[int, int]:
@@ -210,6 +216,33 @@ class _Duty:
             if y - x > best:
                 best, at = y - x, x
         return at, best
+
+
+def _at_cap(history: History) -> dict[int, list[tuple[int, int]]]:
+    """proc -> the stretches in which its background task had PENDING_AT_ONCE requests in flight (BD-2: no
+    other entry may be worked then), from the world's `background_sent` (its count, this one included)
+    and `background_answered` (each answer delivered: a reply, or the timeout)."""
+    events = history.events
+    flying: dict[int, int] = {}
+    since: dict[int, int] = {}
+    out: dict[int, list[tuple[int, int]]] = {}
+    for i in history.of_kind("background_sent", "background_answered"):
+        t, q, kind, f = events[i]
+        n = f.in_flight if kind == "background_sent" else max(flying.get(q, 0) - 1, 0)
+        was = flying.get(q, 0)
+        flying[q] = n
+        if n >= PENDING_AT_ONCE > was:
+            since[q] = t
+        elif was >= PENDING_AT_ONCE > n and q in since:
+            out.setdefault(q, []).append((since.pop(q), t))
+    for q, t in since.items():
+        out.setdefault(q, []).append((t, history.end_ms))
+    return out
+
+
+def _without(windows: list[tuple[int, int]], holes) -> list[tuple[int, int]]:
+    """`windows` (sorted, disjoint) less the stretches `holes` (sorted, disjoint)."""
+    return [part for w in windows for part in minus(w, holes)] if holes else windows
 
 
 def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:

@@ -160,7 +160,7 @@ def _title(title: str) -> str:
 
 
 def render(history, violation, plan: dict | None = None) -> str:
-    from checkers.facts import facts
+    from checkers.facts import facts, minus
     from history import Clock
 
     from .story import _renewal, phrase, tell
@@ -236,7 +236,7 @@ def render(history, violation, plan: dict | None = None) -> str:
                 believed.append((t, min(clock.true_at(f.until_ms), end), i))
         world = [(s, e) for s, e, _i in fx.lease.get(p, ())]
         for s, e, i in _merge(believed):
-            for a, b in _minus((s, e), world):  # where the model believes more than the world's facts give
+            for a, b in minus((s, e), world):  # where the model believes more than the world's facts give
                 svg.rect(a, b, y + 14, 5, "belief", f"the model believes its node lease valid here, the world's "
                          f"facts do not ({a / 1000:.3f}-{b / 1000:.3f} s)\n" + history.describe(i))
     # the violation first: its proving events' labels take their slots before any other
@@ -379,22 +379,6 @@ def _merge(intervals):
                 out[-1] = (out[-1][0], e, out[-1][2])
         else:
             out.append((s, e, i))
-    return out
-
-
-def _minus(span: tuple[int, int], others: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The parts of `span` outside every interval of `others` (sorted, disjoint)."""
-    out, (a, b) = [], span
-    for s, e in others:
-        if e <= a or s >= b:
-            continue
-        if s > a:
-            out.append((a, s))
-        a = max(a, e)
-        if a >= b:
-            break
-    if a < b:
-        out.append((a, b))
     return out
 
 

@@ -35,6 +35,7 @@ DEFAULTS = {
     "reply": ["ok", 1],  # [fate, ms]: ok (delivered after ms), lost, slow (delivered after ms)
     "refused": 1,  # a refused connection's answer, ms (a cut-off's mode is the scheduled fault)
     "conflict": False,  # the bucket answers a conditional write 409 (a concurrent one), a fault
+    "sdk_retry": 1,  # the gap before the client's SDK sends a write again (its answer lost: sdk_retry_412), ms
     "alias": False,  # the bucket returns a read token other than the write token (a behaviour, not a fault)
     "event": 0,  # how long a served request's event runs, ms
     "restart": None,  # the supervisor's restart delay, ms (None: the options' minimum)

@@ -31,7 +31,8 @@ from .sim import SimWorld
 # what a rule does to a request: lost on the way; refused at once (connection refused: failed_fast); held back
 # `ms`; its reply lost; its reply `ms` late; answered 500/503 at once, never applied (the model sees timed_out);
 # answered 409 after `ms`, never applied; applied after `ms`, its answer lost, and sent again by the client's
-# SDK, whose retry's answer the process gets (issue 39's S3 answers: scenarios/faults/_unregistered/)
+# SDK, whose retry's answer the process gets (issue 39's S3 answers: fault kinds fast_5xx, conflict_any,
+# sdk_retry_412)
 ACTIONS = ("lose_request", "fail_fast", "delay_apply", "lose_reply", "delay_reply", "answer_5xx", "conflict",
            "sdk_retry")
 

@@ -39,8 +39,8 @@ import pkgutil
 # "@final_rounds" (its requests for every actor). A kind not listed here goes after the last
 # kind, before "@quiet".
 ORDER = (
-    "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script",
-    "conflict", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
+    "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script", "fence_crowd", "release_crowd",
+    "conflict", "fast_5xx", "sdk_retry_412", "conflict_any", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
     "fail_fast", "request_lost", "reply_lost", "record_storms", "guard_storms", "late", "slow_reply",
     "crash_for_good", "mass", "twins", "stops", "drains", "deletes", "blip",
     "@quiet", "quiet_crash", "@final_rounds", "quiet_stop",
@@ -65,6 +65,7 @@ FAULT_EVENTS: dict[str, str] = {
     "record_storm": "a stretch of lost and slow record writes began (ms: its length)",
     "guard_storm": "a stretch of lost nodes/ reads began, as new nodes start (ms: its length)",
     "reply_drops": "a stretch of lost write replies began (ms: its length)",
+    "crowd_hang": "the bucket partition of a crowd's records stopped answering (ms: for how long)",
     "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
 }
 
@@ -196,6 +197,33 @@ class Entry(FaultKind):
     def remove(self, o: dict, atom) -> None:
         if o.get(self.within):
             o[self.within][self.entry] = None
+
+
+def stays_off(ctx) -> bool:
+    """A kind drawn after the others (`draw_main`) draws nothing in this seed: a lone blip's (INV-9's
+    proviso: no other fault around it) or a preset's race (its focus keeps every other fault off)."""
+    return ctx.alone or ctx.preset.focus is not None
+
+
+# what would strike a crowd's node, or take it away, while its crowd plays out (fence_crowd, release_crowd)
+NODE_FAULTS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "operator_fences", "crash_for_good")
+
+
+def keep_node(ctx, node: str | None, since: int = 0) -> None:
+    """A crowd's node kept out of the seed's node faults (their entries naming it dropped, as a plan drops
+    them; every other node keeps its own), or with `node` None every node's entries from `since` on (a
+    crowd of the whole cluster: those before have played out by then); and the deadline races off (each
+    keeps its pair calm and cuts its owner off: a crowd meeting one is lost). A global outage or blip
+    during the crowd waits for it (World.calm)."""
+    o = ctx.o
+    for kind_id in NODE_FAULTS:
+        kind = KINDS[kind_id]
+        if node is not None:
+            kind.drop_node(o, node)
+            continue
+        for name, at in kind.at_field.items():
+            o[name] = [None if x is not None and x[at] >= since else x for x in o.get(name) or ()]
+    ctx.turn_off("deadline_races")
 
 
 def _on(value, off) -> bool:

@@ -107,6 +107,30 @@ def test_a_released_record_left_unretried_is_a_violation_and_retried_passes():
     assert _conv2(h) == []
 
 
+def test_a_release_waiting_behind_bd2_s_cap_is_not_silent_while_the_task_is_full():
+    """BD-2, OR-5, OR-6: a release that timed out, retried 14 s after it was sent (beyond the bound of a
+    back-off and two attempts) is a violation; but not when its process's background task had 32 requests
+    in flight (the world's count, BD-2's cap) for 6 s of that silence: the entry waited for a slot, and each
+    side of the wait is within the bound (a crowd released at once, scenarios/faults/release_crowd.py)."""
+    def conv2(full: bool):
+        h = _world()
+        _reply(h, 500, "PUT", "ok", HELD, answered=1_020)
+        put(h, 1_000, 0, KEY, HELD, sent=500)
+        _reply(h, 5_000, "PUT", "timed_out", "nobody 1", answered=6_000)
+        if full:
+            ev(h, 9_000, 0, "background_sent", op="PUT", key="owners/t2/crowd/a1", version="v", state="nobody 1",
+               timeout_ms=2_000, in_flight=32)
+            ev(h, 15_000, 0, "background_answered", op="PUT", key="owners/t2/crowd/a1", version="v",
+               status="timed_out", state="", sent_ms=9_000)
+        _reply(h, 19_000, "PUT", "ok", "nobody 1")
+        put(h, 19_010, 0, KEY, "nobody 1", sent=19_000)
+        return _conv2(h)
+
+    (v,) = conv2(False)
+    assert "it gave it up" in v.message and "from 5.000 s to 19.000 s" in v.message
+    assert conv2(True) == []
+
+
 def test_a_release_that_never_ends_is_a_violation_whatever_the_record_says():
     """OR-5: a release answered 409 (not applied) is pending until it lands or a refusal of it is
     followed by a read showing the record changed. The record changed meanwhile (another write of its

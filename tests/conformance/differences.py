@@ -34,12 +34,12 @@ DIFFERENCES: list[tuple[str, str, str, str, str]] = [
     ("boto3's retry (standard mode, `max_attempts` 1 = one retry) of a conditional PUT that applied, its "
      "answer a 5xx or a closed connection", "412 PreconditionFailed (documented semantics; not run here)",
      "412 PreconditionFailed", "412 PreconditionFailed",
-     "fault kind sdk_retry_412 (unregistered); the real-S3 adapter sends one attempt"),
+     "fault kind sdk_retry_412 (the model sees the retry's 412); the real-S3 adapter sends one attempt"),
     ("boto3's retry of a conditional DELETE that applied", "404 NoSuchKey (If-Match on an absent key)",
      "404 NoSuchKey", "412 PreconditionFailed", "flavour absent_if_match=404 or 412"),
     ("500 / 503 answered at once to a conditional PUT (injected)", "documented (503 SlowDown, 500 InternalError)",
-     "retried once by boto3 with one retry, the retry lands", "the same", "fault kind fast_5xx (unregistered)"),
+     "retried once by boto3 with one retry, the retry lands", "the same", "fault kind fast_5xx (the model sees timed_out: one attempt)"),
     ("409 ConditionalRequestConflict to a conditional PUT (injected)", "documented, on racing conditional writes",
      "never retried by boto3", "never retried by boto3",
-     "flavour p_conflict (racing writes); fault kind conflict_any (unregistered)"),
+     "flavour p_conflict (racing writes); fault kind conflict_any (any conditional write)"),
 ]

@@ -13,7 +13,7 @@ retries internally and a first attempt may have landed"). The real-S3 world must
 unseen: it records what the bucket answered each model request, and a hidden second attempt would
 make it record a refusal of a write that applied. So the adapter sends each model request once
 (`total_max_attempts = 1`); the model's own retries (NL-3, OR-6) are its retries, and the simulated
-world's fault kind `sdk_retry_412` (scenarios/faults/_unregistered) stands for the SDK's.
+world's fault kind `sdk_retry_412` (scenarios/faults/sdk_retry_412.py, drawn in the swarm) stands for the SDK's.
 """
 
 from __future__ import annotations

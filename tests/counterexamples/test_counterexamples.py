@@ -19,9 +19,12 @@ import zlib
 
 import pytest
 
-from counterexamples.picture import FOLDED_PX, RIGHT_PAD, TimeMap, _minus, render
+from checkers.facts import minus as _minus
+from counterexamples.picture import FOLDED_PX, RIGHT_PAD, TimeMap, render
 from counterexamples.shrink import (
+    _actor_ids,
     _with_params,
+    _without_actor,
     clocks_valid,
     record_seed,
     run_plan,
@@ -132,7 +135,13 @@ def test_shrinking_keeps_the_invariant_and_cuts_the_run(name, shrunk):
     seed, inv, plan, history, best, shrinker, _path = shrunk[name]
     before, after = size(plan, history), size(best, shrinker.history)
     assert inv in {v.invariant for v in violations(run_plan(best))}
-    assert after["nodes"] <= 2 and after["actors"] <= 2, after
+    assert after["nodes"] <= 2, after
+    # no more actors than the failure needs: two at most, or every one left is needed (its removal, with its
+    # requests, loses the violation; unlocked_resolver's first failing seed since issue 39's kinds, 3,
+    # needs three)
+    if after["actors"] > 2:
+        for actor in _actor_ids(best["options"]):
+            assert inv not in {v.invariant for v in violations(run_plan(_without_actor(best, actor)))}, actor
     # the events left are mostly the lease traffic up to the violation, which the shrinker does not move
     # earlier (reused_generation's first failing seed, 14, breaks INV-1 at 78 s: 1,688 -> 345 events);
     # what a reader must take in, the faults and the client requests, is cut tenfold

@@ -91,8 +91,8 @@ def test_calm_seeds_draw_the_swarm_s_cluster_and_workload():
             "hot_share", "late_ms_max", "slow_tail", "read_replies_lost")
     for seed in range(50):
         swarm, calm = _drawn(seed, "swarm"), _drawn(seed, "calm")
-        if swarm.get("mass"):
-            continue  # (a crowd redraws the cluster's size and workload)
+        if swarm.get("mass") or swarm.get("fence_crowd") or swarm.get("release_crowd"):
+            continue  # (a crowd redraws the cluster's size, its network, its workload or the faults' span)
         assert {k: swarm[k] for k in base} == {k: calm[k] for k in base}, seed
 
 
@@ -102,7 +102,9 @@ def test_the_swarm_s_draw_is_pinned():
     reviewed change: issue 38's streams (scenarios/streams.py), each part of the draw on a stream of its
     own, moved every seed's draw once (at 946554a: swarm b79a5470ee729b6a, upgrade 7af8f3379eaa3611).
     Since then a kind added moves only its own options (the test below), so only its options change
-    these figures."""
+    these figures: issue 39 added fast_5xx, sdk_retry_412, conflict_any (their rates, off in most seeds),
+    fence_crowd and release_crowd (off in most; where drawn they redraw the cluster's size, the network's
+    delay, the faults' span and turn off what would disturb their node)."""
     digests = {}
     for scenario in PRESETS:
         h = hashlib.sha256()
@@ -113,11 +115,11 @@ def test_the_swarm_s_draw_is_pinned():
 
 
 PINNED_DRAWS = {
-    "swarm": "9f278defd5cb6d8d", "calm": "46ca06186f343435", "twins": "e370449ffa467a9e",
-    "outages": "2abe797a6301d6d6", "lossy": "c7d01dfcceced16a", "skew": "a4337581a639eda8",
-    "blip": "bfa24b8c1d8e0a49", "stops": "a2d9b21c9d390f3c", "upgrade": "8987573875c7c969",
-    "deadline": "3767293efcae123c", "fence": "591487436da0c606", "rewake": "3186211ed5170e39",
-    "resolver": "257edc1e0c4f08fb",
+    "swarm": "afe15f9c2dbe5e25", "calm": "e517607bfda43cf1", "twins": "d6f773444b37e97f",
+    "outages": "09f8588f0ccdfb9c", "lossy": "7aed84a97a73f996", "skew": "6fbbd156827a6513",
+    "blip": "0eb29235cc64a141", "stops": "5853f3bb46e22ddd", "upgrade": "8ae0139e963afb4f",
+    "deadline": "ab1d4e6a3e911db3", "fence": "4c59708c60032895", "rewake": "374462150ffec266",
+    "resolver": "270eb80fea023b8f",
 }
 
 

@@ -2,9 +2,9 @@
 the sender sees `timed_out`), a write that applied whose answer was lost and which the client's SDK
 sent again (the retry meets the write's own object: 412), and a 409 on any conditional write.
 
-Their fault kinds are written but not registered in the draw yet (scenarios/faults/_unregistered/:
-the swarm's draw changes after the per-part random streams of issue 38). Here each kind's fate hook
-is driven on a ScriptedWorld (installed by hand), and the scripted network rules that give the same
+Their fault kinds (scenarios/faults/fast_5xx.py, sdk_retry_412.py, conflict_any.py) are drawn in the
+swarm; here each kind's fate hook is driven on a ScriptedWorld (installed by hand), the swarm's draw
+and its coverage points are checked, and the scripted network rules that give the same
 answers (`answer_5xx`, `sdk_retry`, `conflict`) aim them at each conditional write the protocol makes,
 to judge the model's existing branches: NL-7 and NL-9 (the lease's first and later writes), OR-7 (an
 acquisition's write), OR-5 (a release), FN-3 (a fence), CS-2 (the `released` write). In each, the
@@ -19,8 +19,23 @@ import pytest
 from checkers import check_all
 from checkers.findings import classify
 from historykit import A0, evs, procs
-from scenarios.faults._unregistered import conflict_any, fast_5xx, install, sdk_retry_412
+from checkers.coverage import reached
+from scenarios.faults import conflict_any, fast_5xx, sdk_retry_412
 from scenarios.script import NetRule, ScriptedWorld
+
+POINTS = {"fast_5xx": "fast 5xx on a write", "sdk_retry": "SDK retry met its own write",
+          "conflict": "409 on any conditional write"}
+
+
+def install(world, kind, rate: float) -> None:
+    """Switch a kind on in one scripted world: its rate in force and its fate hooks."""
+    for option in kind.rates:
+        world.options[option] = rate
+        world.fault[option] = rate
+    if kind.send_early is not None:
+        world.send_early.append(kind.send_early)
+    if kind.send_late is not None:
+        world.send_late.append(kind.send_late)
 
 
 def _world(**kw) -> ScriptedWorld:
@@ -153,7 +168,7 @@ def test_an_acquisition_never_applied_is_unresolved_until_the_record_changes(act
 
 @pytest.mark.parametrize("module,what", [(fast_5xx, "fast_5xx"), (sdk_retry_412, "sdk_retry"),
                                          (conflict_any, "conflict")])
-def test_each_unregistered_kind_s_hook_drives_its_answer_and_the_model_stays_safe(module, what):
+def test_each_kind_s_hook_drives_its_answer_and_the_model_stays_safe(module, what):
     """Each kind installed by hand at a third of the requests it may hit, on a small workload: its hook
     gives its answer (the world records it), and the correct model stays safe: nothing but a known
     finding (F-2: a resolver that reads for ever) is violated; its coverage predicate sees it."""
@@ -165,6 +180,33 @@ def test_each_unregistered_kind_s_hook_drives_its_answer_and_the_model_stays_saf
             w.at(t + 700, "hibernate", f"n{k % 2}", f"t0/c/a{k % 3}")
     h = w.run(until_ms=60_000)
     assert evs(h, "fault", where=lambda f: f.what == what)
-    assert module.reached(h)
+    assert POINTS[what] in reached(h)
     unexplained, _found = classify(h, check_all(h))
     assert unexplained == [], [v.explain(h) for v in unexplained]
+
+
+def test_without_the_kinds_no_point_is_reached():
+    """The three points can fail: the same scripted workload with no kind installed reaches none of them
+    (a 409 there comes only from racing writes, which the world records without a `fault`)."""
+    w = _world(restart=True)
+    for k, t in enumerate(range(20_000, 50_000, 1_500)):
+        w.at(t, "request", f"n{k % 2}", f"t0/c/a{k % 3}")
+    h = w.run(until_ms=60_000)
+    assert not set(POINTS.values()) & set(reached(h))
+
+
+@pytest.mark.parametrize("scenario,share", [("swarm", (0.15, 0.4)), ("calm", (0.0, 0.0)), ("deadline", (0.0, 0.0)),
+                                            ("blip", (0.0, 0.0))])
+def test_the_swarm_draws_each_kind_in_a_share_of_its_seeds(scenario, share):
+    """Each kind is drawn from its own stream ("draw/<kind>") in about a quarter of the swarm's seeds, never
+    in calm, in a preset's race (deadline) or around a lone blip (INV-9's proviso)."""
+    from scenarios import swarm
+    from scenarios.streams import Streams
+
+    for option in ("p_fast_5xx", "p_sdk_retry", "p_conflict_any"):
+        on = 0
+        for seed in range(200):
+            streams = Streams(seed)
+            params, _family = swarm.draw_params(streams, scenario=scenario)
+            on += bool(swarm.draw(streams, scenario, params)[option])
+        assert share[0] <= on / 200 <= share[1], (option, on)

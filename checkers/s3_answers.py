@@ -1,0 +1,48 @@
+"""S3's other answers (issue 39 part 4): the coverage points of the fault kinds fast_5xx, sdk_retry_412
+and conflict_any (scenarios/faults/), read from what the world recorded.
+
+No invariant of its own: under these answers the model's existing branches are judged by the
+invariants they serve (NL-7, NL-9: the lease's writes; OR-5, OR-7: a release, an acquisition; FN-3:
+a fence; CS-2: the `released` write). These points say the swarm put each answer where a branch
+reads it: a write answered 500/503 at once (the sender sees `timed_out`, outcome unknown: NL-9's
+re-read, OR-7's read-back), an SDK retry refused by its own write that applied (412, or 404 for a
+DELETE: NL-9 adopts, OR-7 reads back, OR-5's pending entry ends), a 409 on a conditional write that
+races nothing the world can see (not a marker's: those the upgrade answers 409 already).
+"""
+
+from __future__ import annotations
+
+from .registry import Context, point
+
+
+@point("fast 5xx on a write", "a write was answered 500/503 at once, never applied: its sender saw timed_out "
+       "early (NL-9, OR-7: outcome unknown)", topic="timing")
+def _fast_5xx_on_a_write(c: Context) -> bool:
+    events = c.history.events
+    return any(events[i].fields.target.startswith(("PUT ", "DELETE ")) for i in c.faults("fast_5xx"))
+
+
+@point("SDK retry met its own write", "a conditional write applied, its answer lost, and the SDK's retry was "
+       "refused by that very write (412 or 404: NL-9, OR-5, OR-7)", topic="timing")
+def _sdk_retry_met_its_write(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    struck: dict[tuple[int, str], int] = {}  # (process, key) -> the first SDK retry of its write
+    for i in c.faults("sdk_retry"):
+        _t, p, _kind, f = events[i]
+        struck.setdefault((p, f.target.split(" ", 1)[1]), i)
+    if not struck:
+        return False
+    for i in history.of_kind("refused"):
+        _t, p, _kind, f = events[i]
+        j = struck.get((p, f.key))
+        if j is not None and j < i:
+            return True
+    return False
+
+
+@point("409 on any conditional write", "a conditional write other than a marker's was answered 409 "
+       "ConditionalRequestConflict, never applied (NL-9, OR-7, CS-2: read again)", topic="timing")
+def _conflict_on_any_write(c: Context) -> bool:
+    events = c.history.events
+    return any(not events[i].fields.target.startswith("PUT leases/") for i in c.faults("conflict"))
