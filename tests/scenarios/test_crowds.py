@@ -16,7 +16,7 @@ from collections import Counter
 
 import pytest
 
-from nodelease.campaign import run_one
+from campaign.run import run_one
 from scenarios import swarm
 from scenarios.faults import fence_crowd, release_crowd
 from scenarios.streams import Streams
