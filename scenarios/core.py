@@ -178,6 +178,8 @@ class World(Processes, Workload, QuietPhase):
         self.released_hooks = [k.on_released_sent for k in active if hasattr(k, "on_released_sent")]
         self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
         self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
+        # a request leaving a process, which a kind's race may hold back in the network (restart_races.py)
+        self.sent_hooks = [k.on_sent for k in active if hasattr(k, "on_sent")]
         self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
@@ -469,6 +471,10 @@ class World(Processes, Workload, QuietPhase):
         lazy = self.lazy_timeouts
         if not lazy:
             self.later(timeout, self._timed_out, proc, rid)
+        if self.sent_hooks:
+            for hook in self.sent_hooks:
+                if hook(self, proc, rid, req, timeout):
+                    return  # held back in the network by a kind's race, which lets it go (restart_races.py)
         cuts = self.cut
         cut = (cuts.get(proc.machine) or cuts.get("*")) if cuts else None  # _is_cut, inlined
         if cut == "blackhole" or cut == "lease" and req.op == PUT and req.key == NODES_PREFIX + proc.node_id:

@@ -70,9 +70,12 @@ class Workload:
         else:
             actor = self.actors[rng.below(len(self.actors))]
         node_id = self.request_ids[rng.below(len(self.request_ids))]
-        if self.choices is not None:
-            self.choices.note(self.now, "ask", node_id, actor)
-        self._ask(node_id, actor, self._requests)
+        if self._idle and self._idle.get(actor, -1) > self.now:
+            pass  # an idle actor: no client asks for it now (a restart race waits on its record, restart_races.py)
+        else:
+            if self.choices is not None:
+                self.choices.note(self.now, "ask", node_id, actor)
+            self._ask(node_id, actor, self._requests)
         self.later(rng.randint(1, 2 * self.options["request_gap_ms"]), self._client_request)
 
     def _ask(self, node_id: str, actor: str, req: int) -> None:
