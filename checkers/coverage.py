@@ -77,6 +77,18 @@ def _clocks_apart(c: Context) -> bool:
     return bool(offsets) and offsets[-1] - offsets[0] >= 2 * c.params.max_skew_ms
 
 
+@point("every clock at the bound", "a process other than a node machine's (an old binary, the operator, a twin, "
+                                   "a replacement) ran on a clock 2 * max_skew from a node process's (T-1 at its "
+                                   "bound for every process: UP-2's age test, UP-3's grace, FN-7's absent fence)",
+       topic="configuration")
+def _every_clock_at_bound(c: Context) -> bool:
+    procs = c.history.processes
+    gap = 2 * c.params.max_skew_ms
+    nodes = {pr.offset_ms for pr in procs if pr.machine.startswith("m") and not pr.drift_ppm}
+    return any(abs(pr.offset_ms - o) >= gap for pr in procs if not pr.machine.startswith("m")
+               and pr.machine != "omf" and not pr.drift_ppm for o in nodes)
+
+
 @point("config on T-2", "grace + safety = 2 * max_skew exactly", topic="configuration")
 def _on_t2(c: Context) -> bool:
     p = c.params

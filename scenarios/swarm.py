@@ -351,16 +351,17 @@ CLOCK_BOUND_SHARE = 0.3  # the share of seeds with every clock at an end of the 
 def _at_bound(rng, clocks: dict, base: int, max_skew_ms: int) -> bool:
     """In CLOCK_BOUND_SHARE of seeds, every clock without drift moved to one end of the band (T-1: within
     max_skew of true time, `base`), each end drawn per machine, in the order of `clocks`, and the first
-    two machines at the two ends (so the band's whole width, 2 * max_skew, is always in use). A sweeping
+    two of them at the two ends (so the band's whole width, 2 * max_skew, is always in use). A sweeping
     clock (with drift) keeps its course. Returns whether it did."""
     if rng.random() >= CLOCK_BOUND_SHARE:
         return False
     S = max_skew_ms
-    for k, m in enumerate(clocks):
-        off, drift = clocks[m]
-        if drift == 0:
+    k = 0
+    for m in clocks:
+        if clocks[m][1] == 0:
             end = (-S, S)[k] if k < 2 else _pick(rng, (-S, S))
             clocks[m] = [base + end, 0]
+            k += 1
     return True
 
 
