@@ -89,6 +89,18 @@ def _every_clock_at_bound(c: Context) -> bool:
                and pr.machine != "omf" and not pr.drift_ppm for o in nodes)
 
 
+@point("clock stepped back", "a running process's clock stepped back within max_skew of true time (T-1, NTP: "
+                             "it reads instants again, NL-4's deadline among them)", topic="configuration")
+def _stepped_back(c: Context) -> bool:
+    return any(d < 0 for pr in c.history.processes for _, d in pr.steps)
+
+
+@point("clock stepped forward", "a running process's clock stepped forward within max_skew of true time (T-1, "
+                                "NTP: every written_at it reads ages at once)", topic="configuration")
+def _stepped_forward(c: Context) -> bool:
+    return any(d > 0 for pr in c.history.processes for _, d in pr.steps)
+
+
 @point("config on T-2", "grace + safety = 2 * max_skew exactly", topic="configuration")
 def _on_t2(c: Context) -> bool:
     p = c.params

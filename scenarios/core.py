@@ -157,6 +157,7 @@ class World(Processes, Workload, QuietPhase):
         self.requests_until = 1 << 62
         self.operator: Proc | None = None
         self.holders: dict[str, str] = {}  # actor -> the node its record names, as the bucket applied it
+        self.timer_at: dict | None = None  # (process, timer) -> its instant on the clock, in seeds whose clocks step
         # what faults share (see `cut_off`, `shielded`, `calm`, `lose_next`)
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
@@ -415,6 +416,8 @@ class World(Processes, Workload, QuietPhase):
         token = self._timer_seq
         key, at_ms = eff
         proc.timers[key] = token
+        if self.timer_at is not None:  # a clock that steps re-arms it for that instant (faults/clock_steps.py)
+            self.timer_at[(proc.index, key)] = at_ms
         c = proc.clock  # (without drift, the true instant is the local one less the offset: Clock.true_at)
         self.later((c.true_at(at_ms) if c.drift_ppm else at_ms - c.offset_ms) - self.now, self._timer_fires, proc,
                    key, token)

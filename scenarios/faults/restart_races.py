@@ -88,9 +88,9 @@ class RestartRaces(FaultKind):
         rng = w.rngs[self.id]
         holding = [x for x in nodes if x in w.holders.values()]  # a node a record names already, if any
         nodes = holding or nodes
-        n = nodes[w.choose("restart_race", "node", rng.randrange, len(nodes))]
+        n = nodes[w.choose("restart_race", "node", rng.randrange, len(nodes)) % len(nodes)]
         free = [a for a in w.actors if a not in w.holders] or list(w.actors)
-        first = w.choose("restart_race", "actor", rng.randrange, len(free))
+        first = w.choose("restart_race", "actor", rng.randrange, len(free)) % len(free)
         p = w.params
         for k in range(min(3, len(free))):
             actor = free[(first + k) % len(free)]
@@ -118,7 +118,7 @@ class RestartRaces(FaultKind):
                   and not w._disturbs_a_race(x)]
         freers = [x for x in others if w._valid_until.get(x, -1) > w.now] or others  # (calm, its lease may come back)
         if freers:
-            freer = freers[w.choose("restart_race", f"freer {n}", w.rngs[self.id].randrange, len(freers))]
+            freer = freers[w.choose("restart_race", f"freer {n}", w.rngs[self.id].randrange, len(freers)) % len(freers)]
             w._calm[n] = w._calm[freer] = until
             w._freer[n] = freer
         if w.operator is not None:
@@ -176,9 +176,9 @@ class RestartRaces(FaultKind):
         if not freers or hold < 4 * trip:
             return False  # nobody to free it, or no time to hold its write
         rng = w.rngs[self.id]
-        actor = actors[w.choose("race_actor", n, rng.randrange, len(actors))]
-        freer = freers[w.choose("race_freer", n, rng.randrange, len(freers))]
-        mode = MODES[w.choose("race_mode", n, rng.randrange, len(MODES))]
+        actor = actors[w.choose("race_actor", n, rng.randrange, len(actors)) % len(actors)]
+        freer = freers[w.choose("race_freer", n, rng.randrange, len(freers)) % len(freers)]
+        mode = MODES[w.choose("race_mode", n, rng.randrange, len(MODES)) % len(MODES)]
         w._rr[n] = {"stage": "held", "mode": mode, "actor": actor, "freer": freer, "instance": proc.instance,
                     "held": (proc, rid, req, w.now), "slowed": False, "record_read": False, "read_req": None}
         if w.lazy_timeouts:
