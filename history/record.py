@@ -48,6 +48,16 @@ class Clock:
             return t_ms + off + (t_ms * self.drift_ppm) // 1_000_000
         return t_ms + off
 
+    def waited(self, t0_ms: int, t1_ms: int) -> int:
+        """How long this clock counted from true instant t0 to t1, as a wait: its readings' difference, a step
+        back between them not shortening it (the clock reads those instants again, and a node waiting for a
+        reading waits them again; T-1). Without a step back, local(t1) - local(t0)."""
+        d = self.local(t1_ms) - self.local(t0_ms)
+        for at, delta in self.steps:
+            if delta < 0 and t0_ms < at <= t1_ms:
+                d -= delta
+        return d
+
     def stepped(self, at_ms: int, delta_ms: int) -> "Clock":
         """This clock, stepped by `delta_ms` at true instant `at_ms` (no earlier than its last step)."""
         return Clock(self.offset_ms + delta_ms, self.drift_ppm, self.steps + ((at_ms, delta_ms),))

@@ -96,3 +96,25 @@ def test_a_stepped_process_is_encoded_with_its_steps_only():
     h.processes[1] = dataclasses.replace(h.processes[1], steps=((5, 7),))
     rows = h.header()["processes"]
     assert len(rows[0]) == 5 and rows[1][5] == [[5, 7]]
+
+
+def test_nl5_a_step_back_does_not_shorten_the_start_check_s_wait():
+    """NL-5 on a stepped clock (T-1; seed 1254 of the swarm at 46b04b1): a process started on a clock at the
+    band's fast end, stepped back 2 * max_skew before its first read, waits ttl + grace on its clock from that
+    read. The readings' difference from its start is 2 * max_skew short of ttl + grace, but the clock read
+    those instants twice: LEASE-1 counts the wait with the step back (`Clock.waited`), and still flags a write
+    sent before ttl + grace of true time less nothing it may count."""
+    from checkers.lease import check
+    from factkit import ev, finish
+
+    def run(extra: int):
+        h = history(("n0", "i0"))
+        tg = h.params["ttl_ms"] + h.params["grace_ms"]
+        h.processes[0] = dataclasses.replace(h.processes[0], steps=((500, -2_000),))
+        ev(h, 0, 0, "start", node_id="n0", instance="i0", machine="m0")
+        live(h, tg + extra, 0)
+        finish(h)
+        return [v for v in check(h) if v.invariant == "LEASE-1"]
+
+    assert run(100) == []  # ttl + grace + 100 ms of true time: its clock read ttl + grace - 1,900 ms, and the step
+    assert run(-100)  # 100 ms short of ttl + grace: too early whatever the clock did
