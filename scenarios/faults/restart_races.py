@@ -47,10 +47,11 @@ class RestartRaces(FaultKind):
     scheduled = ("restart_races",)
     at_field = {"restart_races": -1}
     state = {"_rr": dict,  # node -> its race under way: {"stage", "mode", "actor", "freer", ...}
-             "_idle": dict,
+             "_idle": dict,  # actor -> until when no client asks for it (the crashed node's, until its restart races)
              "_last_ack": dict,  # node -> when its last lease write was acknowledged (a node to ask: its lease valid)
-             "_valid_until": dict,
-             "_freer": dict}  # node -> the node chosen at its crash to free its records  # node -> until when its lease is valid by its last acknowledged write (NL-4)  # actor -> until when no client asks for it (the crashed node's, until its restart races)
+             "_valid_until": dict,  # node -> until when its lease is valid by its last acknowledged write (NL-4)
+             "_freer": dict,  # node -> the node chosen at its crash to free its records
+             "_shielding": set}  # (node, instance): the restarted processes whose freer is shielded (once each)
 
     def draw_main(self, ctx) -> None:
         rng, tg, o = ctx.rng, ctx.tg, ctx.o
@@ -112,14 +113,12 @@ class RestartRaces(FaultKind):
         for actor in actors:
             w._idle[actor] = until
         w._crash_node(n)
-        # the freer-to-be: another node whose lease is valid, kept calm (no other fault touches it, nor the
-        # restarting node) until the restart's first write may come, so that its lease is valid then
+        # the freer-to-be: another node whose lease is valid; shielded once the restart began (`on_sent`)
         others = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
                   and not w._disturbs_a_race(x)]
-        freers = [x for x in others if w._valid_until.get(x, -1) > w.now] or others  # (calm, its lease may come back)
+        freers = [x for x in others if w._valid_until.get(x, -1) > w.now] or others  # (shielded, its lease may come back)
         if freers:
             freer = freers[w.choose("restart_race", f"freer {n}", w.rngs[self.id].randrange, len(freers)) % len(freers)]
-            w._calm[n] = w._calm[freer] = until
             w._freer[n] = freer
         if w.operator is not None:
             # the operator fences the crashed node (`cluster fence`, FN-7: the ADR's remedy for a node that
@@ -140,6 +139,9 @@ class RestartRaces(FaultKind):
         """A request leaves `proc`: the first `live` write of a restarted process starts a race (held: True);
         the freer's read of nodes/A lets it go ("send")."""
         if req.op == "GET":
+            if w._freer and proc.reading is not None and req.key == NODES_PREFIX + proc.node_id \
+                    and w._freer.get(proc.node_id) is not None:
+                KIND.shield_freer(w, proc.node_id, proc.instance)
             if w._rr and req.key.startswith(NODES_PREFIX):
                 n = req.key[len(NODES_PREFIX):]
                 race = w._rr.get(n)
@@ -157,6 +159,22 @@ class RestartRaces(FaultKind):
         if not state_line(req.body).startswith("live "):
             return False
         return KIND.begin(w, proc, rid, req, timeout)
+
+    def shield_freer(self, w, n: str, instance: str) -> None:
+        """The restarted process's start check began (its first read of nodes/<n>): its first write comes ttl +
+        grace later. The freer is shielded (no random network fault touches its requests; the scheduled faults
+        go on: a calm would hold every fault of the cluster back) from two lease periods before until two after,
+        so that its lease is valid then."""
+        if (n, instance) in w._shielding:
+            return
+        w._shielding.add((n, instance))
+        p = w.params
+        start = w.now + w.tg - 2 * p.period_ms
+        w.later(max(0, start - w.now), w.fault_step, self.id, "shield", w._freer[n], w.now + w.tg + 2 * p.period_ms)
+
+    def shield(self, w, node: str, until: int) -> None:
+        if not w.in_quiet:
+            w._shield[node] = max(w._shield.get(node, 0), until)
 
     def begin(self, w, proc, rid, req, timeout) -> bool:
         n = proc.node_id
@@ -185,7 +203,8 @@ class RestartRaces(FaultKind):
             w._await(proc, rid, timeout, hold)
         w.record(WORLD, "fault", ("race_hold", f"PUT {req.key}", hold,
                                   f"{n}/{proc.instance}'s first live write; {freer} asked for {actor} ({mode})"))
-        calm = w.now + 2 * w.tg
+        # nothing else disturbs the two while the race plays out: the hold, the freer's slow reply, the take-back
+        calm = w.now + 3 * w.params.attempt_timeout_ms + 4 * trip
         w._calm[n] = max(w._calm.get(n, 0), calm)
         w._calm[freer] = max(w._calm.get(freer, 0), calm)
         w.later(0, w._ask_new, freer, actor)
