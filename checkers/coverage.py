@@ -101,6 +101,27 @@ def _stepped_forward(c: Context) -> bool:
     return any(d > 0 for pr in c.history.processes for _, d in pr.steps)
 
 
+@point("old beat at the guard's horizon", "an old binary beat at its own cadence, two of its heartbeats sent UP-2's "
+       "horizon (three of the new heartbeat periods) apart or nearly (issue 39: the old binary's drawn timing, "
+       "model/old_lease.py)", topic="upgrade")
+def _old_beat_at_horizon(c: Context) -> bool:
+    history, p = c.history, c.params
+    if not history.options.get("upgrade"):
+        return False
+    events, procs = history.events, history.processes
+    near = 3 * p.heartbeat_period_ms - p.heartbeat_period_ms // 4
+    last: dict[int, int] = {}
+    for i in history.of_kind("apply"):
+        _t, q, _kind, f = events[i]
+        if q >= 0 and f.op == "PUT" and f.key.startswith("nodes/") and f.state.startswith("node ") \
+                and procs[q].machine.startswith("om"):
+            local = procs[q].clock.local(f.sent_ms if isinstance(f.sent_ms, int) else events[i].t_ms)
+            if q in last and local - last[q] >= near:
+                return True
+            last[q] = local
+    return False
+
+
 @point("config on T-2", "grace + safety = 2 * max_skew exactly", topic="configuration")
 def _on_t2(c: Context) -> bool:
     p = c.params

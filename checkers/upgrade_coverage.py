@@ -58,7 +58,6 @@ class _Races:
     gc_between: bool = False
     twin_at_switch: bool = False
     old_at_switch: bool = False
-    old_beat_at_horizon: bool = False
 
 
 def _windows(c: Context) -> dict[str, tuple[int, int]]:
@@ -121,19 +120,6 @@ def _races(c: Context) -> _Races:
             continue
         versions.append(v)
         current[f.key] = v
-    # the old binary at its own cadence (issue 39, part 2): two heartbeats of one old process, sent (on its
-    # clock) at least UP-2's horizon (three of the new nodes' heartbeat periods) less a quarter period apart
-    p = c.params
-    near = 3 * p.heartbeat_period_ms - p.heartbeat_period_ms // 4
-    last_beat: dict[int, int] = {}
-    for i in history.of_kind("apply"):
-        t, q, _kind, f = events[i]
-        if q >= 0 and f.op == "PUT" and f.key.startswith("nodes/") and f.state.startswith("node ") \
-                and is_old(procs[q].machine):
-            local = procs[q].clock.local(sent_ms(events[i]))
-            if q in last_beat and local - last_beat[q] >= near:
-                out.old_beat_at_horizon = True
-            last_beat[q] = local
     band = 2 * c.params.max_skew_ms  # dated further ahead than two clocks in the band can be apart: a clock far ahead
     for k in sorted(new_procs):
         s = starts.get(k, end)
@@ -254,9 +240,6 @@ _POINTS = (
      "(UP-1, NL-6)"),
     ("old_at_switch", "old binary restarted during the switch",
      "an old binary was started again while a new node's start guard ran (UP-2, UP-4)"),
-    ("old_beat_at_horizon", "old beat at the guard's horizon",
-     "an old binary beat at its own cadence, two of its heartbeats sent UP-2's horizon (three of the new "
-     "heartbeat periods) apart or nearly (issue 39: the old binary's drawn timing, model/old_lease.py)"),
 )
 
 
@@ -267,3 +250,4 @@ def _flag(attr: str):
 
 for _attr, _name, _doc in _POINTS:
     point(_name, _doc, topic="upgrade")(_flag(_attr))
+
