@@ -380,6 +380,8 @@ def _with_params(plan: dict, params: dict) -> dict:
     if base is not None and old:
         o["clocks"] = {m: (c if m == "omf" else [base + (c[0] - base) * new // old, c[1] * new // old])
                        for m, c in o["clocks"].items()}
+        # a clock step's target keeps its place in the band too (T-1: clock_steps.py)
+        o["clock_steps"] = [None if e is None else [e[0], e[1], e[2] * new // old] for e in o.get("clock_steps") or ()]
     tg = params["ttl_ms"] + params["grace_ms"]
     if o.get("liveness_ms", 0) < tg:
         o["liveness_ms"] = tg

@@ -350,15 +350,18 @@ CLOCK_BOUND_SHARE = 0.3  # the share of seeds with every clock at an end of the 
 
 def _at_bound(rng, clocks: dict, base: int, max_skew_ms: int) -> bool:
     """In CLOCK_BOUND_SHARE of seeds, every clock without drift moved to one end of the band (T-1: within
-    max_skew of true time, `base`), each end drawn per machine, in the order of `clocks`, and the first
-    two of them at the two ends (so the band's whole width, 2 * max_skew, is always in use). A sweeping
-    clock (with drift) keeps its course. Returns whether it did."""
+    max_skew of true time, `base`), each end drawn per machine, in the order of `clocks`; a clock at an end
+    already (the slow and fast pair) stays, and without both ends in use the first two moved take them (so
+    the band's whole width, 2 * max_skew, is always in use). A sweeping clock (with drift) keeps its
+    course. Returns whether it did."""
     if rng.random() >= CLOCK_BOUND_SHARE:
         return False
     S = max_skew_ms
-    k = 0
+    ends = {clocks[m][0] - base for m in clocks if clocks[m][1] == 0 and abs(clocks[m][0] - base) == S}
+    k = 0 if len(ends) < 2 else 2  # (the slow and fast pair, when drawn, keep their ends and give both)
     for m in clocks:
-        if clocks[m][1] == 0:
+        off, drift = clocks[m]
+        if drift == 0 and abs(off - base) != S:
             end = (-S, S)[k] if k < 2 else _pick(rng, (-S, S))
             clocks[m] = [base + end, 0]
             k += 1

@@ -64,7 +64,6 @@ class Workload:
 
     def _client_request(self) -> None:
         rng = self.rngs["requests"]
-        self._requests += 1
         if self.options["hot_share"] and rng.random() < self.options["hot_share"]:
             actor = self.actors[0]
         else:
@@ -73,6 +72,7 @@ class Workload:
         if self._idle and self._idle.get(actor, -1) > self.now:
             pass  # an idle actor: no client asks for it now (a restart race waits on its record, restart_races.py)
         else:
+            self._requests += 1  # (numbered once asked: a plan replays the asks it noted, no others)
             if self.choices is not None:
                 self.choices.note(self.now, "ask", node_id, actor)
             self._ask(node_id, actor, self._requests)

@@ -53,7 +53,10 @@ class ClockSteps(FaultKind):
         entries = [e for e in w.options.get("clock_steps", ()) if e is not None]
         if entries:
             w.timer_at = {}  # the timers' instants on their clocks, re-armed at a step (core.set_timer notes them)
+        pair = w.options.get("slow_fast") if w.options.get("deadline_races") else None
         for machine, at, to in entries:  # (an upgrade's old machines step from its start, the others from base)
+            if pair and machine in pair:
+                continue  # a deadline race needs its slow and fast clocks where the draw put them (T-2's margin)
             w.later((0 if machine.startswith("om") else base) + at, w.fault_step, self.id, "step", machine, to)
 
     def step(self, w, machine: str, to: int) -> None:

@@ -115,11 +115,11 @@ def test_the_swarm_s_draw_is_pinned():
 
 
 PINNED_DRAWS = {
-    "swarm": "1b39eef4462a10ed", "calm": "3e8ef8e031c2dbab", "twins": "cd9d5d79d07d665f",
-    "outages": "674e90f44a142612", "lossy": "b6bf6d0fa8618f45", "skew": "935b429afb82dc92",
-    "blip": "caec567114033c8c", "stops": "fb4596da33002dc7", "upgrade": "77ba8576fc6262bb",
-    "deadline": "2082e1e9d8ac7274", "fence": "27b419694a98a1ad", "rewake": "d22b0674dd98837c",
-    "resolver": "64a20a534855268d",
+    "swarm": "048f40197b49f350", "calm": "f3c30903d7540273", "twins": "878544560d463426",
+    "outages": "4fba8b19b8bfdc4c", "lossy": "eb44071d68f7e0c8", "skew": "ace490741b5b2c91",
+    "blip": "0520af0c5f7fe40d", "stops": "8d676812ba6feb38", "upgrade": "38d56d4606d4de8c",
+    "deadline": "bbd48542d91078f7", "fence": "e1e8980bbaa59bb6", "rewake": "9c0268ee83771262",
+    "resolver": "04546adf68c1c3d3",
 }
 
 
