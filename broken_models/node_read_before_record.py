@@ -8,10 +8,12 @@ Between the two reads, A may restart under its id and its new instance i' take t
 record then names i', while the nodes/A read still shows the old instance ("live naming another
 instance frees at once"), and this node takes the actor from i', whose lease is valid.
 Caught by: INV-1 (the robbed instance acts outside its hold; two owners). The scripted race is in
-tests/checkers/test_fn5_read_order.py. The swarm gives the two reads a few milliseconds apart and
-never lands a restart and a re-acquisition between them: caught in no seed of 0..199 at 67ed112 (it
-differs from the correct model in many), a survivor until the world races a restart there (issue 39,
-after the per-part random streams of issue 38).
+tests/checkers/test_fn5_read_order.py. The swarm gives the two reads a few milliseconds apart, and a
+restart's first write comes ttl + grace after it: it was caught in no seed of 0..199 (a survivor)
+until the world raced a restart there (issue 39, part 3: scenarios/faults/restart_races.py holds a
+restarted node's first live write until the freer's read of nodes/A was applied, slows that read's
+reply, and a client asks the new instance for the actor meanwhile): caught by INV-1 in 24 of seeds
+0..199 (`python runner.py --model node_read_before_record --seeds 200 --workers 1`).
 """
 
 from model import io
@@ -22,8 +24,6 @@ from model.records import OwnerRecord, decode_owner, node_key, owner_key
 
 RULE = "FN-5"
 CATCHES = "INV-1"
-SURVIVOR = ("the swarm never lands a restart under the named id, and its new instance's re-acquisition, between "
-            "the two reads (a few ms apart); the scripted race catches it (tests/checkers/test_fn5_read_order.py)")
 
 
 class NodeReadBeforeRecord(Model):

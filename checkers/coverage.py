@@ -77,6 +77,51 @@ def _clocks_apart(c: Context) -> bool:
     return bool(offsets) and offsets[-1] - offsets[0] >= 2 * c.params.max_skew_ms
 
 
+@point("every clock at the bound", "a process other than a node machine's (an old binary, the operator, a twin, "
+                                   "a replacement) ran on a clock 2 * max_skew from a node process's (T-1 at its "
+                                   "bound for every process: UP-2's age test, UP-3's grace, FN-7's absent fence)",
+       topic="configuration")
+def _every_clock_at_bound(c: Context) -> bool:
+    procs = c.history.processes
+    gap = 2 * c.params.max_skew_ms
+    nodes = {pr.offset_ms for pr in procs if pr.machine.startswith("m") and not pr.drift_ppm}
+    return any(abs(pr.offset_ms - o) >= gap for pr in procs if not pr.machine.startswith("m")
+               and pr.machine != "omf" and not pr.drift_ppm for o in nodes)
+
+
+@point("clock stepped back", "a running process's clock stepped back within max_skew of true time (T-1, NTP: "
+                             "it reads instants again, NL-4's deadline among them)", topic="configuration")
+def _stepped_back(c: Context) -> bool:
+    return any(d < 0 for pr in c.history.processes for _, d in pr.steps)
+
+
+@point("clock stepped forward", "a running process's clock stepped forward within max_skew of true time (T-1, "
+                                "NTP: every written_at it reads ages at once)", topic="configuration")
+def _stepped_forward(c: Context) -> bool:
+    return any(d > 0 for pr in c.history.processes for _, d in pr.steps)
+
+
+@point("old beat at the guard's horizon", "an old binary beat at its own cadence, two of its heartbeats sent UP-2's "
+       "horizon (three of the new heartbeat periods) apart or nearly (issue 39: the old binary's drawn timing, "
+       "model/old_lease.py)", topic="upgrade")
+def _old_beat_at_horizon(c: Context) -> bool:
+    history, p = c.history, c.params
+    if not history.options.get("upgrade"):
+        return False
+    events, procs = history.events, history.processes
+    near = 3 * p.heartbeat_period_ms - p.heartbeat_period_ms // 4
+    last: dict[int, int] = {}
+    for i in history.of_kind("apply"):
+        _t, q, _kind, f = events[i]
+        if q >= 0 and f.op == "PUT" and f.key.startswith("nodes/") and f.state.startswith("node ") \
+                and procs[q].machine.startswith("om"):
+            local = procs[q].clock.local(f.sent_ms if isinstance(f.sent_ms, int) else events[i].t_ms)
+            if q in last and local - last[q] >= near:
+                return True
+            last[q] = local
+    return False
+
+
 @point("config on T-2", "grace + safety = 2 * max_skew exactly", topic="configuration")
 def _on_t2(c: Context) -> bool:
     p = c.params

@@ -166,7 +166,8 @@ def _rebuild(history: History) -> Facts:
         sent = sent_ms(events[i])
         sent_local = clocks[p].local(sent)
         until_local = sent_local + span
-        until = clocks[p].true_at(until_local)
+        # (NL-4: valid while its clock reads less; a clock stepped back reads less again: `ends_at`, T-1)
+        until = clocks[p].ends_at(until_local)
         fx.live_writes.setdefault(p, []).append(LiveWrite(t, sent, sent_local, int(parts[2]), until_local, until, i))
         if until > t:
             raw.setdefault(p, []).append([t, until, i])
@@ -212,7 +213,7 @@ def _rebuild(history: History) -> Facts:
                 close(cur, t, i, "its old lease's record changing")
             if kind != "apply" or p < 0 or len(parts) != 4 or parts[0] != "old-lease" or int(parts[3]) == 0:
                 continue
-            until = clocks[p].true_at(clocks[p].local(sent_ms(events[i])) + span)
+            until = clocks[p].ends_at(clocks[p].local(sent_ms(events[i])) + span)
             stop = fx.ended.get(p)
             if renewal:
                 cur.end_ms = max(cur.end_ms, until if stop is None else min(until, stop[0]))

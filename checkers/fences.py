@@ -63,7 +63,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         if q < 0 or procs[q].machine == "op":
             continue
         label = procs[q].label
-        local = procs[q].clock.local  # the watch is counted on the fencer's clock, which may drift
+        clock = procs[q].clock
+        local = clock.local  # the watch is counted on the fencer's clock, which may drift (or step back: waited)
         if kind == "fence_sent":
             if q in flagged:
                 continue
@@ -72,7 +73,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                 flagged.add(q)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
-            elif not any(local(min(t, e)) - local(s) >= watch - ROUNDING_MS and e > t - reply_within
+            elif not any(clock.waited(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
                 flagged.add(q)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s, "

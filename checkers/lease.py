@@ -69,7 +69,7 @@ def _start_check_waited(history: History, fx: Facts) -> tuple[list[Violation], i
         if slack >= 0:
             continue
         clock = procs[q].clock
-        waited = clock.local(first.sent_ms) - clock.local(sw.started[q])
+        waited = clock.waited(sw.started[q], first.sent_ms)
         out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {first.sent_ms / 1000:.3f} s, "
                                         f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
                                         f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
@@ -107,7 +107,7 @@ class StartWrites:
         span = p.ttl_ms + p.grace_ms
         clock = history.processes[q].clock
         local = clock.local(sent)
-        slack = local - (clock.local(since) + span)
+        slack = clock.waited(since, sent) - span  # (a step back of its clock meanwhile does not shorten it, T-1)
         for at, w in self.ended.get("nodes/" + history.processes[q].node_id, ()):
             if at <= sent:
                 slack = max(slack, local - (w + span))  # the shortcut

@@ -73,7 +73,8 @@ def on_clock(pr, ms: int) -> int:
     """The true ms a timer of `ms` on process pr's clock takes: a clock that runs slow (negative drift)
     stretches every back-off and timeout it times (seed 4309: A = 8 s ran 8.26 s)."""
     d = pr.drift_ppm
-    return ms if d >= 0 else -(-ms * 1_000_000 // (1_000_000 + d)) + 1
+    back = sum(-delta for _, delta in pr.steps if delta < 0)  # a clock stepped back times it that much longer (T-1)
+    return (ms if d >= 0 else -(-ms * 1_000_000 // (1_000_000 + d)) + 1) + back
 
 
 def bounds(history: History, fx: Facts, pr=None) -> tuple[int, int]:
@@ -194,7 +195,7 @@ class _Duty:
             parts = f.state.split(" ")
             pr = procs[q]
             if len(parts) == 3 and parts[0] == "live" and parts[1] == pr.instance:
-                until = pr.clock.true_at(int(parts[2]) + span)
+                until = pr.clock.ends_at(int(parts[2]) + span)
                 if until > t:
                     raw.setdefault(q, []).append([t, until])
         full = _at_cap(history)

@@ -106,7 +106,7 @@ def _after_the_wait(history: History, fx: Facts, sw, q: int, first: StartWrite, 
     if sw.waited(history, fx.params, q, first.sent_ms, t_read):
         return []
     span = fx.params.ttl_ms + fx.params.grace_ms
-    waited = pr.clock.local(first.sent_ms) - pr.clock.local(t_read)
+    waited = pr.clock.waited(t_read, first.sent_ms)
     return [Violation(INVARIANT, f"{pr.label} sent its first node-lease write at {first.sent_ms / 1000:.3f} s, "
                                  f"{waited / 1000:.3f} s after its start check's first read was answered (its clock): "
                                  f"the check waits ttl + grace ({span / 1000:.3f} s) from it, but for the shortcut "

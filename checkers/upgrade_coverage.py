@@ -250,3 +250,4 @@ def _flag(attr: str):
 
 for _attr, _name, _doc in _POINTS:
     point(_name, _doc, topic="upgrade")(_flag(_attr))
+

@@ -161,7 +161,6 @@ def _title(title: str) -> str:
 
 def render(history, violation, plan: dict | None = None) -> str:
     from checkers.facts import facts, minus
-    from history import Clock
 
     from .story import _renewal, phrase, tell
 
@@ -229,7 +228,7 @@ def render(history, violation, plan: dict | None = None) -> str:
         for s, e, i in fx.lease.get(p, ()):
             svg.rect(s, e, y + 4, 9, "lease", f"node lease valid (world facts) {s / 1000:.3f}-{e / 1000:.3f} s\n"
                      + history.describe(i), f"fill:{color[p]}")
-        clock = Clock(procs[p].offset_ms, procs[p].drift_ppm)
+        clock = procs[p].clock
         believed = []
         for i, (t, q, kind, f) in enumerate(ev):
             if q == p and kind == "lease_valid":

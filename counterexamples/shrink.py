@@ -324,8 +324,10 @@ class Shrinker:
                     cand["options"]["clocks"][m] = [base, 0]
                     self.attempt(cand, f"clock {m} true")
         defaults = Params().to_dict()
-        if self.best["params"] != defaults and not self.attempt(_with_params(self.best, defaults),
-                                                                "timing at the defaults"):
+        # (timing at the defaults only where the run gets no longer: a longer ttl + grace lengthens the quiet phase)
+        at_defaults = _with_params(self.best, defaults)
+        if self.best["params"] != defaults and not (_end(at_defaults) <= _end(self.best)
+                                                    and self.attempt(at_defaults, "timing at the defaults")):
             for k, v in defaults.items():
                 if self.best["params"][k] != v:
                     params = dict(self.best["params"], **{k: v})
@@ -333,7 +335,9 @@ class Shrinker:
                         Params(**params)
                     except Exception:
                         continue  # T-2..T-4 would not hold
-                    self.attempt(_with_params(self.best, params), f"{k} at its default")
+                    cand = _with_params(self.best, params)
+                    if _end(cand) <= _end(self.best):
+                        self.attempt(cand, f"{k} at its default")
         if any(self.best["options"].get("starts") or ()):
             cand = copy.deepcopy(self.best)
             cand["options"]["starts"] = [0] * len(cand["options"]["starts"])
@@ -370,6 +374,12 @@ def clocks_valid(plan: dict) -> bool:
 # --- the edits a pass tries (each returns a new plan) ---------------------------------------------
 
 
+def _end(plan: dict) -> int:
+    """The run's planned end: the upgrade's switch, the fault phase, the quiet phase."""
+    o = plan["options"]
+    return (o["upgrade"]["new_at"] if o.get("upgrade") else 0) + o["fault_ms"] + o.get("quiet_ms", 0)
+
+
 def _with_params(plan: dict, params: dict) -> dict:
     """Other timing; the clocks keep their places in the skew band (scaled to the new max_skew),
     and the quiet phase stays long enough for every bound to pass (INV-4, INV-7)."""
@@ -380,6 +390,8 @@ def _with_params(plan: dict, params: dict) -> dict:
     if base is not None and old:
         o["clocks"] = {m: (c if m == "omf" else [base + (c[0] - base) * new // old, c[1] * new // old])
                        for m, c in o["clocks"].items()}
+        # a clock step's target keeps its place in the band too (T-1: clock_steps.py)
+        o["clock_steps"] = [None if e is None else [e[0], e[1], e[2] * new // old] for e in o.get("clock_steps") or ()]
     tg = params["ttl_ms"] + params["grace_ms"]
     if o.get("liveness_ms", 0) < tg:
         o["liveness_ms"] = tg

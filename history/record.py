@@ -22,29 +22,97 @@ from .schema import Event, event
 
 
 class Clock:
-    """A machine's clock: local(t) = t + offset + floor(t * drift_ppm / 1e6)."""
+    """A machine's clock: local(t) = t + offset + floor(t * drift_ppm / 1e6), but for its steps.
 
-    __slots__ = ("offset_ms", "drift_ppm")
+    `steps`: ((at_ms, delta_ms), ...) in time order, the clock jumping by delta at true instant at
+    (NTP stepping it forward or back, issue 39); `offset_ms` is the offset after the last of them, so
+    that the reading now (past every step so far) is the plain formula, as the world's hot path reads
+    it. Before a step, the offset was that step's delta less. Between two steps the clock runs on
+    (monotonic, as drift is less than 1e6 ppm); across a step back it reads the same instant twice.
+    """
 
-    def __init__(self, offset_ms: int, drift_ppm: int = 0) -> None:
+    __slots__ = ("offset_ms", "drift_ppm", "steps")
+
+    def __init__(self, offset_ms: int, drift_ppm: int = 0, steps: tuple = ()) -> None:
         self.offset_ms = offset_ms
         self.drift_ppm = drift_ppm
+        self.steps = steps
 
     def local(self, t_ms: int) -> int:
+        off = self.offset_ms
+        if self.steps:
+            for at, delta in self.steps:
+                if at > t_ms:
+                    off -= delta
         if self.drift_ppm:
-            return t_ms + self.offset_ms + (t_ms * self.drift_ppm) // 1_000_000
-        return t_ms + self.offset_ms
+            return t_ms + off + (t_ms * self.drift_ppm) // 1_000_000
+        return t_ms + off
+
+    def waited(self, t0_ms: int, t1_ms: int) -> int:
+        """How long this clock counted from true instant t0 to t1, as a wait: its readings' difference, a step
+        back between them not shortening it (the clock reads those instants again, and a node waiting for a
+        reading waits them again; T-1). Without a step back, local(t1) - local(t0)."""
+        d = self.local(t1_ms) - self.local(t0_ms)
+        for at, delta in self.steps:
+            if delta < 0 and t0_ms < at <= t1_ms:
+                d -= delta
+        return d
+
+    def stepped(self, at_ms: int, delta_ms: int) -> "Clock":
+        """This clock, stepped by `delta_ms` at true instant `at_ms` (no earlier than its last step)."""
+        return Clock(self.offset_ms + delta_ms, self.drift_ppm, self.steps + ((at_ms, delta_ms),))
+
+    def _segments(self) -> list[tuple[int | None, int | None, int]]:
+        """(from, to, offset) of each stretch between steps (None: unbounded), in time order."""
+        out = []
+        off = self.offset_ms - sum(d for _, d in self.steps)
+        start = None
+        for at, delta in self.steps:
+            out.append((start, at, off))
+            off += delta
+            start = at
+        out.append((start, None, off))
+        return out
+
+    def _solve(self, offset_ms: int, local_ms: int) -> int:
+        """The first true instant at which a clock of this offset (and drift), never stepped, reads
+        `local_ms` or later."""
+        if not self.drift_ppm:
+            return local_ms - offset_ms
+        drift = self.drift_ppm
+        t = ((local_ms - offset_ms) * 1_000_000) // (1_000_000 + drift)
+        while t + offset_ms + (t * drift) // 1_000_000 < local_ms:
+            t += 1
+        while (t - 1) + offset_ms + ((t - 1) * drift) // 1_000_000 >= local_ms:
+            t -= 1
+        return t
 
     def true_at(self, local_ms: int) -> int:
         """The first true instant at which this clock reads `local_ms` or later."""
-        if not self.drift_ppm:
-            return local_ms - self.offset_ms
-        t = ((local_ms - self.offset_ms) * 1_000_000) // (1_000_000 + self.drift_ppm)
-        while self.local(t) < local_ms:
-            t += 1
-        while self.local(t - 1) >= local_ms:
-            t -= 1
-        return t
+        if not self.steps:
+            return self._solve(self.offset_ms, local_ms)
+        for start, end, off in self._segments():
+            t = self._solve(off, local_ms)
+            if start is not None and t < start:
+                t = start
+            if end is None or t < end:
+                return t
+        raise AssertionError("unreachable: the last stretch is unbounded")
+
+    def ends_at(self, local_ms: int) -> int:
+        """The first true instant from which this clock reads `local_ms` or later for good: a step back
+        may bring it below again after it first got there (`true_at`). Where a validity that lasts while
+        the clock reads less than `local_ms` ends (NL-4, judged at each instant on the clock as it was
+        then: the last instant it reads less, and one ms). Without a step back, `true_at`."""
+        if not self.steps:
+            return self._solve(self.offset_ms, local_ms)
+        for start, end, off in reversed(self._segments()):
+            if start is None or start + off + (start * self.drift_ppm) // 1_000_000 < local_ms:
+                t = self._solve(off, local_ms)
+                if start is not None and t < start:
+                    t = start
+                return t if end is None else min(t, end)
+        raise AssertionError("unreachable: the first stretch is unbounded")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,11 +120,14 @@ class Process:
     node_id: str
     instance: str
     machine: str
-    offset_ms: int
+    offset_ms: int  # its machine's clock offset when it started
     drift_ppm: int
+    steps: tuple = ()  # ((at_ms, delta_ms), ...): its machine's clock stepped while it ran (Clock.steps)
 
     @property
     def clock(self) -> Clock:
+        if self.steps:
+            return Clock(self.offset_ms + sum(d for _, d in self.steps), self.drift_ppm, self.steps)
         return Clock(self.offset_ms, self.drift_ppm)
 
     @property
@@ -91,7 +162,9 @@ class History:
             "scenario": self.scenario,
             "params": self.params,
             "options": self.options,
-            "processes": [[p.node_id, p.instance, p.machine, p.offset_ms, p.drift_ppm] for p in self.processes],
+            # a process whose clock stepped carries its steps (one more field: the others encode as before)
+            "processes": [[p.node_id, p.instance, p.machine, p.offset_ms, p.drift_ppm]
+                          + ([[list(s) for s in p.steps]] if p.steps else []) for p in self.processes],
             "end_ms": self.end_ms,
         }
 

@@ -96,7 +96,8 @@ Input = Union[ProcessStarted, TimerFired, ReplyArrived, Command]
 
 class Send(NamedTuple):
     """Send `request`; the world answers with ReplyArrived(request_id, ...) once,
-    at the latest `timeout_ms` after sending (TIMED_OUT)."""
+    at the latest `timeout_ms` after sending (TIMED_OUT): a duration, which a step of
+    the node's clock (T-1: NTP steps it within max_skew) does not move."""
 
     request_id: int
     request: Request
@@ -104,7 +105,8 @@ class Send(NamedTuple):
 
 
 class SetTimer(NamedTuple):
-    """Fire TimerFired(key) when the node's own clock reads `at_ms`.
+    """Fire TimerFired(key) when the node's own clock reads `at_ms` (after a step of the
+    clock, when it reads it again: a step back makes it come later, T-1).
     Replaces any pending timer with the same key."""
 
     key: str

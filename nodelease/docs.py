@@ -415,7 +415,7 @@ def _differences():
 
 # --- the worked example: a broken model's campaign, its first failure, its kept counterexample -------------
 
-EXAMPLE_SEEDS = 30  # the README's example: `python runner.py --model MODEL --seeds 30`
+EXAMPLE_SEEDS = 80  # the README's example: `python runner.py --model MODEL --seeds 80`
 EXAMPLE_PLAN = os.path.join("tests", "plans", "readme-{model}.json")  # its first failure, shrunk and kept
 
 
@@ -427,7 +427,7 @@ _examples: dict[str, dict] = {}
 
 
 def _first_failure(model: str) -> dict:
-    """The first failure of the example's campaign (run here, once a process: seeds 0..29 of `swarm`, the
+    """The first failure of the example's campaign (run here, once a process: seeds 0..79 of `swarm`, the
     report written nowhere)."""
     if model not in _examples:
         from rich.console import Console

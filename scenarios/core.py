@@ -157,6 +157,7 @@ class World(Processes, Workload, QuietPhase):
         self.requests_until = 1 << 62
         self.operator: Proc | None = None
         self.holders: dict[str, str] = {}  # actor -> the node its record names, as the bucket applied it
+        self.timer_at: dict | None = None  # (process, timer) -> its instant on the clock, in seeds whose clocks step
         # what faults share (see `cut_off`, `shielded`, `calm`, `lose_next`)
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
@@ -178,6 +179,8 @@ class World(Processes, Workload, QuietPhase):
         self.released_hooks = [k.on_released_sent for k in active if hasattr(k, "on_released_sent")]
         self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
         self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
+        # a request leaving a process, which a kind's race may hold back in the network (restart_races.py)
+        self.sent_hooks = [k.on_sent for k in active if hasattr(k, "on_sent")]
         self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
@@ -413,6 +416,8 @@ class World(Processes, Workload, QuietPhase):
         token = self._timer_seq
         key, at_ms = eff
         proc.timers[key] = token
+        if self.timer_at is not None:  # a clock that steps re-arms it for that instant (faults/clock_steps.py)
+            self.timer_at[(proc.index, key)] = at_ms
         c = proc.clock  # (without drift, the true instant is the local one less the offset: Clock.true_at)
         self.later((c.true_at(at_ms) if c.drift_ppm else at_ms - c.offset_ms) - self.now, self._timer_fires, proc,
                    key, token)
@@ -469,6 +474,10 @@ class World(Processes, Workload, QuietPhase):
         lazy = self.lazy_timeouts
         if not lazy:
             self.later(timeout, self._timed_out, proc, rid)
+        if self.sent_hooks:
+            for hook in self.sent_hooks:
+                if hook(self, proc, rid, req, timeout):
+                    return  # held back in the network by a kind's race, which lets it go (restart_races.py)
         cuts = self.cut
         cut = (cuts.get(proc.machine) or cuts.get("*")) if cuts else None  # _is_cut, inlined
         if cut == "blackhole" or cut == "lease" and req.op == PUT and req.key == NODES_PREFIX + proc.node_id:

@@ -49,6 +49,11 @@ DEFAULTS = {
     "soon": False,  # a delete's replacement starts at once
     "later": 1,  # the delay of a step of a fault the world plays out (a delete race, a straggler), ms
     "around": None,  # the other node a delete race's requests go to (None: the first)
+    # a restart race's (restart_races.py): indices into the world's candidates, taken modulo their count
+    "restart_race": 0,  # the node crashed, the actors it is asked for, the freer chosen at the crash
+    "race_actor": 0,  # the actor whose record the freer reads
+    "race_freer": 0,  # the freer, when none was chosen at the crash
+    "race_mode": 0,  # the race's mode (restart_races.MODES)
 }
 FAULT_SITES = ("send", "reply", "conflict")  # the sites whose non-default values are faults
 

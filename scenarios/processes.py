@@ -106,12 +106,11 @@ class Processes:
 
     def old_timing(self) -> OldTiming:
         """The old binaries' own cadence (model/old_lease.py): the option `old_timing`, [heartbeat period,
-        renewal interval or None], when a seed or a script sets one; else the ADR's (a heartbeat every 3 s,
-        renewals a third of the ttl after the previous one returned). The swarm draws none yet: drawing it
-        (a share of upgrade seeds at the new nodes' heartbeat period, or with a period the guard's horizon,
-        three of the new period, barely covers) waits for the per-part random streams (issue 38), so that
-        no other part's draw moves; its place is the upgrade's draw (scenarios/faults/upgrade.py)."""
-        given = self.options.get("old_timing")
+        renewal interval or None], when a script sets one, or the upgrade's drawn `old_timing` (issue 39:
+        scenarios/faults/upgrade.py, `draw_old_timing`, in a share of upgrade seeds: 3 s whatever the new
+        timing, the new nodes' period, or three of it); else the ADR's (a heartbeat every 3 s, renewals a
+        third of the ttl after the previous one returned)."""
+        given = self.options.get("old_timing") or (self.options.get("upgrade") or {}).get("old_timing")
         return OldTiming(*given) if given else OldTiming()
 
     def _instance(self) -> str:

@@ -259,6 +259,12 @@ def _clocks(ctx) -> None:
     horizon = o["fault_ms"] + o["quiet_ms"] + (o["upgrade"]["new_at"] if o["upgrade"] else 0) + 2 * ctx.tg
     o["clocks"], o["slow_fast"], o["clock_base"] = _draw_clocks(
         ctx.rng, machines, [f"m{i}" for i in range(o["nodes"])], ctx.p.max_skew_ms, o["clock_mode"], horizon)
+    # T-1 at its bound for every process (issue 39, part 1): in a share of seeds every machine's clock
+    # (the old binaries', the operator's, the twins', the replacement's, not only two node machines)
+    # sits at one end of the max_skew band, so that any two may be 2 * max_skew apart (T-2's budget,
+    # UP-2's age test, UP-3's old-lease grace, FN-7's fence over an absent object). Drawn after every
+    # other draw of this stage's stream: a seed that leaves it off keeps its clocks.
+    o["clock_bound"] = _at_bound(ctx.rng, o["clocks"], o["clock_base"], ctx.p.max_skew_ms)
 
 
 def _preset_off(ctx) -> None:
@@ -337,6 +343,29 @@ def draw(seed, scenario: str, params: Params, duration_ms: int | None = None, no
         ctx.rng = streams[part]
         stage(ctx)
     return o
+
+
+CLOCK_BOUND_SHARE = 0.3  # the share of seeds with every clock at an end of the band (T-1)
+
+
+def _at_bound(rng, clocks: dict, base: int, max_skew_ms: int) -> bool:
+    """In CLOCK_BOUND_SHARE of seeds, every clock without drift moved to one end of the band (T-1: within
+    max_skew of true time, `base`), each end drawn per machine, in the order of `clocks`; a clock at an end
+    already (the slow and fast pair) stays, and without both ends in use the first two moved take them (so
+    the band's whole width, 2 * max_skew, is always in use). A sweeping clock (with drift) keeps its
+    course. Returns whether it did."""
+    if rng.random() >= CLOCK_BOUND_SHARE:
+        return False
+    S = max_skew_ms
+    ends = {clocks[m][0] - base for m in clocks if clocks[m][1] == 0 and abs(clocks[m][0] - base) == S}
+    k = 0 if len(ends) < 2 else 2  # (the slow and fast pair, when drawn, keep their ends and give both)
+    for m in clocks:
+        off, drift = clocks[m]
+        if drift == 0 and abs(off - base) != S:
+            end = (-S, S)[k] if k < 2 else _pick(rng, (-S, S))
+            clocks[m] = [base + end, 0]
+            k += 1
+    return True
 
 
 def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):

@@ -66,6 +66,9 @@ FAULT_EVENTS: dict[str, str] = {
     "guard_storm": "a stretch of lost nodes/ reads began, as new nodes start (ms: its length)",
     "reply_drops": "a stretch of lost write replies began (ms: its length)",
     "crowd_hang": "the bucket partition of a crowd's records stopped answering (ms: for how long)",
+    "restart_race": "a node holding records was crashed, for its restart to race another node's reads (FN-5)",
+    "race_hold": "a restarted node's first live write was held in the network while another node read (FN-5)",
+    "race_read": "a read of the freer in a restart race was applied (detail: before or after the held write)",
     "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
 }
 

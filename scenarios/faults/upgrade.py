@@ -20,7 +20,7 @@ failed seeding reads (seed_reads.py).
 from __future__ import annotations
 
 from model.io import GET, OK, Command
-from model.old_lease import OLD_MODEL, gc_collectable
+from model.old_lease import OLD_HEARTBEAT_MS, OLD_MODEL, gc_collectable
 from model.records import LEASES_PREFIX, OldLease, decode_lease
 
 from ..processes import Slot
@@ -201,7 +201,7 @@ def calm_upgrade(old_ms: int, gap_ms: int, old_stop: list, same_ids: bool = Fals
             "p_gc": p_gc, "forgets": [], "guard_storm": None,
             # the races of the `upgrade.races` stage, every one off (the explorer branches itself)
             "beat_resume": None, "marker_faults": None, "seed_faults": None, "gc_race": None,
-            "switch_twin": None, "switch_restart": None}
+            "switch_twin": None, "switch_restart": None, "old_timing": None}
 
 
 def draw_upgrade(ctx, nodes: int, focused: bool = False) -> dict:
@@ -269,10 +269,29 @@ def draw_races(ctx, up: dict, nodes: int, focused: bool = False) -> dict:
                           if often(0.4, 0.3) else None)
     if out["switch_twin"]:
         skew = ctx.p.max_skew_ms
-        ctx.o["clocks"][SWITCH_TWIN] = [ctx.o["clock_base"] + rng.randint(-skew, skew), 0]
+        at = rng.randint(-skew, skew)
+        if ctx.o.get("clock_bound"):  # every clock at an end of the band (swarm._at_bound, T-1): the twin's too
+            at = skew if at >= 0 else -skew
+        ctx.o["clocks"][SWITCH_TWIN] = [ctx.o["clock_base"] + at, 0]
     others = [i for i in range(nodes) if i != up["straggler"]]
     out["switch_restart"] = [pick(others), rng.randint(0, S(3_000))] if others and often(0.4, 0.3) else None
+    out["old_timing"] = draw_old_timing(rng, ctx.p)
     return out
+
+
+def draw_old_timing(rng, p) -> list | None:
+    """The old binaries' own cadence (model/old_lease.py, OldTiming; ADR Context, section 6): their heartbeat
+    period and renewal interval are their own configuration, not the new nodes' drawn timing. In 60 % of
+    upgrade seeds: a heartbeat every 3 s whatever the new timing (the ADR's default, kept when T-3 made the
+    operator lower the cluster's period: in ttl-2 s seeds about one old beat per guard span), at the new
+    nodes' period, or at three of them (a beat UP-2's horizon barely covers); renewals a third of the ttl
+    after the previous one returned (the ADR's), or a quarter. Else None: the ADR's defaults."""
+    if rng.random() >= 0.6:
+        return None
+    hb = p.heartbeat_period_ms
+    beat = (OLD_HEARTBEAT_MS, hb, 3 * hb)[rng.randrange(3)]
+    renew = (None, p.ttl_ms // 4)[rng.randrange(2)]
+    return [beat, renew]
 
 
 def _draw_forgets(ctx, nodes: int, same_ids: bool, future: bool, focused: bool) -> list:

@@ -232,5 +232,5 @@ def test_a_kept_example_of_another_seed_is_refused(monkeypatch):
     monkeypatch.setitem(docs._examples, "unlocked_resolver",
                         {"seed": 12345, "invariant": "INV-6", "explanation": "INV-6: x"})
     with pytest.raises(UsageError, match=r"now fails first at seed 12345 \(INV-6\); shrink it again: python runner\.py "
-                                         r"shrink reports/unlocked_resolver-swarm-s0-n30\.json --seed 12345"):
+                                         rf"shrink reports/unlocked_resolver-swarm-s0-n{docs.EXAMPLE_SEEDS}\.json --seed 12345"):
         docs.story("docs/guide.md", "unlocked_resolver")

@@ -104,7 +104,11 @@ def test_the_swarm_s_draw_is_pinned():
     Since then a kind added moves only its own options (the test below), so only its options change
     these figures: issue 39 added fast_5xx, sdk_retry_412, conflict_any (their rates, off in most seeds),
     fence_crowd and release_crowd (off in most; where drawn they redraw the cluster's size, the network's
-    delay, the faults' span and turn off what would disturb their node)."""
+    delay, the faults' span and turn off what would disturb their node).
+
+    Issue 39 (parts 1-3) moved them on purpose too: every clock at the bound in a share of seeds
+    (the clocks' own stream), the old binary's timing (the upgrade's last draw), and two kinds of its own
+    (clock_steps, restart_races)."""
     digests = {}
     for scenario in PRESETS:
         h = hashlib.sha256()

@@ -122,5 +122,6 @@ def test_the_races_are_drawn_only_in_upgrade_seeds():
         w = SimWorld(seed, MODEL, "swarm")
         kinds = [k for k in ("marker_writes", "seed_reads") if KINDS[k].active(w.options)]
         if not w.options["upgrade"]:
-            assert kinds == [] and w.answered_hooks == [], seed
+            # (a restart race's hook sees answers in any seed: restart_races.py, issue 39)
+            assert kinds == [] and [h for h in w.answered_hooks if h is not KINDS["restart_races"].on_answered] == [], seed
             assert KINDS["marker_writes"].send_early not in w.send_early

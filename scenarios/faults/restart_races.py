@@ -1,0 +1,289 @@
+"""Restart races (FN-5's read order, issue 39 part 3): a node restarted under its id while another node
+reads a record naming its old instance.
+
+FN-5 frees a record naming (A, i) only on a read of nodes/A issued after the read of the record. The
+race that rule is about: A's new instance i' writes its first `live` object, and takes the actor back,
+between the two reads. The swarm gives an acquisition's two reads a few milliseconds apart, and a
+restarted node's first write comes ttl + grace after its start, so without help that never lands
+between them. This kind makes it land, with what a supervisor, a client and a network can do:
+
+- at each drawn instant it crashes a node whose process a record names (the supervisor restarts it
+  under its id, after its delay, as for any crash); and in a seed with the kind on, any restart races;
+- when the restarted process sends its first `live` write while a record still names its node (an old
+  instance: the new one has written nothing yet), the network holds that write back (at most until
+  its sender's timeout less a trip) and a client asks another node, the freer, for that actor;
+- the held write goes to the bucket when the freer's read of nodes/A leaves (`after` "send": the write
+  lands between the freer's record read and its nodes/A read), or once the freer's read of nodes/A was
+  applied (`after` "applied": it lands just after that read, whose reply then comes slowly, while a
+  client asks A's new instance for the actor: it takes the actor back before the freer reads on).
+
+The correct model reads the record, then nodes/A: with "send" it sees i' live and frees i's record
+(i is gone); with "applied" it sees i's object, and decides on it. A model that reads nodes/A first
+(broken model `node_read_before_record`) decides, with "applied", on i's object and a record read
+after i' took the actor back: it frees a record naming a valid owner (INV-1). Which of the two comes
+is drawn per race, from the kind's own stream.
+
+World facts it records (`fault` events): the crash (`restart_race`), the held write (`race_hold`), and
+the freer's read of nodes/A applied (`race_read`, detail "after" or "before" the held write landed):
+the coverage point "FN-5 read order raced" (checkers/read_order.py) reads them with the applies.
+"""
+
+from __future__ import annotations
+
+from model.io import Command
+from model.records import NODES_PREFIX, OWNERS_PREFIX, state_line
+
+from . import FaultKind
+
+WORLD = -1
+MODES = ("send", "applied", "applied", "applied")  # (each race's mode, drawn: the second thrice as often)
+
+
+class RestartRaces(FaultKind):
+    id = "restart_races"
+    title = "a node restarted under its id while another node reads a record naming it (FN-5's read order)"
+    rules = ("FN-5", "OR-3", "NL-5", "NL-7", "INV-1")
+    options = {"restart_races": []}  # [at, ...]: a node whose process a record names is crashed then
+    scheduled = ("restart_races",)
+    at_field = {"restart_races": -1}
+    state = {"_rr": dict,  # node -> its race under way: {"stage", "mode", "actor", "freer", ...}
+             "_idle": dict,  # actor -> until when no client asks for it (the crashed node's, until its restart races)
+             "_last_ack": dict,  # node -> when its last lease write was acknowledged (a node to ask: its lease valid)
+             "_valid_until": dict,  # node -> until when its lease is valid by its last acknowledged write (NL-4)
+             "_freer": dict,  # node -> the node chosen at its crash to free its records
+             "_shielding": set}  # (node, instance): the restarted processes whose freer is shielded (once each)
+
+    def draw_main(self, ctx) -> None:
+        rng, tg, o = ctx.rng, ctx.tg, ctx.o
+        on = rng.random() < 0.7 or ctx.force(self.id) == "always"
+        count = rng.randint(2, 5) if on else 0
+        # the restart's first write (a period and two attempts to acquire, the supervisor's delay, ttl + grace
+        # of start check) within the fault phase
+        latest = o["fault_ms"] - tg - o["restart_ms_max"] - 3 * ctx.p.period_ms - 2 * ctx.p.attempt_timeout_ms
+        o["restart_races"] = sorted(rng.randint(tg, latest) for _ in range(count)) if latest > tg else []
+        if ctx.alone:
+            o["restart_races"] = []
+
+    def schedule(self, w, base: int) -> None:
+        for at in filter(lambda x: x is not None, w.options.get("restart_races", ())):
+            w.later(base + at, w.fault_step, self.id, "arm")
+
+    def quiet(self, w) -> None:
+        for n in sorted(w._rr):
+            self.release(w, n, "quiet")
+        w._rr.clear()
+
+    def arm(self, w, tries: int = 0) -> None:
+        """A node is asked for a few actors, then crashed (its supervisor restarts it): its restart will race
+        another node's reads of a record naming it (FN-5)."""
+        if w.in_quiet or len(w.node_ids) < 2:
+            return
+        recent = w.now - w.params.period_ms
+        nodes = [n for n in w.node_ids if not w._disturbs_a_race(n) and n not in w._rr
+                 and w._last_ack.get(n, -1 << 62) >= recent
+                 and (p := w.live_proc(n)) is not None and p.slot.machine.startswith("m")]
+        if not nodes:
+            if tries < 3:  # no node to ask now (leases lapsed in an outage, races under way): a period later
+                w.later(w.params.period_ms, w.fault_step, self.id, "arm", tries + 1)
+            return
+        rng = w.rngs[self.id]
+        holding = [x for x in nodes if x in w.holders.values()]  # a node a record names already, if any
+        nodes = holding or nodes
+        n = nodes[w.choose("restart_race", "node", rng.randrange, len(nodes)) % len(nodes)]
+        free = [a for a in w.actors if a not in w.holders] or list(w.actors)
+        first = w.choose("restart_race", "actor", rng.randrange, len(free)) % len(free)
+        p = w.params
+        for k in range(min(3, len(free))):
+            actor = free[(first + k) % len(free)]
+            w._ask_new(n, actor)
+            w.later(p.period_ms // 2, w._ask_new, n, actor)  # asked again (the first may have met a busy record)
+        w.later(p.period_ms + 2 * p.attempt_timeout_ms + 4 * w.options["delay_ms_max"], w.fault_step, self.id,
+                "strike", n)
+
+    def strike(self, w, n: str) -> None:
+        proc = w.live_proc(n)
+        actors = sorted(a for a, m in w.holders.items() if m == n)
+        if w.in_quiet or proc is None or not actors or w._disturbs_a_race(n):
+            return
+        w.record(WORLD, "fault", ("restart_race", proc.machine, None,
+                                  f"{n}/{proc.instance} crashed; its supervisor restarts it under its id"))
+        # its actors go idle (no client asks for them) until its restart's first write may come: their
+        # records still name it then (a client's silence, nothing more)
+        until = w.now + w.options["restart_ms_max"] + w.tg + w.tg // 2
+        for actor in actors:
+            w._idle[actor] = until
+        w._crash_node(n)
+        # the freer-to-be: another node whose lease is valid; shielded once the restart began (`on_sent`)
+        others = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
+                  and not w._disturbs_a_race(x)]
+        freers = [x for x in others if w._valid_until.get(x, -1) > w.now] or others  # (shielded, its lease may come back)
+        if freers:
+            freer = freers[w.choose("restart_race", f"freer {n}", w.rngs[self.id].randrange, len(freers)) % len(freers)]
+            w._freer[n] = freer
+        if w.operator is not None:
+            # the operator fences the crashed node (`cluster fence`, FN-7: the ADR's remedy for a node that
+            # died): peers' views show it fenced, so a request for its actors is acquired where it lands
+            # (OR-10) rather than forwarded to it, and the record is read for freeing (FN-5)
+            w.later(2 * w.options["delay_ms_max"], w.fault_step, self.id, "fence", n)
+
+    def fence(self, w, n: str) -> None:
+        """The operator's `cluster fence` of the crashed node (the race's own step: its calm does not stop it)."""
+        if not w.in_quiet and w.operator is not None and w.operator.alive:
+            w.record(w.operator.index, "operator", ("cluster_fence", n))
+            w.deliver(w.operator, Command("cluster_fence", (n,)))
+
+    # --- the race: the restarted process's first live write, held; the freer's reads ---------------------
+
+    @staticmethod
+    def on_sent(w, proc, rid, req, timeout) -> bool:
+        """A request leaves `proc`: the first `live` write of a restarted process starts a race (held: True);
+        the freer's read of nodes/A lets it go ("send")."""
+        if req.op == "GET":
+            if w._freer and proc.reading is not None and req.key == NODES_PREFIX + proc.node_id \
+                    and w._freer.get(proc.node_id) is not None:
+                KIND.shield_freer(w, proc.node_id, proc.instance)
+            if w._rr and req.key.startswith(NODES_PREFIX):
+                n = req.key[len(NODES_PREFIX):]
+                race = w._rr.get(n)
+                # the freer's read of nodes/A after its read of the record (not its listing's, before it)
+                if (race is not None and race["stage"] == "held" and race["record_read"]
+                        and proc.node_id == race["freer"] and race["read_req"] is None):
+                    race["read_req"] = req
+                    if race["mode"] == "send":
+                        race["stage"] = "released"
+                        w.record(WORLD, "fault", ("race_read", f"GET {req.key}", None, f"{proc.node_id}: after"))
+                        KIND.release(w, n, "the freer's read of nodes/ left")
+            return False
+        if req.op != "PUT" or proc.reading is None or req.key != NODES_PREFIX + proc.node_id:
+            return False
+        if not state_line(req.body).startswith("live "):
+            return False
+        return KIND.begin(w, proc, rid, req, timeout)
+
+    def shield_freer(self, w, n: str, instance: str) -> None:
+        """The restarted process's start check began (its first read of nodes/<n>): its first write comes ttl +
+        grace later. The freer is shielded (no random network fault touches its requests; the scheduled faults
+        go on: a calm would hold every fault of the cluster back) from two lease periods before until two after,
+        so that its lease is valid then."""
+        if (n, instance) in w._shielding:
+            return
+        w._shielding.add((n, instance))
+        p = w.params
+        start = w.now + w.tg - 2 * p.period_ms
+        w.later(max(0, start - w.now), w.fault_step, self.id, "shield", w._freer[n], w.now + w.tg + 2 * p.period_ms)
+
+    def shield(self, w, node: str, until: int) -> None:
+        if not w.in_quiet:
+            w._shield[node] = max(w._shield.get(node, 0), until)
+
+    def begin(self, w, proc, rid, req, timeout) -> bool:
+        n = proc.node_id
+        chosen = w._freer.pop(n, None)
+        if w.in_quiet or n in w._rr and w._rr[n]["held"] is not None or (w._disturbs_a_race(n) and chosen is None):
+            return False
+        actors = sorted(a for a, m in w.holders.items() if m == n)
+        if not actors or _live_in_bucket(w, n):
+            return False  # nothing names it; or its old object is live still: a freer's view forwards to it
+        # a freer whose lease is valid while the race runs, by its last acknowledged write (NL-4, on its clock)
+        freers = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
+                  and (x == chosen or not w._disturbs_a_race(x)) and w._valid_until.get(x, -1) > w.now + timeout]
+        if chosen in freers:
+            freers = [chosen]
+        trip = w.options["delay_ms_max"]
+        hold = timeout - trip - 5
+        if not freers or hold < 4 * trip:
+            return False  # nobody to free it, or no time to hold its write
+        rng = w.rngs[self.id]
+        actor = actors[w.choose("race_actor", n, rng.randrange, len(actors)) % len(actors)]
+        freer = freers[w.choose("race_freer", n, rng.randrange, len(freers)) % len(freers)]
+        mode = MODES[w.choose("race_mode", n, rng.randrange, len(MODES)) % len(MODES)]
+        w._rr[n] = {"stage": "held", "mode": mode, "actor": actor, "freer": freer, "instance": proc.instance,
+                    "held": (proc, rid, req, w.now), "slowed": False, "record_read": False, "read_req": None}
+        if w.lazy_timeouts:
+            w._await(proc, rid, timeout, hold)
+        w.record(WORLD, "fault", ("race_hold", f"PUT {req.key}", hold,
+                                  f"{n}/{proc.instance}'s first live write; {freer} asked for {actor} ({mode})"))
+        # nothing else disturbs the two while the race plays out: the hold, the freer's slow reply, the take-back
+        calm = w.now + 3 * w.params.attempt_timeout_ms + 4 * trip
+        w._calm[n] = max(w._calm.get(n, 0), calm)
+        w._calm[freer] = max(w._calm.get(freer, 0), calm)
+        w.later(0, w._ask_new, freer, actor)
+        w.later(hold, w.fault_step, self.id, "release", n, "its hold ran out")
+        return True
+
+    @staticmethod
+    def on_answered(w, proc, req, reply) -> None:
+        """The bucket answered: the freer's read of the record (then its read of nodes/A is the race's), or its
+        read of nodes/A, applied ("applied": the held write goes now)."""
+        if not w._rr or req.op != "GET":
+            return
+        if req.key.startswith(OWNERS_PREFIX):
+            actor = req.key[len(OWNERS_PREFIX):]
+            for n in sorted(w._rr):
+                race = w._rr[n]
+                if race["stage"] == "held" and race["actor"] == actor and proc.node_id == race["freer"]:
+                    race["record_read"] = True
+            return
+        if not req.key.startswith(NODES_PREFIX):
+            return
+        n = req.key[len(NODES_PREFIX):]
+        race = w._rr.get(n)
+        if race is None or race["stage"] != "held" or req is not race["read_req"]:
+            return
+        w.record(WORLD, "fault", ("race_read", f"GET {req.key}", None, f"{proc.node_id}: before"))
+        if race["mode"] == "applied":
+            race["stage"] = "released"
+            w.later(0, w.fault_step, KIND.id, "release", n, "the freer's read of nodes/ applied")
+
+    @staticmethod
+    def reply_early(w, proc, req, f):
+        """The freer's read of nodes/A, applied before the held write ("applied"): its reply comes slowly,
+        within the freer's attempt timeout (a trip and a little to spare)."""
+        if not w._rr or req.op != "GET" or not req.key.startswith(NODES_PREFIX):
+            return None
+        race = w._rr.get(req.key[len(NODES_PREFIX):])
+        if (race is None or race["mode"] != "applied" or race["slowed"] or req is not race["read_req"]
+                or race["stage"] not in ("held", "released")):
+            return None
+        race["slowed"] = True
+        return "slow", max(1, w.params.attempt_timeout_ms - w.options["delay_ms_max"] - 5)
+
+    @staticmethod
+    def on_lease_acked(w, proc, sent_ms: int) -> None:
+        """The restarted process's first live write acknowledged: a client asks it for the actor (it takes it
+        back while the freer's slow reply is on its way)."""
+        w._last_ack[proc.node_id] = w.now
+        c = proc.clock
+        w._valid_until[proc.node_id] = c.true_at(c.local(sent_ms) + w.params.lease_span_ms)
+        race = w._rr.get(proc.node_id)
+        if race is None or race["stage"] != "released" or race.get("asked") or proc.instance != race["instance"]:
+            return
+        race["asked"] = True
+        step = max(1, w.params.attempt_timeout_ms // 3)
+        for k in range(6):  # up to past the freer's slow reply: a robbed instance still serves (INV-1)
+            w.later(k * step, w._ask_new, proc.node_id, race["actor"])
+
+    def release(self, w, n: str, why: str) -> None:
+        """The held write goes to the bucket now (once)."""
+        race = w._rr.get(n)
+        if race is None or race.get("held") is None:
+            return
+        proc, rid, req, sent = race["held"]
+        race["held"] = None
+        if race["stage"] == "held":
+            race["stage"] = "done"  # the hold ran out: no race
+        w.to_bucket(proc, rid, req, None, sent)
+
+
+def _live_in_bucket(w, n: str) -> bool:
+    """Whether the last write of nodes/<n> that took effect was a `live` one (the world's own record of it)."""
+    events = w.history.events
+    key = NODES_PREFIX + n
+    for i in reversed(w.history.of_kind("apply")):
+        f = events[i].fields
+        if f.key == key:
+            return f.state.startswith("live ")
+    return False
+
+
+KIND = RestartRaces()
