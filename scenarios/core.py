@@ -178,6 +178,7 @@ class World(Processes, Workload, QuietPhase):
         self.released_hooks = [k.on_released_sent for k in active if hasattr(k, "on_released_sent")]
         self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
         self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
+        self.record_hooks = [k.on_record_reply for k in active if hasattr(k, "on_record_reply")]
         self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
@@ -773,6 +774,8 @@ class World(Processes, Workload, QuietPhase):
             serial = learned.get((req.key, reply.version), -1) if status == OK else 0 if status == NOT_FOUND else -1
             named = None
         self.record(proc.index, "record_reply", (req.key, req.op, status, state, serial, named, sent))
+        for hook in self.record_hooks:  # the kinds that act on what a process learned of a record
+            hook(self, proc, req, status, serial, named)
 
     def _unwatch(self, proc, rid, status: str) -> None:
         """A watched request (a segment upload, a fence) is answered, by the bucket or its timeout: a fence

@@ -48,6 +48,9 @@ DEFAULTS = {
     "soon": False,  # a delete's replacement starts at once
     "later": 1,  # the delay of a step of a fault the world plays out (a delete race, a straggler), ms
     "around": None,  # the other node a delete race's requests go to (None: the first)
+    "entry_tell": None,  # when the operator tells a node with an open entry a drain or a move (None: never)
+    "entry_move": None,  # [actor, target] moved then (None: a drain)
+    "entry_resume": 1,  # that drain resumed after ms
 }
 FAULT_SITES = ("send", "reply", "conflict")  # the sites whose non-default values are faults
 
