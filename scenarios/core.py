@@ -179,6 +179,7 @@ class World(Processes, Workload, QuietPhase):
         self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
         self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
         self.record_hooks = [k.on_record_reply for k in active if hasattr(k, "on_record_reply")]
+        self.fence_hooks = [k.on_fence_sent for k in active if hasattr(k, "on_fence_sent")]
         self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
@@ -458,6 +459,8 @@ class World(Processes, Workload, QuietPhase):
                 proc.watched[rid] = key
                 n = sum(1 for k in proc.watched.values() if k.startswith(NODES_PREFIX))
                 self.record(proc.index, "fence_sent", (key, n))
+                for hook in self.fence_hooks:  # the kinds that act when a fence leaves (before its fate)
+                    hook(self, proc, req, n)
             elif RELEASED_LINE in req.body[:RELEASED_AT] and state_line(req.body).startswith("released "):
                 self.record(proc.index, "released_sent", ())  # its own node lease released (CS-1, CS-2)
                 if proc.stragglers:

@@ -104,30 +104,37 @@ class OpenEntries(FaultKind):
             world.later(1, world.fault_step, "open_entries", "tell", proc.index)
 
     def tell(self, w, index: int) -> None:
-        """A drain told to the node (resumed a while later), or one of the actors its records name moved
-        to another node."""
         proc = w.procs[index]
         if w.in_quiet or not proc.alive or proc.draining or len(w.entry_tells) >= w.options.get("open_entry_tells", 0):
             return
         w.entry_tells.append(w.now)
-        mine = [a for a in w.actors if w.holders.get(a) == proc.node_id]
-        others = [n for n in w.node_ids if n != proc.node_id]
-        rng = w.rngs["open_entries"]
-        move = w.choose("entry_move", proc.machine, _move, rng, mine, others)
-        if move is not None and move[0] in mine and move[1] in others:
-            w._move_to(*move)
-            return
-        w._command_node(proc.node_id, Command("drain"))
-        if proc.draining:  # (not if a race plays out on the node: the drain waits for no race, it is skipped)
-            # resumed within the drain's bound (INV-11 judges no drain resumed inside it), long enough for a
-            # record left naming the node to outlast the resolver's bound (CONV-2)
-            after = w.choose("entry_resume", proc.machine, rng.randint, w.tg // 2, w.tg)
-            DRAINS.after_drain(w, proc.node_id, w.now + after, "resume")
+        drain_or_move(w, proc, w.rngs["open_entries"])
 
     def quiet(self, w) -> None:
         w.entry_reads_lost.clear()
         w.entry_reads.clear()
         w.entry_struck.clear()
+
+
+def drain_or_move(w, proc, rng, ours: bool = False) -> None:
+    """The operator tells `proc`'s node a drain (resumed a while later), or moves one of the actors its
+    records name (as the bucket applied them) to another node. `ours`: the race playing out on the node
+    (if one does) is the caller's own, and the drain is part of it (else a drain waits for no race)."""
+    mine = [a for a in w.actors if w.holders.get(a) == proc.node_id]
+    others = [n for n in w.node_ids if n != proc.node_id]
+    move = w.choose("entry_move", proc.machine, _move, rng, mine, others)
+    if move is not None and move[0] in mine and move[1] in others:
+        w._move_to(*move)
+        return
+    if ours and proc.machine.startswith("m"):
+        w.tell(proc, Command("drain"))
+    else:
+        w._command_node(proc.node_id, Command("drain"))
+    if proc.draining:  # (not if a race plays out on the node: the drain waits for no race, it is skipped)
+        # resumed within the drain's bound (INV-11 judges no drain resumed inside it), long enough for a
+        # record left naming the node to outlast the resolver's bound (CONV-2)
+        after = w.choose("entry_resume", proc.machine, rng.randint, w.tg // 2, w.tg)
+        DRAINS.after_drain(w, proc.node_id, w.now + after, "resume")
 
 
 def _when(rng, struck: bool) -> str | None:
