@@ -36,7 +36,9 @@ class CrossedFences(FaultKind):
     title = ("the operator fences a node a peer is fencing, the peer's fence slow (refused: FN-4); a drain or a "
              "move told while a node's fences fill BD-1's cap")
     rules = ("FN-3", "FN-4", "FN-7", "BD-1", "CS-3")
-    options = {"p_fence_crossed": 0.0}  # the share of fences the operator crosses
+    # the share of fences the operator crosses (none in a crowd: its slow fence replies are what fill the
+    # cap, and a crossing's shield would take them away); a drain or a move told at the cap
+    options = {"p_fence_crossed": 0.0, "fence_cap_tells": False}
     rates = ("p_fence_crossed",)
     state = {"fences_held": dict}  # (proc, nodes/ key) -> how long its fence is held back, ms
 
@@ -44,22 +46,23 @@ class CrossedFences(FaultKind):
         rng, o = ctx.rng, ctx.o
         crowd = bool(o.get("mass"))
         on = ctx.preset.mix and not ctx.alone and (crowd or rng.random() < 0.75)
-        o["p_fence_crossed"] = ctx.choice((0.6, 1.0)) if on else 0.0
+        o["p_fence_crossed"] = ctx.choice((0.6, 1.0)) if on and not crowd else 0.0
+        o["fence_cap_tells"] = on
 
     @staticmethod
     def on_fence_sent(world, proc, req, in_flight: int) -> None:
         """A fence leaves: the operator may cross it (its own fence of the same node, first), or, at the
         cap, tell the node a drain or a move."""
-        p = world.fault["p_fence_crossed"]
-        if not p or world.in_quiet or proc is world.operator:
+        if world.in_quiet or proc is world.operator:
             return
         rng = world.rngs["crossed_fences"]
         who = f"{proc.machine} {req.key}"
         if in_flight >= CAP:
-            if world.choose("fence_cap_tell", who, rng.happens, 0.75):
+            if world.options["fence_cap_tells"] and world.choose("fence_cap_tell", who, rng.happens, 1.0):
                 world.later(1, world.fault_step, "crossed_fences", "at_cap", proc.index)
             return
-        if world.shielded(proc.node_id):
+        p = world.fault["p_fence_crossed"]
+        if not p or world.shielded(proc.node_id):
             return  # (a race plays out on the node, or a crossing of this kind does)
         a, d = world.params.attempt_timeout_ms, world.options["delay_ms_max"]
         if 4 * d + 2 > a:
