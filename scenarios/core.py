@@ -181,6 +181,8 @@ class World(Processes, Workload, QuietPhase):
         self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
         # a request leaving a process, which a kind's race may hold back in the network (restart_races.py)
         self.sent_hooks = [k.on_sent for k in active if hasattr(k, "on_sent")]
+        self.record_hooks = [k.on_record_reply for k in active if hasattr(k, "on_record_reply")]
+        self.fence_hooks = [k.on_fence_sent for k in active if hasattr(k, "on_fence_sent")]
         self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
@@ -462,6 +464,8 @@ class World(Processes, Workload, QuietPhase):
                 proc.watched[rid] = key
                 n = sum(1 for k in proc.watched.values() if k.startswith(NODES_PREFIX))
                 self.record(proc.index, "fence_sent", (key, n))
+                for hook in self.fence_hooks:  # the kinds that act when a fence leaves (before its fate)
+                    hook(self, proc, req, n)
             elif RELEASED_LINE in req.body[:RELEASED_AT] and state_line(req.body).startswith("released "):
                 self.record(proc.index, "released_sent", ())  # its own node lease released (CS-1, CS-2)
                 if proc.stragglers:
@@ -782,6 +786,8 @@ class World(Processes, Workload, QuietPhase):
             serial = learned.get((req.key, reply.version), -1) if status == OK else 0 if status == NOT_FOUND else -1
             named = None
         self.record(proc.index, "record_reply", (req.key, req.op, status, state, serial, named, sent))
+        for hook in self.record_hooks:  # the kinds that act on what a process learned of a record
+            hook(self, proc, req, status, serial, named)
 
     def _unwatch(self, proc, rid, status: str) -> None:
         """A watched request (a segment upload, a fence) is answered, by the bucket or its timeout: a fence

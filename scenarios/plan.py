@@ -54,17 +54,24 @@ DEFAULTS = {
     "race_actor": 0,  # the actor whose record the freer reads
     "race_freer": 0,  # the freer, when none was chosen at the crash
     "race_mode": 0,  # the race's mode (restart_races.MODES)
+    "entry_tell": None,  # when the operator tells a node with an open entry a drain or a move (None: never)
+    "entry_move": None,  # [actor, target] moved then (None: a drain)
+    "entry_resume": 1,  # that drain resumed after ms
+    "fence_cross": None,  # how long a node's fence is held back while the operator fences the same node (None: not)
+    "fence_cap_tell": False,  # the operator tells a node whose fences fill BD-1's cap a drain or a move
 }
-FAULT_SITES = ("send", "reply", "conflict")  # the sites whose non-default values are faults
+# the sites whose non-default values are faults: a request's fate, a bucket conflict, and the operator's
+# instructions timed on an open entry or a fence (scenarios/faults/open_entries.py, crossed_fences.py)
+FAULT_SITES = ("send", "reply", "conflict", "entry_tell", "fence_cross", "fence_cap_tell")
 
 
 def is_fault(key: str, value) -> bool:
     """Is this recorded decision a fault (a request lost, failed fast or late, a reply lost or
-    slowed, a bucket conflict)?"""
+    slowed, a bucket conflict, an instruction of the operator timed on an open entry or a fence)?"""
     site = key.split(" ", 1)[0]
     if site in ("send", "reply"):
         return value[0] != "ok"
-    return site == "conflict" and bool(value)
+    return site in FAULT_SITES and bool(value)
 
 
 def instance_default(key: str) -> str:

@@ -284,10 +284,13 @@ def _world(moto, model, prefix, seed, duration_ms, scenario="swarm", **overrides
                    scenario=scenario, options=options)
 
 
+# issue 37's kinds: acquisitions' writes held back and drains told on open entries, fences crossed
+ISSUE37_OFF = dict(p_open_entry=0.0, open_entry_tells=0, p_fence_crossed=0.0, fence_cap_tells=False)
+
 # the faults a test does not name are off: the swarm's draw grows with each issue (a machine gone
 # for good, drains, deadline races ...), and a test of 8 s judges the faults it names
 OTHER_FAULTS_OFF = dict(upgrade=None, stops=[], drains=[], deletes=[], operator_fences=[], blip=[], mass=[],
-                        crash_for_good=[], deadline_races=[], reply_drops=[])
+                        crash_for_good=[], deadline_races=[], reply_drops=[], **ISSUE37_OFF)
 
 
 class _PlannedFates(S3World):
@@ -351,7 +354,7 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
         # watch (P + A) and listing follow; on a loaded machine 10 s was once not enough for either run
         world = _world(moto, broken, f"bm1-{seed}/", seed, 16_000, p_fail_fast=0.0, p_reply_lost=0.0, p_late=0.0,
                        p_request_lost=0.0, p_slow_reply=0.0, upgrade=None, deletes=[], operator_fences=[],
-                       outages=[], twins=[], crashes=[["n0", 4_000]])
+                       outages=[], twins=[], crashes=[["n0", 4_000]], **ISSUE37_OFF)
         world.slots[0].wanted = False  # no supervisor brings n0 back: its peers must fence it
         h = world.run()
         assert world.failure is None, world.failure
@@ -378,7 +381,7 @@ def test_a_reused_generation_is_caught_on_a_real_server(moto, aws_env):
         world = _world(moto, broken, f"bm2-{seed}/", seed, 10_000, actors=2, request_gap_ms=60,
                        hibernate_gap_ms=250, move_gap_ms=100_000, p_fail_fast=0.0, p_reply_lost=0.0,
                        p_late=0.0, p_request_lost=0.0, p_slow_reply=0.0, crashes=[], twins=[], upgrade=None,
-                       stops=[], drains=[], deletes=[], operator_fences=[], blip=[],
+                       stops=[], drains=[], deletes=[], operator_fences=[], blip=[], **ISSUE37_OFF,
                        outages=[[f"n{k % 3}", 3_500 + 1_100 * k, 900, "refuse"] for k in range(6)])
         h = world.run()
         assert world.failure is None, world.failure
