@@ -111,12 +111,12 @@ def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | Non
         retries = retries_bound_ms(fx.params, p in conflict)
         clock = procs[p].clock
         if i0 != i:  # a retry (after a violation, i0 is -1)
-            slack = retries - (clock.local(t) - clock.local(t0))
+            slack = retries - clock.counted(t0, t)
             retry_least = slack if retry_least is None else min(retry_least, slack)
-        if clock.local(t) - clock.local(t0) > retries and i0 >= 0:
+        if clock.counted(t0, t) > retries and i0 >= 0:
             first[p] = (t0, -1)  # one per process
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} sent a `released` write at {t / 1000:.3f} s, "
-                                                 f"{(clock.local(t) - clock.local(t0)) / 1000:.3f} s after its first at "
+                                                 f"{clock.counted(t0, t) / 1000:.3f} s after its first at "
                                                  f"{t0 / 1000:.3f} s (its clock): a failing "
                                                  f"`released` write is retried for A + 1 s (CS-2; with the last try, the "
                                                  f"re-read and the adopted write, {retries / 1000:.3f} s at most)", (i0, i)))
@@ -128,10 +128,10 @@ def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | Non
         judged.add(p)
         end = fx.ended.get(p)
         clock = history.processes[p].clock
-        slack = (bound - (clock.local(end[0] - 1) - clock.local(t)) if end is not None
-                 else min(-1, bound - (clock.local(history.end_ms) - clock.local(t))))
+        slack = (bound - clock.counted(t, end[0] - 1) if end is not None
+                 else min(-1, bound - clock.counted(t, history.end_ms)))
         stop_least = slack if stop_least is None else min(stop_least, slack)
-        if end is None or clock.local(end[0] - 1) - clock.local(t) > bound:
+        if end is None or clock.counted(t, end[0] - 1) > bound:
             ended = "and was still running at the run's end" if end is None else f"and ended only at {(end[0] - 1) / 1000:.3f} s"
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} was told to stop at {t / 1000:.3f} s "
                                                  f"{ended}: a clean stop ends within {bound / 1000:.3f} s (CS-2's stop "

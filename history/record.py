@@ -58,6 +58,18 @@ class Clock:
                 d -= delta
         return d
 
+    def counted(self, t0_ms: int, t1_ms: int) -> int:
+        """How long this clock counted from true instant t0 to t1 for a bound that mixes a window on the
+        clock with durations (timeouts, which run in true time whatever the clock does): its readings'
+        difference less every step forward between them. A step forward inside a duration is no time the
+        node spent, and one inside the window only ends the window sooner (the node reads the clock); a
+        step back counts as read (the window runs longer by it). T-1; CS-2's bounds."""
+        d = self.local(t1_ms) - self.local(t0_ms)
+        for at, delta in self.steps:
+            if delta > 0 and t0_ms < at <= t1_ms:
+                d -= delta
+        return d
+
     def stepped(self, at_ms: int, delta_ms: int) -> "Clock":
         """This clock, stepped by `delta_ms` at true instant `at_ms` (no earlier than its last step)."""
         return Clock(self.offset_ms + delta_ms, self.drift_ppm, self.steps + ((at_ms, delta_ms),))

@@ -44,7 +44,7 @@ class CrossedFences(FaultKind):
 
     def draw_main(self, ctx) -> None:
         rng, o = ctx.rng, ctx.o
-        crowd = bool(o.get("mass"))
+        crowd = bool(o.get("mass") or o.get("fence_crowd"))  # (a crossing in a crowd splits it: BD-1 unreached)
         on = ctx.preset.mix and not ctx.alone and (crowd or rng.random() < 0.75)
         o["p_fence_crossed"] = ctx.choice((0.6, 1.0)) if on and not crowd else 0.0
         o["fence_cap_tells"] = on

@@ -9,6 +9,9 @@ from the model's `lease_valid` claims.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 import pytest
 
 from checkers import CHECKERS, check_all
@@ -520,6 +523,31 @@ def test_cs2_released_retries_are_bounded_by_a_plus_one_second():
     assert CHECKERS["CS-2"](_released_retries(a + 1_000)) == []
     (v,) = CHECKERS["CS-2"](_released_retries(a + 1_001))
     assert v.invariant == "CS-2" and "retried for A + 1 s" in v.message
+
+
+def test_cs2_a_step_forward_of_the_clock_is_no_time_spent_a_step_back_is():
+    """CS-2, T-1 (seed 3307 of the merged draw: n2's clock stepped 1.6 s forward between its first `released`
+    write and a retry sent 3.6 s later, true): the retries' bound mixes a window on the clock with attempt
+    timeouts, which run in true time, so a step forward between is no time the process spent (it only ends the
+    window sooner); a step back is read, the window runs longer by it."""
+    a = Params().attempt_timeout_ms
+    gap = a + 1_000 - 500  # within the bound on a clock never stepped
+    h = _released_retries(gap)
+    assert CHECKERS["CS-2"](h) == []
+    forward = copy.deepcopy(h)
+    forward.processes[0] = dataclasses.replace(forward.processes[0], steps=((10_100, 900),))
+    forward.cache.clear()
+    assert forward.processes[0].clock.local(10_000 + gap) - forward.processes[0].clock.local(10_000) > a + 1_000
+    assert CHECKERS["CS-2"](forward) == []
+    back = copy.deepcopy(h)
+    back.processes[0] = dataclasses.replace(back.processes[0], steps=((10_100, -900),))
+    back.cache.clear()
+    assert CHECKERS["CS-2"](back) == []  # (read back: the window ran 900 ms longer in true time, as counted)
+    late = _released_retries(a + 1_000 + 800)
+    late.processes[0] = dataclasses.replace(late.processes[0], steps=((10_100, 900),))
+    late.cache.clear()
+    (v,) = CHECKERS["CS-2"](late)  # past the bound even without the step: still a violation
+    assert v.invariant == "CS-2"
 
 
 @pytest.mark.parametrize("conflict", ["refused", "conflicted"])

@@ -23,8 +23,10 @@ from checkers.facts import minus as _minus
 from counterexamples.picture import FOLDED_PX, RIGHT_PAD, TimeMap, render
 from counterexamples.shrink import (
     _actor_ids,
+    _node_ids,
     _with_params,
     _without_actor,
+    _without_node,
     clocks_valid,
     record_seed,
     run_plan,
@@ -135,7 +137,11 @@ def test_shrinking_keeps_the_invariant_and_cuts_the_run(name, shrunk):
     seed, inv, plan, history, best, shrinker, _path = shrunk[name]
     before, after = size(plan, history), size(best, shrinker.history)
     assert inv in {v.invariant for v in violations(run_plan(best))}
-    assert after["nodes"] <= 2, after
+    # no more nodes than the failure needs: two at most, or every one left is needed (its removal loses the
+    # violation; unlocked_resolver's first failing seed on the merged draw of issues 37 and 39, 58, needs three)
+    if after["nodes"] > 2:
+        for node in _node_ids(best["options"]):
+            assert inv not in {v.invariant for v in violations(run_plan(_without_node(best, node)))}, node
     # no more actors than the failure needs: two at most, or every one left is needed (its removal, with its
     # requests, loses the violation; unlocked_resolver's first failing seed since issue 39's kinds, 3,
     # needs three)

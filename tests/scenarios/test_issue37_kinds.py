@@ -114,14 +114,15 @@ def test_a_node_s_fence_is_crossed_by_the_operator_s_and_refused():
 
 
 def test_a_drain_is_told_while_the_fence_cap_is_full():
-    """The first crowd of seeds 0..199 whose node sends a fence with the cap full (the world counts eight in
+    """The first crowd of seeds 0..399 drawing the tell at the cap whose node sends a fence with the cap full (eight in
     flight): a drain or a move is told to that node while they are (the coverage point, on world facts)."""
-    for seed in range(200):
-        if not _drawn(seed, "swarm").get("mass"):
+    for seed in range(400):
+        drawn = _drawn(seed, "swarm")
+        if not (drawn.get("mass") or drawn.get("fence_crowd")) or not drawn.get("fence_cap_tells"):
             continue
         h = SimWorld(seed, MODEL, "swarm").run()
         if any(h.events[i].fields.in_flight >= CAP for i in h.of_kind("fence_sent")):
             break
     else:
-        raise AssertionError("no crowd of seeds 0..199 fills the fence cap")
+        raise AssertionError("no crowd of seeds 0..399 fills the fence cap")
     assert rc.told_while(Context(h, facts(h)), "fences"), seed
