@@ -127,6 +127,13 @@ class _Io:
             key = _actor_record(f.key if kind == "leases_reply" else f.prefix)
             if key is not None and p >= 0:
                 self.sends.setdefault((p, key), []).append(f.sent_ms)
+        # a background request (the resolver's, a pending release's) the world saw leave (`background_sent`)
+        # is work even when no answer ever came: its process crashed with it in flight (seed 9859 of the
+        # merged draw: a restart race's crash 457 ms after the resolver's read left)
+        for i in history.of_kind("background_sent"):
+            t, p, _kind, f = events[i]
+            if f.key.startswith(OWNERS) and p >= 0:
+                self.sends.setdefault((p, f.key), []).append(t)
         # a request still in flight at the run's end has no answer yet: the world recorded it as `sent` if it
         # left in the quiet phase's last span (CONV-1's)
         for i in history.of_kind("sent"):

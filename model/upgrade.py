@@ -40,6 +40,9 @@ class OldSeen(NamedTuple):
     first_read_ms: int  # when this node first read this very body (its own clock)
     written_at_ms: int
     changes: int  # how often it was rewritten while the guard watched
+    held_until_ms: int = 0  # an older body applied late over this one holds the start until then (its own clock)
+    held_body: str = ""  # the last such older body read, and when this node first read it
+    held_first_read_ms: int = 0
 
 
 def old_heartbeat_horizon_ms(params) -> int:
@@ -106,9 +109,18 @@ class Upgrade:
             if seen is None:
                 seen = OldSeen(reply.body, now_ms, hb.written_at_ms, 0)
             elif seen.body != reply.body and hb.written_at_ms < seen.written_at_ms:
-                # an older heartbeat applied late over a fresher one: the fresher one it saw still
-                # says when that old node was last alive (UP-2 judges by the freshest it read)
-                pass
+                # an older heartbeat applied late over a fresher one: no rewrite by a running node (the
+                # fresher one stays the one it compares later reads with), yet it holds the start until it
+                # is stale by its own date, like any body read (UP-2: "any old-format heartbeat"). The
+                # fresher one may lapse sooner: dated in the future when first read, it lapses span +
+                # max_skew after that read (upgrade seed 824: clocks 2 max_skew apart, the fresher one
+                # lapsed 7 s before the older one went stale)
+                # (a future-dated one counted from this node's first read of that very body, so that
+                # re-reading it every round never pushes its lapse on)
+                if seen.held_body != reply.body:
+                    seen = seen._replace(held_body=reply.body, held_first_read_ms=now_ms)
+                until = self.old_heartbeat_until(st.params, hb.written_at_ms, seen.held_first_read_ms)
+                seen = seen._replace(held_until_ms=max(seen.held_until_ms, until))
             elif seen.body != reply.body:
                 seen = OldSeen(reply.body, now_ms, hb.written_at_ms, seen.changes + 1)
                 if seen.changes >= 2:
@@ -129,15 +141,21 @@ class Upgrade:
         horizon (three heartbeat periods) plus ttl plus grace."""
         return old_heartbeat_horizon_ms(params) + params.takeover_ms
 
-    def old_heartbeat_blocks(self, st, seen: OldSeen, now_ms) -> int:
-        """UP-2: how long this old heartbeat still holds the start (0: it does not)."""
-        p = st.params
+    def old_heartbeat_until(self, p, written_at_ms: int, first_read_ms: int) -> int:
+        """UP-2: when a body dated `written_at_ms`, first read at `first_read_ms`, stops holding the start
+        (this node's clock)."""
         span = self.guard_span_ms(p)
-        until = seen.written_at_ms + span
-        if seen.written_at_ms > seen.first_read_ms:
+        until = written_at_ms + span
+        if written_at_ms > first_read_ms:
             # dated in the future when first read: it lapses at the latest span + max_skew after
             # that first read, on this node's own count, whatever its clock says
-            until = min(until, seen.first_read_ms + span + p.max_skew_ms)
+            until = min(until, first_read_ms + span + p.max_skew_ms)
+        return until
+
+    def old_heartbeat_blocks(self, st, seen: OldSeen, now_ms) -> int:
+        """UP-2: how long this old heartbeat (or an older one applied late over it) still holds the start
+        (0: it does not)."""
+        until = max(self.old_heartbeat_until(st.params, seen.written_at_ms, seen.first_read_ms), seen.held_until_ms)
         return max(0, until - now_ms)
 
     def guard_decide(self, st, now_ms, out):

@@ -316,3 +316,22 @@ def test_a_seed_whose_acquisition_was_acknowledged_after_a_lapse():
             and e.t_ms - e.fields.sent_ms > 5_000]
     assert acks
     assert any(v.invariant == "CONV-2" for v in _doctored(h, drop=lambda e: e in acks))
+
+
+def test_a_background_read_cut_by_a_crash_is_work_sent():
+    """OR-8 (seed 9859 of the merged draw): the resolver's read left (the world saw it: `background_sent`) and
+    its process crashed 700 ms later, so no answer and no `record_reply` ever came. The read is work: the
+    silence ends at its send. Without the world's record of it, the gap runs to the crash: a violation."""
+    def run(seen: bool):
+        h = _world()
+        _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
+        put(h, 1_000, 0, KEY, HELD, sent=500)
+        _reply(h, 2_500, "GET", "timed_out", "", answered=4_500)
+        if seen:
+            ev(h, 6_500, 0, "background_sent", op="GET", key=KEY, version=None, state="", timeout_ms=2_000,
+               in_flight=1)
+        ev(h, 7_200, 0, "crash")
+        return _conv2(h)
+    (v,) = run(False)
+    assert "from 2.500 s to 7.20" in v.message
+    assert run(True) == []
