@@ -380,8 +380,8 @@ mut("up2_horizon_2P", UP,
     "return 2 * params.heartbeat_period_ms",
     "UP-2", "guard horizon 2 heartbeat periods instead of 3")
 mut("up2_future_no_skew", UP,
-    "until = min(until, seen.first_read_ms + span + p.max_skew_ms)",
-    "until = min(until, seen.first_read_ms + span)",
+    "until = min(until, first_read_ms + span + p.max_skew_ms)",
+    "until = min(until, first_read_ms + span)",
     "UP-2", "future-dated heartbeat lapses without the + max_skew")
 mut("up2_takes_older_body", UP,
     "elif seen.body != reply.body and hb.written_at_ms < seen.written_at_ms:",
