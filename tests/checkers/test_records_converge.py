@@ -29,10 +29,10 @@ END = 60_000
 QUIET = 20_000
 
 
-def _world(lease_until: int = END, quiet: int = QUIET):
-    """n0/a, its lease written every P and acknowledged to it until `lease_until`, a quiet phase from
-    `quiet`; the record lands at 1 s, written by n0/a."""
-    h = history(("n0", "a"), params=P, options={"delay_ms_max": 50}, end_ms=END)
+def _world(lease_until: int = END, quiet: int = QUIET, drift_ppm: int = 0):
+    """n0/a (its clock drifting by `drift_ppm`), its lease written every P and acknowledged to it until
+    `lease_until`, a quiet phase from `quiet`; the record lands at 1 s, written by n0/a."""
+    h = history(("n0", "a", "m0", 0, drift_ppm), params=P, options={"delay_ms_max": 50}, end_ms=END)
     for s in range(0, END, P.period_ms):
         put(h, s + 10, 0, "nodes/n0", f"live a {local(h, 0, s)}", sent=s)
         if s < lease_until:
@@ -211,22 +211,12 @@ def _doctored(h, drop=lambda e: False, processes=None):
     return records_converge.check(d)
 
 
-def _timer_world(drift_ppm: int):
-    h = history(("n0", "a", "m0", 0, drift_ppm), params=P, options={"delay_ms_max": 50}, end_ms=END)
-    for s in range(0, END, P.period_ms):
-        put(h, s + 10, 0, "nodes/n0", f"live a {local(h, 0, s)}", sent=s)
-        ev(h, s + 20, 0, "record_reply", key="nodes/n0", op="PUT", status="ok", state=f"live a {local(h, 0, s)}",
-           serial=-1, named_serial=-1, sent_ms=s)
-    ev(h, QUIET, -1, "quiet")
-    return h
-
-
 def test_the_resolvers_bound_is_timed_on_its_own_clock():
     """T-1, OR-8: a clock that runs slow stretches the resolver's back-off: 2 A on a clock 3 % slow is
     4,124 true ms, not 4,000. A gap of 4,500 true ms between its reads (bound 2 A + four trips + slack:
     4,450 true ms on a true clock) is a violation on a true clock and work on the slow one (4,575)."""
     def run(drift):
-        h = _timer_world(drift)
+        h = _world(drift_ppm=drift)
         _reply(h, 500, "PUT", "timed_out", HELD, answered=2_500)
         put(h, 1_000, 0, KEY, HELD, sent=500)
         _reply(h, 2_500, "GET", "timed_out", "", answered=4_500)
