@@ -12,8 +12,8 @@ tests/checkers/test_fn5_read_order.py. The swarm gives the two reads a few milli
 restart's first write comes ttl + grace after it: it was caught in no seed of 0..199 (a survivor)
 until the world raced a restart there (issue 39, part 3: scenarios/faults/restart_races.py holds a
 restarted node's first live write until the freer's read of nodes/A was applied, slows that read's
-reply, and a client asks the new instance for the actor meanwhile): caught by INV-1 in 24 of seeds
-0..199 (`python runner.py --model node_read_before_record --seeds 200 --workers 1`).
+reply, and a client asks the new instance for the actor meanwhile): caught by INV-1 in 21 of seeds
+0..199 (`python runner.py --model node_read_before_record --seeds 200 --workers 1`), and 100 of 0..999.
 """
 
 from model import io

@@ -458,7 +458,8 @@ def _kept_example(model: str) -> tuple[dict, object, object]:
 
     f = _first_failure(model)
     path = EXAMPLE_PLAN.format(model=model)
-    redo = (f"shrink it again: python runner.py shrink {_example_report(model)} --seed {f['seed']} "
+    redo = (f"run the example's campaign, then shrink it again: python runner.py --model {model} --seeds "
+            f"{EXAMPLE_SEEDS} && python runner.py shrink {_example_report(model)} --seed {f['seed']} "
             f"--invariant {f['invariant']} --report {path}")
     try:
         with open(os.path.join(CODE, path)) as fh:

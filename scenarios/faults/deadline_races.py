@@ -79,6 +79,8 @@ class DeadlineRaces(FaultKind):
         actors = sorted(a for a, n in w.holders.items() if n == node)
         if not actors or proc.slot is not w.slots[w.node_ids.index(node)]:
             return  # it owns nothing yet (or this is a twin): wait for a later write
+        if w._rr and any(node in (n, r["freer"]) and w.now < r["until"] for n, r in w._rr.items()):
+            return  # a restart race plays out on it (restart_races.py): a later write
         w._races[node] -= 1
         p = w.params
         fast = w.options["slow_fast"][1]

@@ -7,8 +7,10 @@ between the two reads. The swarm gives an acquisition's two reads a few millisec
 restarted node's first write comes ttl + grace after its start, so without help that never lands
 between them. This kind makes it land, with what a supervisor, a client and a network can do:
 
-- at each drawn instant it crashes a node whose process a record names (the supervisor restarts it
-  under its id, after its delay, as for any crash); and in a seed with the kind on, any restart races;
+- at each drawn instant a client asks a node for a few actors, and a while later it crashes that node
+  (the supervisor restarts it under its id, after its delay, as for any crash) if a record names it
+  (if none does yet, the client asks again, twice at most); and in a seed with the kind on, any
+  restart races;
 - when the restarted process sends its first `live` write while a record still names its node (an old
   instance: the new one has written nothing yet), the network holds that write back (at most until
   its sender's timeout less a trip) and a client asks another node, the freer, for that actor;
@@ -36,7 +38,7 @@ from model.records import NODES_PREFIX, OWNERS_PREFIX, state_line
 from . import FaultKind
 
 WORLD = -1
-MODES = ("send", "applied", "applied", "applied")  # (each race's mode, drawn: the second thrice as often)
+MODES = ("send",) + ("applied",) * 5  # (each race's mode, drawn: the second five times as often)
 
 
 class RestartRaces(FaultKind):
@@ -55,8 +57,8 @@ class RestartRaces(FaultKind):
 
     def draw_main(self, ctx) -> None:
         rng, tg, o = ctx.rng, ctx.tg, ctx.o
-        on = rng.random() < 0.7 or ctx.force(self.id) == "always"
-        count = rng.randint(2, 5) if on else 0
+        on = rng.random() < 0.85 or ctx.force(self.id) == "always"
+        count = rng.randint(4, 8) if on else 0
         # the restart's first write (a period and two attempts to acquire, the supervisor's delay, ttl + grace
         # of start check) within the fault phase
         latest = o["fault_ms"] - tg - o["restart_ms_max"] - 3 * ctx.p.period_ms - 2 * ctx.p.attempt_timeout_ms
@@ -93,19 +95,41 @@ class RestartRaces(FaultKind):
         n = nodes[w.choose("restart_race", "node", rng.randrange, len(nodes)) % len(nodes)]
         free = [a for a in w.actors if a not in w.holders] or list(w.actors)
         first = w.choose("restart_race", "actor", rng.randrange, len(free)) % len(free)
-        p = w.params
+        self.ask(w, n, free, first)
+        w.later(self.strike_after(w), w.fault_step, self.id, "strike", n)
+
+    @staticmethod
+    def ask(w, n: str, free: list, first: int) -> None:
+        """A client asks `n` for up to three actors, each twice (the first may meet a busy record)."""
         for k in range(min(3, len(free))):
             actor = free[(first + k) % len(free)]
             w._ask_new(n, actor)
-            w.later(p.period_ms // 2, w._ask_new, n, actor)  # asked again (the first may have met a busy record)
-        w.later(p.period_ms + 2 * p.attempt_timeout_ms + 4 * w.options["delay_ms_max"], w.fault_step, self.id,
-                "strike", n)
+            w.later(w.params.period_ms // 2, w._ask_new, n, actor)
 
-    def strike(self, w, n: str) -> None:
+    @staticmethod
+    def strike_after(w) -> int:
+        """From the asks to the crash: a period, two attempts and a few trips (its acquisitions done)."""
+        p = w.params
+        return p.period_ms + 2 * p.attempt_timeout_ms + 4 * w.options["delay_ms_max"]
+
+    def strike(self, w, n: str, tries: int = 0) -> None:
         proc = w.live_proc(n)
         actors = sorted(a for a, m in w.holders.items() if m == n)
-        if w.in_quiet or proc is None or not actors or w._disturbs_a_race(n):
+        if w.in_quiet or proc is None or w._disturbs_a_race(n):
             return
+        if not actors:
+            # it holds nothing yet (its acquisitions met busy records, or lost writes): asked again, twice at most
+            free = [a for a in w.actors if a not in w.holders] or list(w.actors)
+            if tries < 2:
+                rng = w.rngs[self.id]
+                self.ask(w, n, free, w.choose("restart_race", "actor", rng.randrange, len(free)) % len(free))
+                w.later(self.strike_after(w), w.fault_step, self.id, "strike", n, tries + 1)
+            return
+        # the freer-to-be: another node whose lease is valid, past its start check (else any node that runs:
+        # its lease may come back); shielded once the restart began (`on_sent`)
+        others = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
+                  and q.reading is None and not w._disturbs_a_race(x)]
+        freers = [x for x in others if w._valid_until.get(x, -1) > w.now]
         w.record(WORLD, "fault", ("restart_race", proc.machine, None,
                                   f"{n}/{proc.instance} crashed; its supervisor restarts it under its id"))
         # its actors go idle (no client asks for them) until its restart's first write may come: their
@@ -114,10 +138,7 @@ class RestartRaces(FaultKind):
         for actor in actors:
             w._idle[actor] = until
         w._crash_node(n)
-        # the freer-to-be: another node whose lease is valid; shielded once the restart began (`on_sent`)
-        others = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
-                  and not w._disturbs_a_race(x)]
-        freers = [x for x in others if w._valid_until.get(x, -1) > w.now] or others  # (shielded, its lease may come back)
+        freers = freers or others
         if freers:
             freer = freers[w.choose("restart_race", f"freer {n}", w.rngs[self.id].randrange, len(freers)) % len(freers)]
             w._freer[n] = freer
@@ -185,27 +206,33 @@ class RestartRaces(FaultKind):
         actors = sorted(a for a, m in w.holders.items() if m == n)
         if not actors or _live_in_bucket(w, n):
             return False  # nothing names it; or its old object is live still: a freer's view forwards to it
-        # a freer whose lease is valid while the race runs, by its last acknowledged write (NL-4, on its clock)
+        # a freer whose lease is valid now, by its last acknowledged write (NL-4, on its clock): shielded, it
+        # keeps renewing while the race runs
+        # (and its process past its start check: a process restarted since has no lease yet, UP-1)
         freers = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
-                  and (x == chosen or not w._disturbs_a_race(x)) and w._valid_until.get(x, -1) > w.now + timeout]
-        if chosen in freers:
-            freers = [chosen]
+                  and q.reading is None and (x == chosen or not w._disturbs_a_race(x))
+                  and w._valid_until.get(x, -1) > w.now]
+        # an outage under way on either machine (it began before the race: the calm stops new ones only)
+        # would lose the race's replies: no race then
+        if w.cut and w._is_cut(proc.machine):
+            return False
+        freers = [x for x in freers if not (w.cut and w._is_cut(w.live_proc(x).machine))]
         trip = w.options["delay_ms_max"]
         hold = timeout - trip - 5
         if not freers or hold < 4 * trip:
             return False  # nobody to free it, or no time to hold its write
         rng = w.rngs[self.id]
         actor = actors[w.choose("race_actor", n, rng.randrange, len(actors)) % len(actors)]
-        freer = freers[w.choose("race_freer", n, rng.randrange, len(freers)) % len(freers)]
+        freer = chosen if chosen in freers else freers[w.choose("race_freer", n, rng.randrange, len(freers)) % len(freers)]
         mode = MODES[w.choose("race_mode", n, rng.randrange, len(MODES)) % len(MODES)]
-        w._rr[n] = {"stage": "held", "mode": mode, "actor": actor, "freer": freer, "instance": proc.instance,
-                    "held": (proc, rid, req, w.now), "slowed": False, "record_read": False, "read_req": None}
+        race = w._rr[n] = {"stage": "held", "mode": mode, "actor": actor, "freer": freer, "instance": proc.instance,
+                           "held": (proc, rid, req, w.now), "slowed": False, "record_read": False, "read_req": None}
         if w.lazy_timeouts:
             w._await(proc, rid, timeout, hold)
         w.record(WORLD, "fault", ("race_hold", f"PUT {req.key}", hold,
                                   f"{n}/{proc.instance}'s first live write; {freer} asked for {actor} ({mode})"))
         # nothing else disturbs the two while the race plays out: the hold, the freer's slow reply, the take-back
-        calm = w.now + 3 * w.params.attempt_timeout_ms + 4 * trip
+        calm = race["until"] = w.now + 3 * w.params.attempt_timeout_ms + 4 * trip
         w._calm[n] = max(w._calm.get(n, 0), calm)
         w._calm[freer] = max(w._calm.get(freer, 0), calm)
         w.later(0, w._ask_new, freer, actor)
@@ -257,12 +284,19 @@ class RestartRaces(FaultKind):
         c = proc.clock
         w._valid_until[proc.node_id] = c.true_at(c.local(sent_ms) + w.params.lease_span_ms)
         race = w._rr.get(proc.node_id)
-        if race is None or race["stage"] != "released" or race.get("asked") or proc.instance != race["instance"]:
+        if race is None or race["stage"] != "released" or race.get("taken") or proc.instance != race["instance"]:
             return
-        race["asked"] = True
+        race["taken"] = True
         step = max(1, w.params.attempt_timeout_ms // 3)
         for k in range(6):  # up to past the freer's slow reply: a robbed instance still serves (INV-1)
             w.later(k * step, w._ask_new, proc.node_id, race["actor"])
+
+    @staticmethod
+    def on_record_reply(w, proc, req, status, serial, named) -> None:
+        """A lease write answered with anything but success: its node is no node to ask until its next
+        acknowledged write (a failed lease write may end the lease, FN-2, NL-11)."""
+        if req.op == "PUT" and status != "ok" and req.key == NODES_PREFIX + proc.node_id:
+            w._valid_until[proc.node_id] = -1
 
     def release(self, w, n: str, why: str) -> None:
         """The held write goes to the bucket now (once)."""

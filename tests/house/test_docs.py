@@ -231,6 +231,8 @@ def test_a_kept_example_of_another_seed_is_refused(monkeypatch):
     first failure moves to another seed, `docs` refuses, in one line saying how to make it again."""
     monkeypatch.setitem(docs._examples, "unlocked_resolver",
                         {"seed": 12345, "invariant": "INV-6", "explanation": "INV-6: x"})
-    with pytest.raises(UsageError, match=r"now fails first at seed 12345 \(INV-6\); shrink it again: python runner\.py "
-                                         rf"shrink reports/unlocked_resolver-swarm-s0-n{docs.EXAMPLE_SEEDS}\.json --seed 12345"):
+    with pytest.raises(UsageError, match=r"now fails first at seed 12345 \(INV-6\); run the example's campaign, then "
+                                         rf"shrink it again: python runner\.py --model unlocked_resolver --seeds "
+                                         rf"{docs.EXAMPLE_SEEDS} && python runner\.py shrink reports/unlocked_resolver-"
+                                         rf"swarm-s0-n{docs.EXAMPLE_SEEDS}\.json --seed 12345"):
         docs.story("docs/guide.md", "unlocked_resolver")

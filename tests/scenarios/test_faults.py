@@ -110,7 +110,8 @@ def test_the_swarm_s_draw_is_pinned():
     (the clocks' own stream), the old binary's timing (the upgrade's last draw), and two kinds of its own
     (clock_steps, restart_races). Issue 37 added two kinds: `open_entries` (p_open_entry, open_entry_tells)
     and `crossed_fences` (p_fence_crossed, fence_cap_tells); neither a restart race nor a crossing in a crowd
-    (a crash or a crossing there splits it)."""
+    (a crash or a crossing there splits it). Then restart races were drawn in more seeds (85 % of those
+    that may, 4 to 8 each: FN-5's read order caught in 10 % of seeds, issue 39 part 3)."""
     digests = {}
     for scenario in PRESETS:
         h = hashlib.sha256()
@@ -121,11 +122,11 @@ def test_the_swarm_s_draw_is_pinned():
 
 
 PINNED_DRAWS = {
-    "swarm": "12e03c3ab98b1df5", "calm": "b48bfaf8f545a2f6", "twins": "9000e3ba29f6ee4b",
-    "outages": "c167d0ec40cd5b70", "lossy": "e470c134272bf1b8", "skew": "6bc4b6cbbf64d2b1",
-    "blip": "2c37dcfeadcd4fe8", "stops": "f68ed3607a0cef15", "upgrade": "ed02fee226aa9b1b",
-    "deadline": "d6f7e0846a109f35", "fence": "5a2d3cc49cbdf7b7", "rewake": "4fb5de5ae0f2052d",
-    "resolver": "4c95b624146a1ba8",
+    "swarm": "f9cca6125e5bbb8d", "calm": "b48bfaf8f545a2f6", "twins": "d4293a6fac83000b",
+    "outages": "af6984769dbb19ce", "lossy": "80d4c6d9390152eb", "skew": "00eb66d096a4edbc",
+    "blip": "2c37dcfeadcd4fe8", "stops": "bfdddaaef8b75e8d", "upgrade": "fe5cad9068e55c24",
+    "deadline": "9c376496324becdf", "fence": "7607806d4c9bfafe", "rewake": "f5a247a34026dce4",
+    "resolver": "363db88224f88f6d",
 }
 
 

@@ -193,12 +193,17 @@ def test_no_grace_is_caught_by_inv1_in_the_deadline_scenario():
     the clocks 2 * max_skew apart, some seed of 0..39 shows two owners (INV-1)."""
     broken = broken_models.load("no_grace")
     assert broken.CATCHES == "INV-1"
+    caught = []
     for s in NO_GRACE_SEEDS:
         h = SimWorld(s, broken.MODEL, "deadline", model_name="no_grace").run()
         if any(v.invariant == "INV-1" for v in check_all(h)):
-            assert any(m < 0 for m in takeover_margins(h)), (s, takeover_margins(h))
-            return
-    pytest.fail(f"no_grace was not caught by INV-1 in seeds {NO_GRACE_SEEDS.start}..{NO_GRACE_SEEDS.stop - 1}")
+            caught.append(s)
+            # the deadline race's takeover came early: its margin is negative (a restart race's early
+            # free over an operator's fence, FN-5 without grace, is caught too, with no takeover measured)
+            if any(m < 0 for m in takeover_margins(h)):
+                return
+    pytest.fail(f"no_grace was not caught by INV-1 with a negative takeover margin in seeds "
+                f"{NO_GRACE_SEEDS.start}..{NO_GRACE_SEEDS.stop - 1} (INV-1 alone in {caught})")
 
 
 def test_a_lapse_race_loses_only_the_owners_lease_writes(deadline_histories):
