@@ -20,7 +20,10 @@ on world facts, the part of convergence INV-4 (final rounds served, nothing stay
     a release), one read of a node's lease (FN-5), three on its marker (UP-3), two listings of its data
     (the seeding, the restore) and one data write (the request's segment, OR-4, sent as it is served).
     Each send uses up the allowance of the earliest request still open for that actor; a request's
-    allowance covers nothing past its answer.
+    allowance covers nothing past its answer. A read of a node's lease counts against the cadence
+    first (the listing's reads of that node, or two of its own), and only beyond it against the
+    requests open then (a burst of acquisitions each reading its own id must not find the requests'
+    reads spent on the listing's).
   Anything else is background work that never ended, and it is named as the blocker: an unresolved
   acquire read for ever (OR-8), a pending release retried against a record that will not change
   (OR-5, OR-6), a fence sent again and again (FN-3, FN-4), a data write no request asked for, reads
@@ -195,6 +198,25 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
     stray: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> the events no request drove
     fences: dict[tuple[int, str], list[int]] = {}
     cadence: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> its own lease writes, listings, reads
+    beyond: dict[tuple[int, str, str], list[int]] = {}  # (proc, GET, nodes/x) -> reads past what the cadence allows
+    started_at: dict[int, int] = {}
+    for p in running:
+        started = fx.lease_starts.get(p)
+        if started:
+            started_at[p] = started[0]
+    for i in sent:  # a peer's fences first: each allows one more read of that peer (the limit below)
+        t, p, _kind, f = events[i]
+        if f.op == "PUT" and p in started_at and t >= started_at[p] and f.key.startswith("nodes/") \
+                and f.key != "nodes/" + procs[p].node_id:
+            fences.setdefault((p, f.key), []).append(i)
+
+    def cadence_limit(p: int, op: str, key: str) -> int:
+        if op in ("PUT", "LIST"):
+            return per_span
+        if key != "nodes/" + procs[p].node_id:
+            return 2 * per_span + len(fences.get((p, key), ()))
+        return LEASE_SPARE
+
     for i in sent:
         t, p, _kind, f = events[i]
         if p not in running:
@@ -202,16 +224,17 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
         op, key = f.op, f.key
         kind, actor = _kind_of(op, key)
         if kind == "node":
-            started = fx.lease_starts.get(p)
-            if not started or t < started[0]:
+            if p not in started_at or t < started_at[p]:
                 continue  # its start check and guard (UP-1, UP-2: judged by their own checks), not its cadence
-            own = key == "nodes/" + procs[p].node_id
-            if op == "PUT" and not own:
-                fences.setdefault((p, key), []).append(i)
-            elif op == "GET" and p in every and every[p].take("node", t):
+            if op == "PUT" and key != "nodes/" + procs[p].node_id:
+                continue  # a fence (counted above)
+            mine = cadence.setdefault((p, op, key), [])
+            if op != "GET" or len(mine) < cadence_limit(p, op, key):
+                mine.append(i)  # its lease cadence, its listing's reads of its peers (the cadence's allowance first)
+            elif p in every and every[p].take("node", t):
                 continue  # an acquisition's read of the lease its record names (FN-5; its own id, a predecessor's)
             else:
-                cadence.setdefault((p, op, key), []).append(i)
+                beyond.setdefault((p, op, key), []).append(i)
             continue
         if actor is not None:
             a = allowed.get((p, actor))
@@ -219,11 +242,10 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
                 continue  # the work of a request for that actor
         stray.setdefault((p, op, key), []).append(i)
     for (p, op, key), idx in cadence.items():
-        fenced = len(fences.get((p, key), ()))
-        limit = per_span if op in ("PUT", "LIST") else 2 * per_span + fenced if key != "nodes/" + procs[p].node_id \
-            else LEASE_SPARE
-        if len(idx) > limit:
+        if len(idx) > cadence_limit(p, op, key):
             stray[(p, op, key)] = idx
+    for k, idx in beyond.items():
+        stray[k] = sorted(stray.get(k, []) + cadence.get(k, []) + idx)
     out = []
     for (p, op, key), idx in sorted(stray.items()):
         first, last = events[idx[0]].t_ms, events[idx[-1]].t_ms

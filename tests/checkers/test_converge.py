@@ -195,6 +195,27 @@ def test_node_lease_traffic_and_data_writes_are_judged_too():
         assert any(f"kept sending {op} {key}" in m for m in msgs), (op, key, msgs)
 
 
+def test_a_listings_reads_of_peers_use_the_cadence_not_the_requests():
+    """Seeds 10255 and 19787 of the 20,000 sweep at 64a3846 (kept, shrunk: a counterexample of the old
+    allocation). The final round asks n0 for many actors at once whose records name its earlier instance:
+    each acquisition reads nodes/n0 once (FN-5), while n0's listing reads its peers (NL-7). The peers' reads
+    are the listing's (its cadence allows them); the own-id reads are the requests' (one each): it settles.
+    CONV-1 once spent the requests' allowance on the peers' reads first and named three own reads as never
+    driven. A dozen more reads of nodes/n0 in the burst (nine requests are open then) are beyond both: named."""
+    h = pinned.run("conv1-listing-reads-beside-an-acquisition-burst")
+    assert not [y for y in judge(h).violations if y.invariant == "CONV-1"]
+    reads = [e for e in evs(h, ("sent",)) if e.fields.op == "GET" and e.fields.key.startswith("nodes/")]
+    p = reads[-1].proc
+    own = "nodes/" + h.processes[p].node_id
+    peers = {e.fields.key for e in reads if e.proc == p and e.fields.key != own}
+    mine = [e for e in reads if e.proc == p and e.fields.key == own]
+    assert peers and len(mine) > 2  # both kinds of read in the span, the own ones beyond its cadence's two
+    t = mine[len(mine) // 2].t_ms
+    d = _with_sends(h, p, [(t, "GET", own)] * 12)
+    msgs = [y.message for y in judge(d).violations if y.invariant == "CONV-1"]
+    assert any(f"kept sending GET {own}" in m for m in msgs), msgs
+
+
 def test_a_fence_resent_as_it_was_is_named_by_the_two_fences_clause():
     """refused_fence_resent (FN-4) on its stored plan: the only check that sees it is CONV-1's "a fence of one
     peer more than twice in the span"; the correct model on the same plan sends none so."""
