@@ -20,10 +20,10 @@ on world facts, the part of convergence INV-4 (final rounds served, nothing stay
     a release), one read of a node's lease (FN-5), three on its marker (UP-3), two listings of its data
     (the seeding, the restore) and one data write (the request's segment, OR-4, sent as it is served).
     Each send uses up the allowance of the earliest request still open for that actor; a request's
-    allowance covers nothing past its answer. A read of a node's lease counts against the cadence
-    first (the listing's reads of that node, or two of its own), and only beyond it against the
-    requests open then (a burst of acquisitions each reading its own id must not find the requests'
-    reads spent on the listing's).
+    allowance covers nothing past its answer. A read of a node's lease is covered by its cadence (the
+    listing's reads of that node, or two of its own) or by a request open then, whichever allocation
+    covers the most (a burst of acquisitions each reading its own id must not find the requests' reads
+    spent on the listing's).
   Anything else is background work that never ended, and it is named as the blocker: an unresolved
   acquire read for ever (OR-8), a pending release retried against a record that will not change
   (OR-5, OR-6), a fence sent again and again (FN-3, FN-4), a data write no request asked for, reads
@@ -198,25 +198,7 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
     stray: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> the events no request drove
     fences: dict[tuple[int, str], list[int]] = {}
     cadence: dict[tuple[int, str, str], list[int]] = {}  # (proc, op, key) -> its own lease writes, listings, reads
-    beyond: dict[tuple[int, str, str], list[int]] = {}  # (proc, GET, nodes/x) -> reads past what the cadence allows
-    started_at: dict[int, int] = {}
-    for p in running:
-        started = fx.lease_starts.get(p)
-        if started:
-            started_at[p] = started[0]
-    for i in sent:  # a peer's fences first: each allows one more read of that peer (the limit below)
-        t, p, _kind, f = events[i]
-        if f.op == "PUT" and p in started_at and t >= started_at[p] and f.key.startswith("nodes/") \
-                and f.key != "nodes/" + procs[p].node_id:
-            fences.setdefault((p, f.key), []).append(i)
-
-    def cadence_limit(p: int, op: str, key: str) -> int:
-        if op in ("PUT", "LIST"):
-            return per_span
-        if key != "nodes/" + procs[p].node_id:
-            return 2 * per_span + len(fences.get((p, key), ()))
-        return LEASE_SPARE
-
+    node_reads: dict[int, list[int]] = {}  # proc -> its reads of node leases in the span (GET nodes/<x>)
     for i in sent:
         t, p, _kind, f = events[i]
         if p not in running:
@@ -224,28 +206,36 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
         op, key = f.op, f.key
         kind, actor = _kind_of(op, key)
         if kind == "node":
-            if p not in started_at or t < started_at[p]:
+            started = fx.lease_starts.get(p)
+            if not started or t < started[0]:
                 continue  # its start check and guard (UP-1, UP-2: judged by their own checks), not its cadence
-            if op == "PUT" and key != "nodes/" + procs[p].node_id:
-                continue  # a fence (counted above)
-            mine = cadence.setdefault((p, op, key), [])
-            if op != "GET" or len(mine) < cadence_limit(p, op, key):
-                mine.append(i)  # its lease cadence, its listing's reads of its peers (the cadence's allowance first)
-            elif p in every and every[p].take("node", t):
-                continue  # an acquisition's read of the lease its record names (FN-5; its own id, a predecessor's)
+            own = key == "nodes/" + procs[p].node_id
+            if op == "PUT" and not own:
+                fences.setdefault((p, key), []).append(i)
+            elif op == "GET":
+                node_reads.setdefault(p, []).append(i)
             else:
-                beyond.setdefault((p, op, key), []).append(i)
+                cadence.setdefault((p, op, key), []).append(i)
             continue
         if actor is not None:
             a = allowed.get((p, actor))
             if a is not None and a.take(kind, t):
                 continue  # the work of a request for that actor
         stray.setdefault((p, op, key), []).append(i)
+
+    def limit(p: int, op: str, key: str) -> int:
+        if op in ("PUT", "LIST"):
+            return per_span
+        if key != "nodes/" + procs[p].node_id:
+            return 2 * per_span + len(fences.get((p, key), ()))  # two a listing, one more a fence of it
+        return LEASE_SPARE
+
     for (p, op, key), idx in cadence.items():
-        if len(idx) > cadence_limit(p, op, key):
+        if len(idx) > limit(p, op, key):
             stray[(p, op, key)] = idx
-    for k, idx in beyond.items():
-        stray[k] = sorted(stray.get(k, []) + cadence.get(k, []) + idx)
+    for p, reads in node_reads.items():
+        for key, idx in _undriven_node_reads(history, reads, every.get(p), lambda key, p=p: limit(p, "GET", key)):
+            stray[(p, "GET", key)] = idx
     out = []
     for (p, op, key), idx in sorted(stray.items()):
         first, last = events[idx[0]].t_ms, events[idx[-1]].t_ms
@@ -266,6 +256,52 @@ def _unsettled(history: History, fx: Facts, sent: list[int], asked: dict, work: 
                 f"{events[idx[0]].t_ms / 1000:.3f} s to {events[idx[-1]].t_ms / 1000:.3f} s: a fence that keeps "
                 f"failing against an object that does not change has not settled (FN-3, FN-4)", (idx[0], idx[-1])))
     return out
+
+
+def _undriven_node_reads(history: History, reads: list[int], requests: _Allowance | None,
+                         limit) -> list[tuple[str, list[int]]]:
+    """A process's reads of node leases in the span that neither its cadence nor its requests drove:
+    (key, the reads of that key the requests did not cover), for each key with a read left over.
+
+    Each read is covered by the cadence of its key (`limit(key)` reads: the listing's, the fences', two of its
+    own id) or by one request open at its instant (one read of a node's lease each, FN-5), whichever: the
+    most reads covered is a matching (a flow: reads to the requests open then, or to their key's cadence).
+    The greedy pass (each read to the earliest open request, the rest to the cadence) covers them all in
+    almost every run; only when it leaves some over is the matching computed, so that a read is named only
+    if no allocation covers it (the listing's reads of peers must not spend the requests an acquisition's
+    own reads need)."""
+    events = history.events
+    by_key: dict[str, list[int]] = {}
+    greedy = _Allowance(requests.asked) if requests is not None else None
+    for i in reads:
+        if greedy is not None and greedy.take("node", events[i].t_ms):
+            continue
+        by_key.setdefault(events[i].fields.key, []).append(i)
+    if all(len(idx) <= limit(key) for key, idx in by_key.items()):
+        return []
+    import networkx as nx
+
+    g = nx.DiGraph()
+    asked = requests.asked if requests is not None else []
+    times = [a for a, _b, _how in asked]
+    keys = sorted({events[i].fields.key for i in reads})
+    for key in keys:
+        g.add_edge(("key", key), "sink", capacity=limit(key))
+    for k in range(len(asked)):
+        g.add_edge(("request", k), "sink", capacity=PER_REQUEST["node"])
+    for i in reads:
+        t, key = events[i].t_ms, events[i].fields.key
+        g.add_edge("source", ("read", i), capacity=1)
+        g.add_edge(("read", i), ("key", key), capacity=1)
+        for k in range(bisect_right(times, t)):
+            if asked[k][1] >= t:
+                g.add_edge(("read", i), ("request", k), capacity=1)
+    _value, flow = nx.maximum_flow(g, "source", "sink")
+    # a read no allocation covers names its key, with the reads of that key no request covered
+    left = {events[i].fields.key for i in reads if flow["source"][("read", i)] == 0}
+    return [(key, [i for i in reads if events[i].fields.key == key
+                   and (flow["source"][("read", i)] == 0 or flow[("read", i)][("key", key)] == 1)])
+            for key in keys if key in left]
 
 
 def claim(history: History, p: int, actor: str, before: int) -> str:
