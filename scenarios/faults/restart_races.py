@@ -51,7 +51,8 @@ class RestartRaces(FaultKind):
     state = {"_rr": dict,  # node -> its race under way: {"stage", "mode", "actor", "freer", ...}
              "_idle": dict,  # actor -> until when no client asks for it (the crashed node's, until its restart races)
              "_last_ack": dict,  # node -> when its last lease write was acknowledged (a node to ask: its lease valid)
-             "_valid_until": dict,  # node -> until when its lease is valid by its last acknowledged write (NL-4)
+             "_valid_until": dict,  # node -> until when its lease is valid by its last acknowledged write (NL-4;
+             # -1 once a lease write of its failed since: `on_record_reply`)
              "_freer": dict,  # node -> the node chosen at its crash to free its records
              "_shielding": set}  # (node, instance): the restarted processes whose freer is shielded (once each)
 
@@ -206,9 +207,8 @@ class RestartRaces(FaultKind):
         actors = sorted(a for a, m in w.holders.items() if m == n)
         if not actors or _live_in_bucket(w, n):
             return False  # nothing names it; or its old object is live still: a freer's view forwards to it
-        # a freer whose lease is valid now, by its last acknowledged write (NL-4, on its clock): shielded, it
-        # keeps renewing while the race runs
-        # (and its process past its start check: a process restarted since has no lease yet, UP-1)
+        # a freer whose lease is valid now, by its last acknowledged write (NL-4, on its clock; shielded, it keeps
+        # renewing while the race runs), its process past its start check (one restarted since has no lease, UP-1)
         freers = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
                   and q.reading is None and (x == chosen or not w._disturbs_a_race(x))
                   and w._valid_until.get(x, -1) > w.now]
