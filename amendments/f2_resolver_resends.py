@@ -43,7 +43,11 @@ mistaken delete took nodes/n0 away at 15.7 s; at ttl - safety (17.1 s) the resen
 the acquisition's old If-Match and landed. The resend rests on a freeing decision two seconds old,
 while nodes/n0 then held only absence, which frees nothing (FN-5, FN-7): an instance whose fence is
 gone may write live again (F-3), so a resend needs a fresh read of nodes/<A> as the acquisition's
-own write did, within an attempt timeout of it.
+own write did. It now has one: at the bound, a record naming another node A is freed afresh (FN-5:
+nodes/<A> read after the bound's read of the record, `on_reply_resolve_node_read`), and the write
+goes again only if that read frees it; otherwise the entry reads again later. At 2,000 seeds: no
+violation, F-2 in 1 seed where the correct model has it in 9 ("does not remove F-2": the residue
+described in docs/findings.md, a drain waiting past INV-11's bound on the resend's release).
 """
 
 from amendments import f2_resolver_bound
@@ -52,7 +56,8 @@ from model import io
 from model.frozen import replace
 from model.actor_data import DATA_PREFIX
 from model.io import GET, IF_MATCH, IF_NONE_MATCH, LIST, PUT, Mark, Observe, Request
-from model.records import Marker, OwnerRecord, decode_lease, encode_owner, lease_key, owner_key, segment_generation
+from model.records import (Marker, OwnerRecord, decode_lease, decode_node, decode_owner, encode_owner, lease_key,
+                           node_key, owner_key, segment_generation)
 
 ADDRESSES = "F-2"
 KIND = "amendment"
@@ -61,7 +66,8 @@ ADR = f2_resolver_bound.ADR  # the same sentence of OR-8
 PROPOSED = ("'... The background task reads the record until it can decide. Once it has read the record unchanged "
             "ttl minus safety after the entry began, it sends the acquisition's write again, the same write (this "
             "instance at the generation tried, If-Match the version the acquisition read, or If-None-Match), under "
-            "the actor's lock and only while the node lease is valid: if it lands, the record names this instance at "
+            "the actor's lock and only while the node lease is valid, a record naming another node freed afresh "
+            "first (nodes/<A> read after this read of the record, FN-5): if it lands, the record names this instance at "
             "that generation and it is released as above, and the write that was lost can no longer land, its "
             "condition naming a version the record has left; if it does not, the task reads again. A create is "
             "seeded again first (section 6: leases/ read, showing the marker, and the keys listed). The entry "
@@ -87,14 +93,35 @@ class ResolverResends(ResolverBound):
                 or not self.may_acquire(st, now_ms)):
             # within the bound, a hold of the actor here, or the node lease not valid (OR-2): read again
             return model_or8(st, purpose, reply, now_ms, out)
-        return self.at_bound(st, k, e, now_ms, out)
+        return self.at_bound(st, k, e, now_ms, out, reply)
 
-    def at_bound(self, st, k, e, now_ms, out):
+    def at_bound(self, st, k, e, now_ms, out, reply=None):
         """The amended OR-8: the read showed the record unchanged ttl - safety after the entry began:
         the same write again, still under the resolver's lock (OR-9); the entry stays until a read
-        or this write's reply decides. A create (no record) is seeded first as UP-3 seeds one."""
+        or this write's reply decides. A create (no record) is seeded first as UP-3 seeds one; a record
+        naming another node is freed afresh first (FN-5: nodes/<A> read after this read of the record)."""
         if e.read_version is None:
             return self.reseed(st, k, e, out)
+        rec = decode_owner(reply.body) if reply is not None and reply.status == io.OK else None
+        if isinstance(rec, OwnerRecord) and not rec.nobody and rec.node_id != st.node_id:
+            rid = st.next_rid
+            st = self.send(st, ("resolve_node_read", k, rec), Request(GET, node_key(rec.node_id)), out)
+            return replace(st, unresolved=st.unresolved.with_item(k, replace(e, rid=rid)))
+        return self.resend(st, k, e, e.generation, now_ms, out)
+
+    def on_reply_resolve_node_read(self, st, purpose, reply, now_ms, out):
+        """FN-5 for the resend: the acquisition's freeing decision is as old as the entry; the resend
+        frees the record only on this read of nodes/<A>, issued after the bound's read of the record."""
+        _, k, rec = purpose
+        e = st.unresolved.get(k)
+        if e is None:
+            return st
+        if reply.status not in (io.OK, io.NOT_FOUND):
+            return self.undecided(st, k, now_ms, out)
+        node_rec = decode_node(reply.body) if reply.status == io.OK else None
+        if self.frees(st, rec, node_rec, now_ms) is not True:
+            return self.undecided(st, k, now_ms, out)  # not free now: read again later
+        out.append(Mark("FN-5"))
         return self.resend(st, k, e, e.generation, now_ms, out)
 
     def resend(self, st, k, e, generation, now_ms, out):

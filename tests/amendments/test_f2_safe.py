@@ -17,6 +17,9 @@ S802 = "amendments/plans/f2-resolver-bound-s802-inv5.json"
 # was: UP-3 (a), its generation rested on a listing of an earlier attempt (the plan names the variant,
 # which now passes it; _NoReseed below is that first version)
 S696 = "amendments/plans/f2-resolver-resends-s696-up3.json"
+# found at seed 1002 of 2,000 in issue 39's world (restart races, mistaken deletes, 409 on any write): the
+# resend rested on the acquisition's freeing decision, two seconds old, over an absent nodes/<A> (INV-1)
+S1002 = "amendments/plans/f2-resolver-resends-s1002-inv1.json"
 
 
 def _load(path):
@@ -85,7 +88,7 @@ class _GivesUp(ResolverResends):
 
     name = "f2_resolver_resends-gives-up"
 
-    def at_bound(self, st, k, e, now_ms, out):
+    def at_bound(self, st, k, e, now_ms, out, reply=None):
         from model.frozen import replace
 
         st = replace(st, unresolved=st.unresolved.without(k))
@@ -97,10 +100,10 @@ class _SettledAtSend(ResolverResends):
 
     name = "f2_resolver_resends-settled-at-send"
 
-    def at_bound(self, st, k, e, now_ms, out):
+    def at_bound(self, st, k, e, now_ms, out, reply=None):
         from model.frozen import replace
 
-        st = super().at_bound(st, k, e, now_ms, out)
+        st = super().at_bound(st, k, e, now_ms, out, reply)
         return replace(st, unresolved=st.unresolved.without(k))
 
 
@@ -109,8 +112,18 @@ class _NoReseed(ResolverResends):
 
     name = "f2_resolver_resends-no-reseed"
 
-    def at_bound(self, st, k, e, now_ms, out):
+    def at_bound(self, st, k, e, now_ms, out, reply=None):
         return self.resend(st, k, e, e.generation, now_ms, out)
+
+
+class _NoFreshRead(ResolverResends):
+    """Doctored: a record naming another node is resent on the acquisition's old freeing decision (the
+    variant as it was until seed 1002 of issue 39's world), without reading nodes/<A> again."""
+
+    name = "f2_resolver_resends-no-fresh-read"
+
+    def at_bound(self, st, k, e, now_ms, out, reply=None):
+        return super().at_bound(st, k, e, now_ms, out, None)
 
 
 def test_a_create_sent_again_is_seeded_again_s696():
@@ -145,3 +158,11 @@ def test_bm3_is_still_caught_when_re_based_on_the_resend():
     caught = next((s for s in range(300) if any(v.invariant == "INV-6" for v in judge(run_seed(
         s, m, "swarm", parse_pins([], scenario="swarm", start=s, count=1), m.name)).violations)), None)
     assert caught is not None
+
+
+def test_a_resend_frees_the_record_afresh_s1002():
+    """FN-5 for the resend (seed 1002): at the bound the record still names n0's fenced instance, but a
+    mistaken delete took nodes/n0 away since the acquisition's decision; absence frees nothing, so the
+    resend waits (read again later). Without the fresh read of nodes/n0 the resend lands: INV-1."""
+    assert _failed(_run(_load(S1002), MODEL)) == []
+    assert "INV-1" in _failed(_run(_load(S1002), _NoFreshRead()))
