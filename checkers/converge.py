@@ -272,9 +272,8 @@ def _undriven_node_reads(history: History, reads: list[int], requests: _Allowanc
     own reads need)."""
     events = history.events
     by_key: dict[str, list[int]] = {}
-    greedy = _Allowance(requests.asked) if requests is not None else None
-    for i in reads:
-        if greedy is not None and greedy.take("node", events[i].t_ms):
+    for i in reads:  # (the requests' node reads are spent only here: the greedy pass takes them in place)
+        if requests is not None and requests.take("node", events[i].t_ms):
             continue
         by_key.setdefault(events[i].fields.key, []).append(i)
     if all(len(idx) <= limit(key) for key, idx in by_key.items()):
@@ -283,7 +282,7 @@ def _undriven_node_reads(history: History, reads: list[int], requests: _Allowanc
 
     g = nx.DiGraph()
     asked = requests.asked if requests is not None else []
-    times = [a for a, _b, _how in asked]
+    times = requests.times if requests is not None else []
     keys = sorted({events[i].fields.key for i in reads})
     for key in keys:
         g.add_edge(("key", key), "sink", capacity=limit(key))

@@ -97,6 +97,12 @@ class FaultKind:
         """The draw of a kind that draws in one stage (kinds drawn by another, like a guard storm with
         its upgrade, draw nothing here)."""
 
+    def draw_rate(self, ctx, choices: tuple[float, ...]) -> None:
+        """The draw of a kind whose one option is a rate (`rates[0]`): one of `choices` (off in most seeds,
+        a light or a heavy rate in the rest), never around a lone blip nor in a preset's race."""
+        rate = ctx.choice(choices)
+        ctx.o[self.rates[0]] = 0.0 if stays_off(ctx) else ctx.at_least(self.id, rate)
+
     def turn_off(self, o: dict) -> None:
         """Every option of this kind at its off value."""
         for k, v in self.options.items():

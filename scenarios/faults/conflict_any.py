@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from model.io import DELETE, PUT
 
-from . import FaultKind, stays_off
+from . import FaultKind
 
 RATES = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.02, 0.1)  # a quarter of the seeds: 2 % or 10 % of the conditional writes
 
@@ -27,10 +27,7 @@ class ConflictAny(FaultKind):
     rates = ("p_conflict_any",)
 
     def draw_main(self, ctx) -> None:
-        """Off in most seeds, a light or a heavy rate in the rest (never around a lone blip, nor in a
-        preset's race)."""
-        rate = ctx.choice(RATES)
-        ctx.o["p_conflict_any"] = 0.0 if stays_off(ctx) else ctx.at_least(self.id, rate)
+        self.draw_rate(ctx, RATES)
 
     @staticmethod
     def send_early(world, proc, req, f):

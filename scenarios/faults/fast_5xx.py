@@ -11,7 +11,7 @@ coverage point is "fast 5xx on a write" (checkers/s3_answers.py).
 
 from __future__ import annotations
 
-from . import FaultKind, stays_off
+from . import FaultKind
 
 RATES = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.02, 0.1)  # a quarter of the seeds: 2 % or 10 % of the requests
 
@@ -26,10 +26,7 @@ class Fast5xx(FaultKind):
     rates = ("p_fast_5xx",)
 
     def draw_main(self, ctx) -> None:
-        """Off in most seeds, a light or a heavy rate in the rest (never around a lone blip, nor in a
-        preset's race, which keeps every other fault off)."""
-        rate = ctx.choice(RATES)
-        ctx.o["p_fast_5xx"] = 0.0 if stays_off(ctx) else ctx.at_least(self.id, rate)
+        self.draw_rate(ctx, RATES)
 
     @staticmethod
     def send_early(world, proc, req, f):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from model.io import DELETE, PUT
 
-from . import FaultKind, stays_off
+from . import FaultKind
 
 RATES = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.05, 0.2)  # a quarter of the seeds: 5 % or 20 % of the conditional writes
 
@@ -31,10 +31,7 @@ class SdkRetry412(FaultKind):
     rates = ("p_sdk_retry",)
 
     def draw_main(self, ctx) -> None:
-        """Off in most seeds, a light or a heavy rate in the rest (never around a lone blip, nor in a
-        preset's race)."""
-        rate = ctx.choice(RATES)
-        ctx.o["p_sdk_retry"] = 0.0 if stays_off(ctx) else ctx.at_least(self.id, rate)
+        self.draw_rate(ctx, RATES)
 
     @staticmethod
     def send_late(world, proc, req, f, delay):
