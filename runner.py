@@ -14,7 +14,27 @@ The command line itself is nodelease/cli.py; exit statuses are house.errors.Exit
 
 import sys
 
-from nodelease.cli import main
+
+def _started_too_late() -> int:
+    """Ctrl-C while the tool's modules load, before its own handler (nodelease/cli.py) is in place: nothing
+    ran; one line, no traceback."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.stderr.write("runner.py: interrupted by SIGINT while starting: no verdict\n")
+    return 130
+
+
+try:
+    from nodelease.cli import main
+except KeyboardInterrupt:
+    if __name__ != "__main__":
+        raise
+    sys.exit(_started_too_late())
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = _started_too_late()
+    sys.exit(status)

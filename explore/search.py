@@ -58,6 +58,7 @@ MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 
            "heartbeat_period_ms": 2_000, "attempt_timeout_ms": 1_500}
 
 
+MAX_RUNS = 100_000  # explorations (clock combinations x upgrade variants) the explorer takes (10 nodes: 3^10 = 59,049)
 INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
               "outage": "outages", "twin": "twins", "stop": "stops", "drain": "drains",
               "delete": "deletes"}  # what -> its budget
@@ -97,11 +98,15 @@ class Bounds:
     max_states: int | None = None
     budget_s: float | None = None
 
-    def combinations(self, skew: int) -> list[tuple[int, ...]]:
-        """The clock offsets of each exploration: the nodes' machines, then (an upgrade) the old ones'."""
+    def clocks(self) -> int:
+        """The machines whose clock offsets are explored: the nodes', then (an upgrade) the old ones'."""
+        return self.nodes * (2 if self.upgrade else 1)
+
+    def combinations(self, skew: int):
+        """The clock offsets of each exploration, one at a time (there are 3^clocks of them: never listed)."""
         if self.offsets is not None:
-            return [tuple(c) for c in self.offsets]
-        return list(itertools.product((-skew, 0, skew), repeat=self.nodes * (2 if self.upgrade else 1)))
+            return (tuple(c) for c in self.offsets)
+        return itertools.product((-skew, 0, skew), repeat=self.clocks())
 
     def variants(self) -> list:
         """An upgrade's (how the old binaries stop, the gap before the new nodes start, ms), each an
@@ -110,9 +115,29 @@ class Bounds:
             return [None]
         return [(stop, gap) for stop in self.old_stops or ("clean", "crash") for gap in self.gaps_ms or (0,)]
 
-    def runs(self, skew: int) -> list[tuple]:
-        """Every exploration: (clock offsets, upgrade variant or None)."""
-        return [(c, v) for c in self.combinations(skew) for v in self.variants()]
+    def runs(self, skew: int):
+        """Every exploration, one at a time: (clock offsets, upgrade variant or None)."""
+        variants = self.variants()
+        return ((c, v) for c in self.combinations(skew) for v in variants)
+
+    def count_runs(self) -> int:
+        """How many explorations `runs` yields, counted without making them."""
+        combos = len(self.offsets) if self.offsets is not None else 3 ** self.clocks()
+        return combos * len(self.variants())
+
+    def too_many(self) -> str | None:
+        """Why the explorer refuses these bounds before it begins, or None: more explorations than
+        MAX_RUNS (each is a search of its own, of at least one state; the count grows as 3^nodes)."""
+        n = self.count_runs()
+        if n <= MAX_RUNS:
+            return None
+        shown = f"{n:,}" if n < 10 ** 12 else f"about 10^{len(str(n)) - 1}"
+        combos = f"{len(self.offsets)} clock combinations" if self.offsets is not None else \
+            f"3^{self.clocks()} clock combinations (-max_skew, 0, +max_skew per clock)"
+        variants = len(self.variants())
+        return (f"{combos}{f' x {variants} upgrade variants' if variants > 1 else ''} are {shown} explorations, "
+                f"each a search of at least one state: more than the {MAX_RUNS:,} the explorer takes; explore fewer "
+                f"--nodes, or name the combinations with --offsets")
 
 
 def run_label(offsets, variant) -> tuple:
@@ -168,6 +193,7 @@ class Explorer:
         self.steps = 0  # atomic steps taken on paths (Outcome.steps): each callback once, not its re-runs
         self._events = (sorted({e for e in bounds.events if e is not None})
                         + ([None] if None in bounds.events else [])) if bounds.events else self._instant
+        self.deadline: float | None = None  # time.monotonic() past which the search stops (--budget-s)
 
     # --- the initial world ----------------------------------------------------------------
 
@@ -268,6 +294,7 @@ class Explorer:
             choices += [("delete", n, None) for n in w.node_ids if "nodes/" + n in w.bucket.objects]
         q = self.bounds.quantum_ms
         for what, node_id, actor in choices:
+            self._in_time()
             c = w.clone()
             c.budget[INJECTIONS[what]] -= 1
             c.inject(what, node_id, actor, q if what == "stop" else
@@ -300,6 +327,7 @@ class Explorer:
             base.advance()
         result = []
         for alt in nd.alternatives:
+            self._in_time()
             w = base.clone()
             w.queue = queued + [alt]
             said = labels + ((f"{nd.key}: runs {alt} ms" if alt is not None else
@@ -316,28 +344,36 @@ class Explorer:
             result.append(w)
         return result
 
+    def _in_time(self) -> None:
+        """The budget bounds every phase (issue 50): a state's successors are many where nodes are many (8 nodes'
+        first choice point has 24,057), so each new branch checks it, not only each state taken."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise _OutOfTime
+
     # --- the search -----------------------------------------------------------------------------
 
     def run(self, workers: int = 1) -> Outcome:
         """Every clock combination in turn (in `workers` processes at once); the first combination, in
         order, with a violation gives the counterexample."""
         combos = self.bounds.runs(self.params.max_skew_ms)
-        if workers > 1 and len(combos) > 1:
+        if workers > 1 and self.bounds.count_runs() > 1:
             return self._run_parallel(combos, workers)
         return self._run(combos)
 
-    def _run_parallel(self, combos: list, workers: int) -> Outcome:
+    def _run_parallel(self, combos, workers: int) -> Outcome:
         """One clock combination per task. The progress line adds up the finished combinations and
         what each running one last reported from its worker (about once a second), so that it moves
         while the combinations run, not only when one ends."""
         import multiprocessing
         import queue as queues
 
+        from house.signals import no_signals_while_starting
+
         out = Outcome()
         t0 = time.monotonic()
         deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
-        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline, k,
-                  self.progress_every_s) for k, (c, v) in enumerate(combos)]
+        tasks = ((self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline, k,
+                  self.progress_every_s) for k, (c, v) in enumerate(combos))  # made as they are handed out
         ctx = multiprocessing.get_context("spawn")
         reports = ctx.Queue() if self.progress is not None else None
         running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier) as last reported
@@ -357,16 +393,31 @@ class Explorer:
             self.progress(view, max([out.depth] + [r[2] for r in live]), sum(r[3] for r in live),
                           time.monotonic() - t0, offsets)
 
-        with ctx.Pool(min(workers, len(combos)), initializer=_worker_init, initargs=(reports,)) as pool:
-            results = pool.imap(_explore_one, tasks)
-            for k, (offsets, variant) in enumerate(combos):
+        size = min(workers, self.bounds.count_runs())
+        with no_signals_while_starting(spawn=True):  # (the workers start ignoring Ctrl-C: it is the parent's)
+            pool = ctx.Pool(size, initializer=_worker_init, initargs=(reports,))
+        with pool:
+            # in order, a few ahead of the one awaited (never the whole list: there may be 3^N of them)
+            ahead: deque = deque()
+
+            def hand_out() -> None:
+                while len(ahead) < 2 * size:
+                    task = next(tasks, None)
+                    if task is None:
+                        return
+                    ahead.append((task[7], run_label(task[3], task[4]), pool.apply_async(_explore_one, (task,))))
+
+            hand_out()
+            while ahead:
+                k, label, pending = ahead.popleft()
                 while True:
                     try:
-                        part = results.next(timeout=self.progress_every_s)
+                        part = pending.get(timeout=self.progress_every_s)
                         break
                     except multiprocessing.TimeoutError:
                         if reports is not None:
-                            show(run_label(offsets, variant))
+                            show(label)
+                hand_out()
                 running.pop(k, None)
                 finished.add(k)
                 out.combinations += 1
@@ -383,7 +434,7 @@ class Explorer:
         out.wall_s = time.monotonic() - t0
         return out
 
-    def _run(self, combos: list) -> Outcome:
+    def _run(self, combos) -> Outcome:
         out = Outcome()
         before = ExploreWorld.callbacks
         self.steps = 0
@@ -392,9 +443,16 @@ class Explorer:
         # scanning them over and over. Collect rarely, not never (clones hold cycles: process <-> slot).
         thresholds = gc.get_threshold()
         gc.set_threshold(50_000, 20, 20)
+        t0 = time.monotonic()
+        self.deadline = None if self.bounds.budget_s is None else t0 + self.bounds.budget_s
         try:
             return self._search(combos, out)
+        except _OutOfTime:  # mid-state: what was found so far stands, the state being expanded is dropped
+            out.status = f"stopped: the budget of {self.bounds.budget_s:g} s"
+            out.wall_s = time.monotonic() - t0
+            return out
         finally:
+            self.deadline = None
             gc.set_threshold(*thresholds)
             out.callbacks = ExploreWorld.callbacks - before
             out.steps = self.steps
@@ -546,6 +604,10 @@ def _same_history(a, b) -> bool:
     return (a.end_ms == b.end_ms and a.events == b.events and a.processes == b.processes and a.rules == b.rules
             and a.counts == b.counts and a.params == b.params and a.options == b.options and a.seed == b.seed
             and a.model == b.model and a.scenario == b.scenario)
+
+
+class _OutOfTime(Exception):
+    """The budget ran out while a state's successors were being made (Explorer._in_time)."""
 
 
 class FidelityError(RuntimeError):

@@ -10,7 +10,8 @@ import os
 import time
 
 from campaign import compiled
-from campaign.report import git_commit, reports_path, write_report
+from campaign.outputs import Outputs
+from campaign.report import command_line, git_commit, pins_suffix, reports_path, write_report
 from campaign.run import MAIN_MODEL, check_scenario, parse_pins, run_campaign, tool_failure
 from house.errors import Exit
 
@@ -43,6 +44,10 @@ def command(console, args) -> int:
 
     check_scenario(args.scenario)
     params = parse_pins(args.param)
+    path = args.report or reports_path(f"bench-{args.scenario}-s{args.start}-n{args.seeds}{pins_suffix(params)}.json")
+    outputs = Outputs(args.force)
+    outputs.report(path, "the benchmark's report")
+    outputs.check()
     n = args.seeds
     raw_s = min(raw_simpy_event_s() for _ in range(3))
     figures = {}
@@ -73,6 +78,7 @@ def command(console, args) -> int:
         "same_digest_1_and_2_workers": one["history_digest"] == two["history_digest"],
         "compiled": compiled.status(),
         "git_commit": git_commit(),
+        "command": command_line(),
     }
     t = Table(title=f"benchmark: {n} seeds of {args.scenario}, every checker on")
     t.add_column("measure")
@@ -80,7 +86,6 @@ def command(console, args) -> int:
     for k, v in out.items():
         t.add_row(k, str(v))
     console.print(t)
-    path = args.report or reports_path("bench.json")
     write_report(path, out, text="\n".join(f"{k}: {v}" for k, v in out.items()) + "\n")
     print(f"report: {os.path.relpath(path)}")
     return Exit.PASSED if out["same_digest_1_and_2_workers"] else Exit.VIOLATION
