@@ -447,6 +447,8 @@ def save_campaign(report: dict, path: str, params, strict: bool = False, text: s
     pass); a failing one keeps its status with a warning. Whether the JSON was written."""
     from .outputs import secondary, warn, write_json, write_text
 
+    if report["failures"] and pictures:
+        report["pictures"] = {}  # (drawn after the verdict is saved: the report is written again with them)
     try:
         write_json(path, report)
     except UsageError as e:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import math
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -58,7 +59,7 @@ MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 
            "heartbeat_period_ms": 2_000, "attempt_timeout_ms": 1_500}
 
 
-MAX_RUNS = 100_000  # explorations (clock combinations x upgrade variants) the explorer takes (10 nodes: 3^10 = 59,049)
+MAX_STATES = 10_000_000  # states the explorer takes, counted before it begins (12 nodes, 1 actor: at least 6.9 M)
 INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
               "outage": "outages", "twin": "twins", "stop": "stops", "drain": "drains",
               "delete": "deletes"}  # what -> its budget
@@ -125,19 +126,34 @@ class Bounds:
         combos = len(self.offsets) if self.offsets is not None else 3 ** self.clocks()
         return combos * len(self.variants())
 
+    def first_choices(self) -> int:
+        """How many successors the first instant of injections has at least (each a state): a request per
+        node and actor, a hibernation per actor, each other injection per node, and nothing (an upgrade's new
+        nodes have not started then: counted as nothing)."""
+        if self.upgrade:
+            return 1
+        per = {"requests": self.nodes * self.actors, "hibernations": self.actors}
+        return 1 + sum(per.get(name, self.nodes) for name in INJECTIONS.values() if getattr(self, name))
+
     def too_many(self) -> str | None:
-        """Why the explorer refuses these bounds before it begins, or None: more explorations than
-        MAX_RUNS (each is a search of its own, of at least one state; the count grows as 3^nodes)."""
-        n = self.count_runs()
-        if n <= MAX_RUNS:
-            return None
-        shown = f"{n:,}" if n < 10 ** 12 else f"about 10^{len(str(n)) - 1}"
-        combos = f"{len(self.offsets)} clock combinations" if self.offsets is not None else \
-            f"3^{self.clocks()} clock combinations (-max_skew, 0, +max_skew per clock)"
+        """Why the explorer refuses these bounds before it begins, or None: they have more than MAX_STATES states
+        by a count made without making any (each exploration has at least `first_choices` states, and there are
+        3^clocks explorations: judged by its logarithm, never even written out)."""
         variants = len(self.variants())
-        return (f"{combos}{f' x {variants} upgrade variants' if variants > 1 else ''} are {shown} explorations, "
-                f"each a search of at least one state: more than the {MAX_RUNS:,} the explorer takes; explore fewer "
-                f"--nodes, or name the combinations with --offsets")
+        first = self.first_choices()
+        if self.offsets is not None:
+            combos = f"{len(self.offsets):,} clock combination{'s' if len(self.offsets) != 1 else ''}"
+            digits = math.log10(len(self.offsets) * variants * first)
+        else:
+            combos = f"3^{self.clocks()} clock combinations (-max_skew, 0, +max_skew per clock)"
+            digits = self.clocks() * math.log10(3) + math.log10(variants * first)
+        if digits <= math.log10(MAX_STATES):
+            return None
+        shown = f"{round(10 ** digits):,}" if digits < 12 else f"about 10^{int(digits)}"
+        return (f"at least {shown} states ({combos}{f' x {variants} upgrade variants' if variants > 1 else ''}, each "
+                f"an exploration of its own, with {first:,} choices at its first instant): more than the "
+                f"{MAX_STATES:,} the explorer takes; explore fewer --nodes or --actors, or name the clock "
+                f"combinations with --offsets")
 
 
 def run_label(offsets, variant) -> tuple:
@@ -572,8 +588,11 @@ _REPORTS = None  # a worker process's queue for its progress (None: nobody shows
 
 
 def _worker_init(reports) -> None:
+    from house.signals import worker_handlers
+
     global _REPORTS
     _REPORTS = reports
+    worker_handlers()  # Ctrl-C is the parent's; SIGTERM (the pool's terminate) ends it; held signals let through
 
 
 def _explore_one(task) -> Outcome:

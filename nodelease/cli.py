@@ -164,8 +164,8 @@ def _explore_options(p) -> None:
     p.add_argument("--actors", type=_positive, default=1, metavar="K", help="actors explored (default 1)")
     _workers(p)
     _strict(p)
-    _report(p, "reports/explore-<model>-<N>n<K>a[-<pins>][-<digest of the other bounds>].json under the working "
-               "directory; a counterexample beside it")
+    _report(p, "reports/explore-<model>-<N>n<K>a[-<pins>]-<digest of the other bounds>.json under the "
+               "working directory; a counterexample beside it")
     g = p.add_argument_group("bounds: every run within them, breadth-first")
     g.add_argument("--horizon-s", type=_seconds, default=20.0, metavar="S", help="simulated seconds per run (default 20)")
     g.add_argument("--quantum-ms", type=_positive, default=500, metavar="MS",

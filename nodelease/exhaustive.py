@@ -66,18 +66,16 @@ def bounds_from(args, params):
 
 
 def default_path(model_name: str, bounds, pins: dict) -> str:
-    """The report's name: the model, the size explored, the pins, and a digest of the other bounds when any
-    differs from its default (two explorations that differ never share a report)."""
+    """The report's name: the model, the size explored, the pins, and a digest of every other bound (but the
+    budgets, which stop a search without changing it): two explorations that differ never share a report."""
     import hashlib
     from dataclasses import asdict
 
     from campaign.report import pins_suffix
-    from explore.search import Bounds
 
-    mine, default = asdict(bounds), asdict(Bounds())
-    rest = {k: v for k, v in mine.items() if k not in ("nodes", "actors", "budget_s", "max_states") and v != default[k]}
-    tag = ("-" + hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()[:8]) if rest else ""
-    return reports_path(f"explore-{model_name}-{bounds.nodes}n{bounds.actors}a{pins_suffix(pins)}{tag}.json")
+    rest = {k: v for k, v in asdict(bounds).items() if k not in ("nodes", "actors", "budget_s", "max_states")}
+    tag = hashlib.sha256(json.dumps(rest, sort_keys=True).encode()).hexdigest()[:8]
+    return reports_path(f"explore-{model_name}-{bounds.nodes}n{bounds.actors}a{pins_suffix(pins)}-{tag}.json")
 
 
 def command(console, args) -> int:
