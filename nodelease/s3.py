@@ -110,7 +110,8 @@ def _judged(console, args, s3, world, bucket, params, seed, run_id, prefix, wher
                                  "strict": bool(args.strict), "command": " ".join([invoked_as(), *argv])})
     if not env_failure and not report["counts"].get("acquisitions"):
         report["environment_failure"] = env_failure = (
-            f"no acquisition was judged in {elapsed:.1f} s (the bucket's answers: {world.answers_text()})")
+            f"no acquisition was judged in {elapsed:.1f} s (the bucket's answers: {world.answers_text()}; a node's "
+            f"first lease waits at least ttl + grace, {(params.ttl_ms + params.grace_ms) / 1000:g} s: run longer)")
     status = settle(report)
     write_report(path, report, timeline=timeline_text(history))
     done["report"] = path
