@@ -268,16 +268,6 @@ def load_report(path: str, report=None, merging: bool = False) -> dict:
     return check_report(report, path, merging)
 
 
-def check_writable(path: str, what: str = "the report") -> None:
-    """Before a run: `path` (and its .txt summary beside it) can be created and written, its folder
-    made, so that no run ends unable to save what it found."""
-    from .outputs import Outputs
-
-    out = Outputs(force=True)
-    out.report(path, what) if path.endswith(".json") else out.add(path, what)
-    out.check()
-
-
 def timeline_text(history) -> str:
     """A history for a person: who ran where, then every event."""
     lines = ["times: true time, s since the run began; a value marked @local is on that process's own clock "

@@ -37,9 +37,12 @@ class Guard:
         self._before: dict = {}
 
     def install(self) -> "Guard":
+        """The handler in place, then the signals let through (runner.py holds them off while the modules
+        load: one that came meanwhile is raised here, as Interrupted)."""
         if threading.current_thread() is threading.main_thread():
             for sig in STOPPING:
                 self._before[sig] = signal.signal(sig, self._on_signal)
+            release()
         return self
 
     def _on_signal(self, signum, _frame) -> None:
@@ -69,10 +72,15 @@ class Guard:
         self._before = {}
 
     def quiet(self) -> None:
-        """From now to the process's exit, every signal is only counted: the exit (joins, finalizers) cannot
-        print a traceback."""
+        """From now to the process's exit, SIGINT and SIGTERM are ignored: the verdict is said, and the exit
+        (joins, finalizers) can neither print a traceback nor be killed by a signal, which would give the
+        process another status than the one said. (Ignored, not merely counted: Python sets a handler of its
+        own back to the default as it finalizes, and a signal then would kill it.)"""
         self.first = self.first or "exit"
         self._before = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOPPING:
+                signal.signal(sig, signal.SIG_IGN)
 
 
 @contextmanager

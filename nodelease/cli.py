@@ -470,9 +470,10 @@ def main(argv: list[str] | None = None) -> int:
     without `argv` it is the process's entry point: from its return to the process's exit, signals are
     only counted (the exit cannot print a traceback); with `argv` (in-process, by a test) the signal
     handlers are restored as they were."""
-    guard = signals.Guard().install()  # first: SIGINT, SIGTERM raise Interrupted once, then only count
+    guard = signals.Guard()
     try:
         try:
+            guard.install()  # first: SIGINT, SIGTERM raise Interrupted once, then only count
             status = _main(argv, guard)
             guard.first = guard.first or "done"  # (a plain store, no call: from here no signal raises)
             return status
