@@ -1,0 +1,444 @@
+"""The bucket's facts rebuilt from the writers' own requests and answers, and a History placed in time.
+
+No server clock is needed to order one key's writes: every body is unique (a node lease's carries
+its instance and written_at, a record's its holder and generation), so a version is known by its
+ETag, and each conditional write names the version it replaced (`If-Match`), or none (`If-None-Match:
+*`). Following those names from "no object" gives the key's chain of versions. A write whose answer
+was lost still shows when it landed: a later read returned its ETag or its body, a later write named
+its ETag, a listing showed it, or the access log answered it 200. Its ETag, when no answer gave it, is
+the MD5 of its body, as S3 and the servers tested make a single PUT's ETag (used only when every
+acknowledged write of the traces agrees). An unconditional write names nothing: it is placed after
+the chain it cut, at its send time (INV-3 flags it anyway).
+
+When the writes took effect is known only within bounds: a write applied after it was sent and
+before its answer came; a read returned a version applied before the read was answered and
+replaced only after it was sent; the chain orders one key's writes. And each process's clock is
+within max_skew of true time, so a line stamped t happened in [t - max_skew, t + max_skew].
+
+A *placement* picks one admissible timing: an offset per machine (every process of one machine
+shares its clock) and, within those bounds, each write's instant, the earliest or the latest the
+bounds allow (`place`). It returns a History the checkers read as they read a simulated one: the
+processes with their clocks (offset = the machine's), every line of the traces at its true time,
+and the world's events (`apply`, `refused`, `record_reply`, ...) the facts rebuild windows from.
+A placement the bounds contradict (a read served before the write it returned was sent) is not
+admissible: `place` returns None and why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from history import History, Process
+from model.observations import KINDS
+from model.records import NODES_PREFIX, OWNERS_PREFIX, LEASES_PREFIX, state_line
+
+from .load import Request, TraceSet
+
+DATA_PREFIX = "wal/"
+NEVER = 1 << 62
+STATUS_CODE = {"precondition_failed": 412, "not_found": 404}
+
+
+@dataclass
+class Version:
+    key: str
+    etag: str | None
+    write: Request | None  # None: a version no trace wrote (it was there before, or a process without a trace)
+    body: str | None
+    deleted: bool = False
+    prev: "Version | None" = None
+    serial: int = 0
+    reads: list[Request] = field(default_factory=list)  # reads (GET, LIST) answered with this version
+
+    @property
+    def state(self) -> str:
+        return state_line(self.body) if self.body else ""
+
+
+@dataclass
+class Bucket:
+    """Each key's chain of versions, the writes no evidence shows landed, and how ETags were known."""
+
+    chains: dict[str, list[Version]]
+    by_etag: dict[tuple[str, str], Version]
+    absent_reads: dict[str, list[Request]]  # GETs answered 404 before a key's first version
+    not_landed: list[Request]  # writes with no evidence they took effect
+    md5_etags: bool  # every acknowledged PUT's ETag was its body's MD5
+    notes: list[str] = field(default_factory=list)
+
+    def serial_of(self, key: str, etag: str | None) -> int:
+        v = self.by_etag.get((key, etag)) if etag is not None else None
+        return v.serial if v is not None else -1
+
+
+def md5_etag(body: str) -> str:
+    return '"' + hashlib.md5(body.encode("utf-8")).hexdigest() + '"'
+
+
+def rebuild(ts: TraceSet) -> Bucket:
+    """The bucket's chains of versions (see the module's docstring)."""
+    reqs = [r for pt in ts.procs for r in pt.requests.values()]
+    writes = [r for r in reqs if r.op in ("PUT", "DELETE")]
+    acked = [r for r in writes if r.op == "PUT" and r.status == "ok" and r.answer_version and r.body is not None]
+    md5_ok = all(md5_etag(r.body) == r.answer_version for r in acked)
+    etag: dict[int, str | None] = {}
+    for r in writes:
+        if r.op != "PUT":
+            etag[id(r)] = None
+        elif r.status == "ok" and r.answer_version:
+            etag[id(r)] = r.answer_version
+        else:
+            etag[id(r)] = md5_etag(r.body) if md5_ok and r.body is not None else None
+    # evidence that a version existed
+    seen_etags: set[tuple[str, str]] = set()
+    seen_bodies: dict[tuple[str, str], str] = {}  # (key, body) -> the etag a read gave it
+    for r in reqs:
+        if r.status != "ok":
+            continue
+        if r.op == "GET" and r.answer_version:
+            seen_etags.add((r.key, r.answer_version))
+            if r.answer_body is not None:
+                seen_bodies[(r.key, r.answer_body)] = r.answer_version
+        elif r.op == "LIST":
+            for k, e in r.entries or ():
+                seen_etags.add((k, e))
+    for a in ts.access:
+        if a.op == "PUT" and 200 <= a.status < 300 and a.etag:
+            seen_etags.add((a.key, a.etag))
+    for r in writes:  # a read's body names the write that made it, whatever its answer said
+        if r.op == "PUT" and r.body is not None and (r.key, r.body) in seen_bodies:
+            etag[id(r)] = seen_bodies[(r.key, r.body)]
+    landed: dict[int, Request] = {}
+
+    def lands(r: Request) -> bool:
+        if r.status == "ok":
+            return True
+        if r.status == "failed_fast" or r.status in STATUS_CODE or r.status == "conflict":
+            return False  # never sent, or refused by the bucket
+        e = etag[id(r)]
+        if r.op == "PUT" and e is not None and (r.key, e) in seen_etags:
+            return True
+        if r.op == "DELETE":
+            return any(a.op == "DELETE" and a.key == r.key and 200 <= a.status < 300 and a.if_match == r.version
+                       for a in ts.access)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for r in writes:
+            if id(r) not in landed and lands(r):
+                landed[id(r)] = r
+                changed = True
+                if r.cond == "if-match" and r.version is not None and (r.key, r.version) not in seen_etags:
+                    seen_etags.add((r.key, r.version))  # the version it named existed
+    not_landed = [r for r in writes if id(r) not in landed]
+
+    # the versions
+    by_etag: dict[tuple[str, str], Version] = {}
+    versions_of: dict[str, list[Version]] = {}
+    notes: list[str] = []
+    for r in sorted(landed.values(), key=lambda r: (r.send_wall, r.proc, r.id)):
+        e = etag[id(r)]
+        if r.op == "PUT" and e is not None and (r.key, e) in by_etag:
+            notes.append(f"{r.key}: two writes with one ETag {e} (bodies are meant to be unique): the first kept")
+            continue
+        v = Version(r.key, e, r, r.body, deleted=r.op == "DELETE")
+        if e is not None:
+            by_etag[(r.key, e)] = v
+        versions_of.setdefault(r.key, []).append(v)
+    # versions no trace wrote: named by a landed write, or read
+    for k, e in sorted(seen_etags):
+        if (k, e) not in by_etag:
+            body = next((b for (kk, b), ee in seen_bodies.items() if kk == k and ee == e), None)
+            v = by_etag[(k, e)] = Version(k, e, None, body)
+            versions_of.setdefault(k, []).append(v)
+
+    chains = {k: _chain(k, vs, by_etag, ts) for k, vs in sorted(versions_of.items())}
+    serial = 0
+    for k, chain in chains.items():
+        for v in chain:
+            serial += 1
+            v.serial = serial
+    # reads: each answered GET or LIST entry to the version it returned; 404s before a first version
+    absent_reads: dict[str, list[Request]] = {}
+    for r in reqs:
+        if r.status == "ok" and r.op == "GET" and r.answer_version:
+            v = by_etag.get((r.key, r.answer_version))
+            if v is not None:
+                v.reads.append(r)
+        elif r.status == "ok" and r.op == "LIST":
+            for k, e in r.entries or ():
+                v = by_etag.get((k, e))
+                if v is not None:
+                    v.reads.append(r)
+        elif r.status == "not_found" and r.op == "GET":
+            if not any(v.deleted for v in chains.get(r.key, ())):
+                absent_reads.setdefault(r.key, []).append(r)
+    return Bucket(chains, by_etag, absent_reads, not_landed, md5_ok, notes)
+
+
+def _chain(key: str, versions: list[Version], by_etag: dict, ts: TraceSet) -> list[Version]:
+    """One key's versions in the order they took effect (see the module's docstring)."""
+    succ: dict[int, list[Version]] = {}  # id(prev version) or 0 (no object) -> the conditional writes after it
+    heads: list[Version] = []  # versions with no known predecessor: foreign ones, unconditional writes
+    for v in versions:
+        w = v.write
+        if w is None or w.cond is None:
+            heads.append(v)
+        elif w.cond == "if-none-match":
+            succ.setdefault(0, []).append(v)
+        else:
+            prev = by_etag.get((key, w.version))
+            succ.setdefault(id(prev) if prev is not None else -1, []).append(v)
+
+    def send(v: Version) -> int:
+        return -NEVER if v.write is None else v.write.send_wall
+
+    def follow(start: Version | None, out: list[Version]) -> None:
+        cur = start
+        while True:
+            nxt = succ.get(id(cur) if cur is not None else 0)
+            if not nxt:
+                return
+            nxt.sort(key=send)
+            v = nxt.pop(0)
+            v.prev = cur
+            out.append(v)
+            if v.deleted:  # a delete: the next If-None-Match write follows it
+                succ.setdefault(id(v), []).extend(succ.pop(0, []))
+            cur = v
+
+    segments: list[list[Version]] = []
+    first: list[Version] = []
+    follow(None, first)
+    if first:
+        segments.append(first)
+    for h in sorted(heads, key=send):
+        seg = [h]
+        follow(h, seg)
+        segments.append(seg)
+    segments.sort(key=lambda s: send(s[0]))
+    out: list[Version] = []
+    for seg in segments:
+        if out and seg[0].write is not None and seg[0].write.cond is None:
+            seg[0].prev = out[-1]
+        out.extend(seg)
+    left = [v for vs in succ.values() for v in vs]
+    for v in sorted(left, key=send):  # a second successor of one version (a fork): after the rest, flagged by INV-3
+        v.prev = by_etag.get((key, v.write.version)) if v.write.cond == "if-match" else None
+        out.append(v)
+    return out
+
+
+# --- placement -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Placement:
+    """An admissible timing: each machine's offset (its clock minus true time) and the write policy."""
+
+    offsets: dict[str, int]
+    policy: str  # "earliest" or "latest": each write at the first or the last instant its bounds allow
+    name: str = ""
+
+    def describe(self) -> str:
+        offs = ", ".join(f"{m} {o:+d} ms" for m, o in sorted(self.offsets.items()) if o)
+        return f"{self.name or 'placement'}: clocks {offs or 'all on true time'}, writes at their {self.policy}"
+
+
+def schedule(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[dict[int, int] | None, str]:
+    """Each version's apply instant (true ms) under `pl`, by id(version); or None and why it is not admissible."""
+    procs = ts.procs
+    off = [pl.offsets.get(pt.machine, 0) for pt in procs]
+    end = max(pt.last_wall - off[pt.index] for pt in procs) + 1
+
+    def t_send(r: Request) -> int:
+        return r.send_wall - off[r.proc]
+
+    def t_ans(r: Request) -> int:
+        return NEVER if r.answer_wall is None else r.answer_wall - off[r.proc]
+
+    applies: dict[int, int] = {}
+    for key, chain in bucket.chains.items():
+        n = len(chain)
+        lo = [-NEVER] * n
+        hi = [NEVER] * n
+        for i, v in enumerate(chain):
+            if v.write is not None:
+                lo[i] = t_send(v.write)
+                if v.write.status == "ok":
+                    hi[i] = t_ans(v.write)
+            for r in v.reads:  # applied before a read of it was answered
+                hi[i] = min(hi[i], t_ans(r))
+        # reads of a version are served before the next version takes effect; 404s before the first
+        before_first = bucket.absent_reads.get(key, ())
+        if pl.policy == "earliest":
+            prev = -NEVER
+            for i, v in enumerate(chain):
+                floor = lo[i]
+                reads_before = chain[i - 1].reads if i else before_first
+                for r in reads_before:
+                    floor = max(floor, max(t_send(r), prev) + 1)
+                t = max(floor, prev + 1)
+                if t > hi[i]:
+                    return None, _why(key, v, t, hi[i])
+                applies[id(v)] = t
+                prev = t
+        else:
+            nxt = NEVER
+            for i in range(n - 1, -1, -1):
+                v = chain[i]
+                ceil = min(hi[i], nxt - 1)
+                for r in v.reads:
+                    ceil = min(ceil, t_ans(r))
+                if ceil >= NEVER:
+                    ceil = max(lo[i], end)  # no answer bounds it: the end of the traces
+                if i + 1 < n:
+                    for r in v.reads:
+                        if t_send(r) >= nxt:
+                            return None, (f"{key}: a read sent at {t_send(r)} ms returned a version replaced at "
+                                          f"{nxt} ms")
+                if ceil < lo[i]:
+                    return None, _why(key, v, lo[i], ceil)
+                applies[id(v)] = ceil
+                nxt = ceil
+            if before_first and chain:
+                first = applies[id(chain[0])]
+                if any(t_send(r) >= first for r in before_first):
+                    return None, f"{key}: a read sent after its first version took effect found no object"
+        # a foreign version (no trace wrote it) was there before: no instant to check
+    return applies, ""
+
+
+def _why(key: str, v: Version, need: int, bound: int) -> str:
+    who = "a version no trace wrote" if v.write is None else f"the write of process {v.write.proc} (id {v.write.id})"
+    return f"{key}: {who} cannot take effect at or after {need} ms and by {bound} ms"
+
+
+def place(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[History | None, str]:
+    """The History of the traces under placement `pl` (None and why, if `pl` is not admissible)."""
+    applies, why = schedule(ts, bucket, pl)
+    if applies is None:
+        return None, why
+    procs = ts.procs
+    off = [pl.offsets.get(pt.machine, 0) for pt in procs]
+    h = History(seed=0, model="trace", scenario="trace", params=ts.params.to_dict(),
+                options={"trace": ts.directory, "placement": pl.describe()})
+    h.processes = [Process(pt.node_id, pt.instance, pt.machine, off[pt.index], 0) for pt in procs]
+    rows: list[tuple] = []  # (t, rank, seq, proc, kind, fields, ref); ref: (proc, line) of the trace
+    seq = 0
+
+    def add(t: int, rank: int, p: int, kind: str, values: tuple, ref) -> None:
+        nonlocal seq
+        seq += 1
+        rows.append((t, rank, seq, p, kind, values, ref))
+
+    # the bucket's versions: when each took effect
+    current: dict[str, tuple[list[int], list[Version]]] = {}
+    for key, chain in bucket.chains.items():
+        ts_ = []
+        vs = []
+        for v in chain:
+            t = applies[id(v)]
+            ts_.append(t)
+            vs.append(v)
+            w = v.write
+            if w is None:
+                continue
+            prev = v.prev
+            named = (0 if w.cond == "if-none-match" else None if w.cond is None
+                     else bucket.serial_of(key, w.version))
+            add(t, 0, w.proc, "apply", (key, w.op, w.cond, prev.serial if prev is not None and not prev.deleted else 0,
+                                        named, 0 if v.deleted else v.serial, v.state,
+                                        prev.state if prev is not None else "", w.send_wall - off[w.proc]),
+                (w.proc, w.send_line))
+        current[key] = (ts_, vs)
+
+    def state_at(key: str, t: int) -> str:
+        c = current.get(key)
+        if c is None:
+            return ""
+        k = bisect_right(c[0], t) - 1
+        return c[1][k].state if k >= 0 else ""
+
+    first_live: dict[int, int] = {}
+    for pt in procs:
+        own = NODES_PREFIX + pt.node_id
+        for v in bucket.chains.get(own, ()):
+            if v.write is not None and v.write.proc == pt.index and v.state.startswith("live " + pt.instance):
+                first_live[pt.index] = applies[id(v)]
+                break
+
+    for pt in procs:
+        p = pt.index
+        o = off[p]
+        own = NODES_PREFIX + pt.node_id
+        add(pt.header["wall_ms"] - o, 1, p, "start", (pt.node_id, pt.instance, pt.machine), (p, 0))
+        fences_in_flight: set[int] = set()
+        for k, line in enumerate(pt.lines):
+            t = line["wall_ms"] - o
+            kind = line["kind"]
+            ref = (p, line["_line"])
+            if kind in KINDS and kind not in ("exit",):
+                add(t, 1, p, kind, tuple(line.get(f) for f in KINDS[kind]), ref)
+            elif kind == "exit":
+                add(t, 1, p, "exit", (line["status"], line.get("reason") or ""), ref)
+            elif kind == "send":
+                r = pt.requests[line["id"]]
+                if r.op == "PUT" and r.key.startswith(NODES_PREFIX) and r.key != own:
+                    fences_in_flight.add(r.id)
+                    add(t, 1, p, "fence_sent", (r.key, len(fences_in_flight)), ref)
+                elif r.op == "PUT" and r.key == own and state_line(r.body).startswith("released "):
+                    add(t, 1, p, "released_sent", (), ref)
+                elif r.op == "PUT" and r.key.startswith(OWNERS_PREFIX) and state_line(r.body).startswith("nobody "):
+                    add(t, 1, p, "release_sent", (r.key, "", r.timeout_ms), ref)
+            elif kind == "answer":
+                r = pt.requests[line["id"]]
+                fences_in_flight.discard(r.id)
+                _answered(add, bucket, r, t, r.send_wall - o, p, own, state_at, first_live, ref)
+        if pt.exit_line is None:
+            add(pt.last_wall - o + 1, 1, p, "crash", (), (p, None))
+    rows.sort(key=lambda x: (x[0], x[1], x[2]))
+    refs = []
+    for t, _rank, _seq, p, kind, values, ref in rows:
+        h.add(t, p, kind, values)
+        refs.append(ref)
+    h.end_ms = (rows[-1][0] + 1) if rows else 0
+    h.counts = {"processes": len(procs), "trace_lines": ts.lines}
+    h.cache["trace_refs"] = refs
+    return h, ""
+
+
+def _answered(add, bucket: Bucket, r: Request, t: int, sent: int, p: int, own: str, state_at, first_live, ref):
+    """The world's events for one answer: what the process learned (record_reply, leases_reply, listed,
+    read), and what the bucket refused (refused, conflicted), as the simulated worlds record them."""
+    key, status = r.key, r.status
+    if r.op in ("PUT", "DELETE"):
+        named = bucket.serial_of(key, r.version) if r.cond == "if-match" else 0 if r.cond else None
+        if status in STATUS_CODE and (r.cond is not None):
+            add(t, 1, p, "refused", (key, r.op, r.cond, state_at(key, t), sent, STATUS_CODE[status], named), ref)
+        elif status == "conflict":
+            add(t, 1, p, "conflicted", (key, r.op, sent, state_line(r.body)), ref)
+        elif status != "ok" and key.startswith(DATA_PREFIX):
+            add(t, 1, p, "upload_failed", (key, status), ref)
+    if key.startswith(OWNERS_PREFIX) or key == own:
+        if r.op == "PUT":
+            serial = bucket.serial_of(key, r.answer_version) if status == "ok" else -1
+            named = bucket.serial_of(key, r.version) if r.cond == "if-match" else 0 if r.cond else None
+            add(t, 1, p, "record_reply", (key, r.op, status, state_line(r.body), serial, named, sent), ref)
+        elif r.op == "GET":
+            serial = (bucket.serial_of(key, r.answer_version) if status == "ok" else 0 if status == "not_found"
+                      else -1)
+            add(t, 1, p, "record_reply", (key, r.op, status, state_line(r.answer_body) if status == "ok" else "",
+                                          serial, None, sent), ref)
+    if key.startswith(LEASES_PREFIX) and r.op in ("GET", "PUT"):
+        add(t, 1, p, "leases_reply", (key, r.op, status, state_line(r.answer_body if r.op == "GET" else r.body),
+                                      sent), ref)
+    if r.op == "LIST" and status == "ok" and key.startswith(DATA_PREFIX):
+        add(t, 1, p, "listed", (key, [k[len(key):] for k, _e in r.entries or ()], sent), ref)
+    if r.op == "GET" and key.startswith(NODES_PREFIX) and t <= first_live.get(p, NEVER):
+        serial = bucket.serial_of(key, r.answer_version) if status == "ok" else 0 if status == "not_found" else -1
+        add(t, 1, p, "read", (key, serial, sent), ref)
