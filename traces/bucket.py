@@ -249,10 +249,17 @@ class Placement:
         return f"{self.name or 'placement'}: clocks {offs or 'all on true time'}, writes at their {self.policy}"
 
 
+def offsets(ts: TraceSet, pl: Placement) -> list[int]:
+    """Each process's clock offset in the History: its machine's offset under `pl`, plus the traces' base (the
+    earliest header's wall clock), so that true time starts near 0 while every clock reads its trace's wall
+    clock (the bodies' written_at compare with it, as the checkers do)."""
+    return [ts.base_ms + pl.offsets.get(pt.machine, 0) for pt in ts.procs]
+
+
 def schedule(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[dict[int, int] | None, str]:
     """Each version's apply instant (true ms) under `pl`, by id(version); or None and why it is not admissible."""
     procs = ts.procs
-    off = [pl.offsets.get(pt.machine, 0) for pt in procs]
+    off = offsets(ts, pl)
     end = max(pt.last_wall - off[pt.index] for pt in procs) + 1
 
     def t_send(r: Request) -> int:
@@ -268,7 +275,9 @@ def schedule(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[dict[int, int
         hi = [NEVER] * n
         for i, v in enumerate(chain):
             if v.write is not None:
-                lo[i] = t_send(v.write)
+                # a request takes a millisecond at least to reach the bucket (ms stamps: unless its answer came
+                # in the same one): what its writer did in the ms it sent it, it did before it took effect
+                lo[i] = t_send(v.write) + (1 if t_ans(v.write) > t_send(v.write) else 0)
                 if v.write.status == "ok":
                     hi[i] = t_ans(v.write)
             for r in v.reads:  # applied before a read of it was answered
@@ -324,45 +333,15 @@ def place(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[History | None, 
     if applies is None:
         return None, why
     procs = ts.procs
-    off = [pl.offsets.get(pt.machine, 0) for pt in procs]
+    off = offsets(ts, pl)
     h = History(seed=0, model="trace", scenario="trace", params=ts.params.to_dict(),
-                options={"trace": ts.directory, "placement": pl.describe()})
+                options={"trace": ts.directory, "placement": pl.describe(), "clock_base": ts.base_ms})
     h.processes = [Process(pt.node_id, pt.instance, pt.machine, off[pt.index], 0) for pt in procs]
-    rows: list[tuple] = []  # (t, rank, seq, proc, kind, fields, ref); ref: (proc, line) of the trace
-    seq = 0
+    rows: list[tuple] = []  # (t, order, proc, kind, fields, ref); ref: (proc, line) of the trace
+    seq_of: dict[tuple[int, int], int] = {}  # (proc, index of its line) -> the row's order
 
-    def add(t: int, rank: int, p: int, kind: str, values: tuple, ref) -> None:
-        nonlocal seq
-        seq += 1
-        rows.append((t, rank, seq, p, kind, values, ref))
-
-    # the bucket's versions: when each took effect
-    current: dict[str, tuple[list[int], list[Version]]] = {}
-    for key, chain in bucket.chains.items():
-        ts_ = []
-        vs = []
-        for v in chain:
-            t = applies[id(v)]
-            ts_.append(t)
-            vs.append(v)
-            w = v.write
-            if w is None:
-                continue
-            prev = v.prev
-            named = (0 if w.cond == "if-none-match" else None if w.cond is None
-                     else bucket.serial_of(key, w.version))
-            add(t, 0, w.proc, "apply", (key, w.op, w.cond, prev.serial if prev is not None and not prev.deleted else 0,
-                                        named, 0 if v.deleted else v.serial, v.state,
-                                        prev.state if prev is not None else "", w.send_wall - off[w.proc]),
-                (w.proc, w.send_line))
-        current[key] = (ts_, vs)
-
-    def state_at(key: str, t: int) -> str:
-        c = current.get(key)
-        if c is None:
-            return ""
-        k = bisect_right(c[0], t) - 1
-        return c[1][k].state if k >= 0 else ""
+    def add(t: int, p: int, kind: str, values: tuple, ref, order: float | None = None) -> None:
+        rows.append((t, len(rows) if order is None else order, p, kind, values, ref))
 
     first_live: dict[int, int] = {}
     for pt in procs:
@@ -371,39 +350,79 @@ def place(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[History | None, 
             if v.write is not None and v.write.proc == pt.index and v.state.startswith("live " + pt.instance):
                 first_live[pt.index] = applies[id(v)]
                 break
+    current: dict[str, tuple[list[int], list[Version]]] = {}
+    for key, chain in bucket.chains.items():
+        current[key] = ([applies[id(v)] for v in chain], chain)
 
+    def state_at(key: str, t: int) -> str:
+        c = current.get(key)
+        if c is None:
+            return ""
+        k = bisect_right(c[0], t) - 1
+        return c[1][k].state if k >= 0 else ""
+
+    # every line of every process, at its true time
     for pt in procs:
         p = pt.index
         o = off[p]
         own = NODES_PREFIX + pt.node_id
-        add(pt.header["wall_ms"] - o, 1, p, "start", (pt.node_id, pt.instance, pt.machine), (p, 0))
+        add(pt.header["wall_ms"] - o, p, "start", (pt.node_id, pt.instance, pt.machine), (p, 1))
         fences_in_flight: set[int] = set()
         for k, line in enumerate(pt.lines):
             t = line["wall_ms"] - o
             kind = line["kind"]
             ref = (p, line["_line"])
-            if kind in KINDS and kind not in ("exit",):
-                add(t, 1, p, kind, tuple(line.get(f) for f in KINDS[kind]), ref)
-            elif kind == "exit":
-                add(t, 1, p, "exit", (line["status"], line.get("reason") or ""), ref)
-            elif kind == "send":
+            seq_of[(p, k)] = len(rows)
+            if kind == "send":
                 r = pt.requests[line["id"]]
                 if r.op == "PUT" and r.key.startswith(NODES_PREFIX) and r.key != own:
                     fences_in_flight.add(r.id)
-                    add(t, 1, p, "fence_sent", (r.key, len(fences_in_flight)), ref)
+                    add(t, p, "fence_sent", (r.key, len(fences_in_flight)), ref)
                 elif r.op == "PUT" and r.key == own and state_line(r.body).startswith("released "):
-                    add(t, 1, p, "released_sent", (), ref)
+                    add(t, p, "released_sent", (), ref)
                 elif r.op == "PUT" and r.key.startswith(OWNERS_PREFIX) and state_line(r.body).startswith("nobody "):
-                    add(t, 1, p, "release_sent", (r.key, "", r.timeout_ms), ref)
+                    add(t, p, "release_sent", (r.key, "", r.timeout_ms), ref)
+                else:
+                    seq_of[(p, k)] = len(rows) - 0.5
             elif kind == "answer":
                 r = pt.requests[line["id"]]
                 fences_in_flight.discard(r.id)
+                n = len(rows)
                 _answered(add, bucket, r, t, r.send_wall - o, p, own, state_at, first_live, ref)
+                if len(rows) == n:
+                    seq_of[(p, k)] = n - 0.5
+            elif kind in ("timer", "command"):
+                seq_of[(p, k)] = len(rows) - 0.5
+            elif kind == "exit":
+                add(t, p, "exit", (line["status"], line.get("reason") or ""), ref)
+            else:
+                add(t, p, kind, tuple(line.get(f) for f in KINDS[kind]), ref)
         if pt.exit_line is None:
-            add(pt.last_wall - o + 1, 1, p, "crash", (), (p, None))
-    rows.sort(key=lambda x: (x[0], x[1], x[2]))
+            add(pt.last_wall - o + 1, p, "crash", (), (p, None))
+    # the bucket's versions: when each took effect; at the instant of its send or its answer, between the two
+    for key, chain in bucket.chains.items():
+        for v in chain:
+            w = v.write
+            if w is None:
+                continue
+            t = applies[id(v)]
+            o = off[w.proc]
+            if t == w.send_wall - o:
+                order = seq_of[(w.proc, w.send_line)] + 0.25
+            elif w.answer_line is not None and t == w.answer_wall - o:
+                order = seq_of[(w.proc, w.answer_line)] - 0.25
+            else:
+                order = -1
+            prev = v.prev
+            named = (0 if w.cond == "if-none-match" else None if w.cond is None
+                     else bucket.serial_of(key, w.version))
+            add(t, w.proc, "apply", (key, w.op, w.cond, prev.serial if prev is not None and not prev.deleted else 0,
+                                     named, 0 if v.deleted else v.serial, v.state,
+                                     prev.state if prev is not None else "", w.send_wall - o),
+                (w.proc, procs[w.proc].lines[w.send_line]["_line"]), order)
+    rows.sort(key=lambda x: (x[0], x[1]))
     refs = []
-    for t, _rank, _seq, p, kind, values, ref in rows:
+    for t, _order, p, kind, values, ref in rows:
         h.add(t, p, kind, values)
         refs.append(ref)
     h.end_ms = (rows[-1][0] + 1) if rows else 0
@@ -419,26 +438,124 @@ def _answered(add, bucket: Bucket, r: Request, t: int, sent: int, p: int, own: s
     if r.op in ("PUT", "DELETE"):
         named = bucket.serial_of(key, r.version) if r.cond == "if-match" else 0 if r.cond else None
         if status in STATUS_CODE and (r.cond is not None):
-            add(t, 1, p, "refused", (key, r.op, r.cond, state_at(key, t), sent, STATUS_CODE[status], named), ref)
+            add(t, p, "refused", (key, r.op, r.cond, state_at(key, t), sent, STATUS_CODE[status], named), ref)
         elif status == "conflict":
-            add(t, 1, p, "conflicted", (key, r.op, sent, state_line(r.body)), ref)
+            add(t, p, "conflicted", (key, r.op, sent, state_line(r.body)), ref)
         elif status != "ok" and key.startswith(DATA_PREFIX):
-            add(t, 1, p, "upload_failed", (key, status), ref)
+            add(t, p, "upload_failed", (key, status), ref)
     if key.startswith(OWNERS_PREFIX) or key == own:
         if r.op == "PUT":
             serial = bucket.serial_of(key, r.answer_version) if status == "ok" else -1
             named = bucket.serial_of(key, r.version) if r.cond == "if-match" else 0 if r.cond else None
-            add(t, 1, p, "record_reply", (key, r.op, status, state_line(r.body), serial, named, sent), ref)
+            add(t, p, "record_reply", (key, r.op, status, state_line(r.body), serial, named, sent), ref)
         elif r.op == "GET":
             serial = (bucket.serial_of(key, r.answer_version) if status == "ok" else 0 if status == "not_found"
                       else -1)
-            add(t, 1, p, "record_reply", (key, r.op, status, state_line(r.answer_body) if status == "ok" else "",
+            add(t, p, "record_reply", (key, r.op, status, state_line(r.answer_body) if status == "ok" else "",
                                           serial, None, sent), ref)
     if key.startswith(LEASES_PREFIX) and r.op in ("GET", "PUT"):
-        add(t, 1, p, "leases_reply", (key, r.op, status, state_line(r.answer_body if r.op == "GET" else r.body),
+        add(t, p, "leases_reply", (key, r.op, status, state_line(r.answer_body if r.op == "GET" else r.body),
                                       sent), ref)
     if r.op == "LIST" and status == "ok" and key.startswith(DATA_PREFIX):
-        add(t, 1, p, "listed", (key, [k[len(key):] for k, _e in r.entries or ()], sent), ref)
+        add(t, p, "listed", (key, [k[len(key):] for k, _e in r.entries or ()], sent), ref)
     if r.op == "GET" and key.startswith(NODES_PREFIX) and t <= first_live.get(p, NEVER):
         serial = bucket.serial_of(key, r.answer_version) if status == "ok" else 0 if status == "not_found" else -1
-        add(t, 1, p, "read", (key, serial, sent), ref)
+        add(t, p, "read", (key, serial, sent), ref)
+
+
+# --- the clocks' admissible offsets: a system of difference constraints ------------------------------------
+
+
+class Constraints:
+    """The bounds of the module's docstring as difference constraints x - y <= c, over one variable per
+    machine (T_m: true time = wall + T_m, |T_m| <= max_skew) and one per version (the instant it took
+    effect), with a reference Z = 0. Feasible iff the constraint graph has no negative cycle; the largest
+    T_b - T_a is the shortest path from a to b (Bellman-Ford, as a queue: SPFA)."""
+
+    def __init__(self, ts: TraceSet, bucket: Bucket, max_skew_ms: int) -> None:
+        self.ms = sorted({pt.machine for pt in ts.procs})
+        self.var = {m: k + 1 for k, m in enumerate(self.ms)}  # 0 is Z
+        n = len(self.ms) + 1
+        base = ts.base_ms
+        mach = [self.var[pt.machine] for pt in ts.procs]
+        edges: list[tuple[int, int, int]] = []  # (y, x, c): x - y <= c
+
+        def le(x: int, y: int, c: int) -> None:
+            edges.append((y, x, c))
+
+        for m in self.ms:
+            le(self.var[m], 0, max_skew_ms)
+            le(0, self.var[m], max_skew_ms)
+        for key, chain in bucket.chains.items():
+            ids = list(range(n, n + len(chain)))
+            n += len(chain)
+            for i, v in enumerate(chain):
+                a = ids[i]
+                w = v.write
+                if w is not None:
+                    gap = 1 if w.answer_wall is None or w.answer_wall > w.send_wall else 0  # (as `schedule`)
+                    le(mach[w.proc], a, -(w.send_wall - base) - gap)  # a >= send + T
+                    if w.status == "ok" and w.answer_wall is not None:
+                        le(a, mach[w.proc], w.answer_wall - base)  # a <= answer + T
+                if i:
+                    le(ids[i - 1], a, -1)  # after the version before it
+                for r in v.reads:
+                    if r.answer_wall is not None:
+                        le(a, mach[r.proc], r.answer_wall - base)  # applied before the read was answered
+                    if i + 1 < len(chain):
+                        le(mach[r.proc], ids[i + 1], -(r.send_wall - base) - 1)  # replaced after it was sent
+            if chain:
+                for r in bucket.absent_reads.get(key, ()):
+                    le(mach[r.proc], ids[0], -(r.send_wall - base) - 1)
+        self.n = n
+        self.adj: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        for y, x, c in edges:
+            self.adj[y].append((x, c))
+
+    def _spfa(self, sources: list[int], extra: tuple | None = None) -> list[int] | None:
+        from collections import deque
+
+        inf = 1 << 62
+        dist = [inf] * self.n
+        count = [0] * self.n
+        q = deque()
+        inq = [False] * self.n
+        for s in sources:
+            dist[s] = 0
+            q.append(s)
+            inq[s] = True
+        adj = self.adj
+        if extra is not None:
+            adj = [list(a) for a in adj]
+            y, x, c = extra
+            adj[y].append((x, c))
+        limit = self.n + 1
+        while q:
+            u = q.popleft()
+            inq[u] = False
+            du = dist[u]
+            for v, c in adj[u]:
+                nd = du + c
+                if nd < dist[v]:
+                    dist[v] = nd
+                    if not inq[v]:
+                        count[v] += 1
+                        if count[v] > limit:
+                            return None  # a negative cycle: not feasible
+                        q.append(v)
+                        inq[v] = True
+        return dist
+
+    def solve(self, extra: tuple | None = None) -> dict[str, int] | None:
+        """A feasible T per machine (true = wall + T), with the extra constraint if given; None if none."""
+        dist = self._spfa(list(range(self.n)), extra)
+        if dist is None:
+            return None
+        return {m: dist[self.var[m]] - dist[0] for m in self.ms}
+
+    def widest(self, a: str, b: str) -> int | None:
+        """The largest T_b - T_a: how much later b's lines can be placed than a's (None: infeasible)."""
+        dist = self._spfa([self.var[a]])
+        if dist is None:
+            return None
+        return dist[self.var[b]]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from checkers.verdict import judge as judge_history
 from history import History
 
-from .bucket import Bucket, Placement, place, rebuild, schedule
+from .bucket import Bucket, Constraints, Placement, place, rebuild, schedule
 from .load import TraceSet
 
 
@@ -64,45 +64,35 @@ def machines(ts: TraceSet) -> list[str]:
 
 
 def placements(ts: TraceSet, bucket: Bucket) -> tuple[list[Placement], list[str]]:
-    """The extreme admissible placements (see the module's docstring), and the ones not admissible."""
-    s = ts.params.max_skew_ms
-    ms = machines(ts)
-    out: list[Placement] = []
+    """The extreme admissible placements (see the module's docstring), and the ones not admissible. The
+    admissible clock offsets are the solutions of a system of difference constraints (bucket.Constraints);
+    for each ordered pair of machines (a, b) the placement where b's lines come as late after a's as the
+    system allows, and the mean of those as the centre (the set is convex: a mean of solutions is one)."""
+    c = Constraints(ts, bucket, ts.params.max_skew_ms)
     skipped: list[str] = []
-    centre = {m: 0 for m in ms}
-    ok, why = schedule(ts, bucket, Placement(centre, "earliest"))
-    if ok is None:
-        skipped.append(f"the centre (every clock on true time): {why}")
-    else:
-        out.append(Placement(centre, "earliest", "centre"))
-        out.append(Placement(centre, "latest", "centre"))
-    for a, b in itertools.permutations(ms, 2):
-        k = _widest(ts, bucket, a, b, s) if ok is not None else None
-        if k is None:
-            skipped.append(f"{a} ahead of {b}: no admissible shift")
+    if c.solve() is None:
+        return [], ["no clock offsets within max_skew fit the traces"]
+    extremes: list[tuple[str, dict[str, int]]] = []
+    for a, b in itertools.permutations(c.ms, 2):
+        d = c.widest(a, b)
+        sol = None if d is None else c.solve((c.var[b], c.var[a], -d))  # T_a - T_b <= -d
+        if sol is None:
+            skipped.append(f"{b} after {a}: no admissible shift")
             continue
-        offs = dict(centre, **{a: k, b: -k})
+        extremes.append((f"{b} {d} ms behind {a}", sol))
+    if not extremes:
+        extremes.append(("the only fit", c.solve()))
+    mean = {m: round(sum(sol[m] for _n, sol in extremes) / len(extremes)) for m in c.ms}
+    named = [("centre", mean)] + extremes
+    out: list[Placement] = []
+    for name, sol in named:
+        offs = {m: -t for m, t in sol.items()}  # a History's offset: the clock minus true time
+        if schedule(ts, bucket, Placement(offs, "earliest"))[0] is None:
+            skipped.append(f"{name}: not admissible once rounded")
+            continue
         for policy in ("earliest", "latest"):
-            out.append(Placement(offs, policy, f"{a} ahead of {b} by {2 * k} ms"))
+            out.append(Placement(offs, policy, name))
     return out, skipped
-
-
-def _widest(ts: TraceSet, bucket: Bucket, a: str, b: str, s: int) -> int | None:
-    """The largest k <= s with machine a's clock k ahead and b's k behind admissible (the admissible
-    shifts along this direction are an interval from 0: the bounds are differences, a convex set)."""
-    def fits(k: int) -> bool:
-        return schedule(ts, bucket, Placement({a: k, b: -k}, "earliest"))[0] is not None
-
-    if fits(s):
-        return s
-    lo, hi = 0, s
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(mid):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def judge(ts: TraceSet) -> TraceVerdict:

@@ -91,6 +91,11 @@ class TraceSet:
     access: list[AccessEntry] = field(default_factory=list)
     lines: int = 0  # lines read in all (headers included)
 
+    @property
+    def base_ms(self) -> int:
+        """The earliest header's wall clock: true time 0 in the histories."""
+        return min(pt.header["wall_ms"] for pt in self.procs)
+
 
 def trace_files(directory: str) -> list[str]:
     if not os.path.isdir(directory):
