@@ -136,18 +136,24 @@ def rebuild(ts: TraceSet) -> Bucket:
                     seen_etags.add((r.key, r.version))  # the version it named existed
     not_landed = [r for r in writes if id(r) not in landed]
 
-    # the versions
-    by_etag: dict[tuple[str, str], Version] = {}
+    # the versions: one per landed write (a body written twice, against the format's promise, is two
+    # versions with one ETag: the chain still orders them by their conditions)
+    by_etag: dict[tuple[str, str], Version] = {}  # (key, etag) -> its version, when only one has that ETag
+    twice: set[tuple[str, str]] = set()
     versions_of: dict[str, list[Version]] = {}
     notes: list[str] = []
     for r in sorted(landed.values(), key=lambda r: (r.send_wall, r.proc, r.id)):
         e = etag[id(r)]
         if r.op == "PUT" and e is not None and (r.key, e) in by_etag:
-            notes.append(f"{r.key}: two writes with one ETag {e} (bodies are meant to be unique): the first kept")
-            continue
+            if r.status != "ok" and by_etag[(r.key, e)].write is not None:
+                continue  # only the ETag shows it landed, and another write made that ETag: not shown
+            if (r.key, e) not in twice:
+                notes.append(f"{r.key}: {state_line(r.body)!r} written more than once (one ETag {e}; the format "
+                             f"wants every body unique): reads of it cannot tell the writes apart")
+            twice.add((r.key, e))
         v = Version(r.key, e, r, r.body, deleted=r.op == "DELETE")
         if e is not None:
-            by_etag[(r.key, e)] = v
+            by_etag.setdefault((r.key, e), v)
         versions_of.setdefault(r.key, []).append(v)
     # versions no trace wrote: named by a landed write, or read
     for k, e in sorted(seen_etags):
@@ -156,12 +162,14 @@ def rebuild(ts: TraceSet) -> Bucket:
             v = by_etag[(k, e)] = Version(k, e, None, body)
             versions_of.setdefault(k, []).append(v)
 
-    chains = {k: _chain(k, vs, by_etag, ts) for k, vs in sorted(versions_of.items())}
+    chains = {k: _chain(k, vs) for k, vs in sorted(versions_of.items())}
     serial = 0
     for k, chain in chains.items():
         for v in chain:
             serial += 1
             v.serial = serial
+    for ke in twice:
+        del by_etag[ke]  # ambiguous: no read is tied to either
     # reads: each answered GET or LIST entry to the version it returned; 404s before a first version
     absent_reads: dict[str, list[Request]] = {}
     for r in reqs:
@@ -180,35 +188,34 @@ def rebuild(ts: TraceSet) -> Bucket:
     return Bucket(chains, by_etag, absent_reads, not_landed, md5_ok, notes)
 
 
-def _chain(key: str, versions: list[Version], by_etag: dict, ts: TraceSet) -> list[Version]:
-    """One key's versions in the order they took effect (see the module's docstring)."""
-    succ: dict[int, list[Version]] = {}  # id(prev version) or 0 (no object) -> the conditional writes after it
+def _chain(key: str, versions: list[Version]) -> list[Version]:
+    """One key's versions in the order they took effect (see the module's docstring): from no object, each
+    next version the earliest-sent landed write whose condition names the current one's ETag."""
+    succ: dict[str | None, list[Version]] = {}  # the ETag a conditional write named (None: no object) -> writes
     heads: list[Version] = []  # versions with no known predecessor: foreign ones, unconditional writes
     for v in versions:
         w = v.write
         if w is None or w.cond is None:
             heads.append(v)
-        elif w.cond == "if-none-match":
-            succ.setdefault(0, []).append(v)
         else:
-            prev = by_etag.get((key, w.version))
-            succ.setdefault(id(prev) if prev is not None else -1, []).append(v)
+            succ.setdefault(None if w.cond == "if-none-match" else w.version, []).append(v)
 
     def send(v: Version) -> int:
         return -NEVER if v.write is None else v.write.send_wall
 
+    for vs in succ.values():
+        vs.sort(key=send)
+
     def follow(start: Version | None, out: list[Version]) -> None:
         cur = start
         while True:
-            nxt = succ.get(id(cur) if cur is not None else 0)
+            tag = None if cur is None or cur.deleted else cur.etag
+            nxt = succ.get(tag)
             if not nxt:
                 return
-            nxt.sort(key=send)
             v = nxt.pop(0)
             v.prev = cur
             out.append(v)
-            if v.deleted:  # a delete: the next If-None-Match write follows it
-                succ.setdefault(id(v), []).extend(succ.pop(0, []))
             cur = v
 
     segments: list[list[Version]] = []
@@ -226,9 +233,10 @@ def _chain(key: str, versions: list[Version], by_etag: dict, ts: TraceSet) -> li
         if out and seg[0].write is not None and seg[0].write.cond is None:
             seg[0].prev = out[-1]
         out.extend(seg)
-    left = [v for vs in succ.values() for v in vs]
-    for v in sorted(left, key=send):  # a second successor of one version (a fork): after the rest, flagged by INV-3
-        v.prev = by_etag.get((key, v.write.version)) if v.write.cond == "if-match" else None
+    placed = {id(v) for v in out}
+    for v in sorted((v for vs in succ.values() for v in vs if id(v) not in placed), key=send):
+        # a second successor of one version (a fork): after the rest (INV-3 flags it)
+        v.prev = next((u for u in out if u.etag == v.write.version), None) if v.write.cond == "if-match" else None
         out.append(v)
     return out
 
@@ -415,6 +423,7 @@ def place(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[History | None, 
                 order = -1
             prev = v.prev
             named = (0 if w.cond == "if-none-match" else None if w.cond is None
+                     else prev.serial if prev is not None and prev.etag == w.version
                      else bucket.serial_of(key, w.version))
             add(t, w.proc, "apply", (key, w.op, w.cond, prev.serial if prev is not None and not prev.deleted else 0,
                                      named, 0 if v.deleted else v.serial, v.state,
