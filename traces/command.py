@@ -69,7 +69,7 @@ def command(console, args) -> int:
             raise UsageError(f"--max-skew-ms {args.max_skew_ms}: {e}") from None
     v = judge(ts)
     t_judge = time.perf_counter() - t0
-    divergences = [] if args.no_conform else conform.replay_all(ts, v.bucket)
+    divergences = [] if args.no_conform else conform.replay_all(ts, v.bucket, v.placements[0])
     seconds = time.perf_counter() - t0
     _print(console, ts, v, divergences, seconds, t_judge)
     failed = v.failed(args.strict) or args.strict and any(d.divergence for d in divergences)
