@@ -134,6 +134,8 @@ def rebuild(ts: TraceSet) -> Bucket:
                 changed = True
                 if r.cond == "if-match" and r.version is not None and (r.key, r.version) not in seen_etags:
                     seen_etags.add((r.key, r.version))  # the version it named existed
+        if not changed:
+            changed = _landed_by_count(writes, landed, etag)
     not_landed = [r for r in writes if id(r) not in landed]
 
     # the versions: one per landed write (a body written twice, against the format's promise, is two
@@ -145,8 +147,6 @@ def rebuild(ts: TraceSet) -> Bucket:
     for r in sorted(landed.values(), key=lambda r: (r.send_wall, r.proc, r.id)):
         e = etag[id(r)]
         if r.op == "PUT" and e is not None and (r.key, e) in by_etag:
-            if r.status != "ok" and by_etag[(r.key, e)].write is not None:
-                continue  # only the ETag shows it landed, and another write made that ETag: not shown
             if (r.key, e) not in twice:
                 notes.append(f"{r.key}: {state_line(r.body)!r} written more than once (one ETag {e}; the format "
                              f"wants every body unique): reads of it cannot tell the writes apart")
@@ -186,6 +186,30 @@ def rebuild(ts: TraceSet) -> Bucket:
             if not any(v.deleted for v in chains.get(r.key, ())):
                 absent_reads.setdefault(r.key, []).append(r)
     return Bucket(chains, by_etag, absent_reads, not_landed, md5_ok, notes)
+
+
+def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: dict[int, str | None]) -> bool:
+    """A body written twice (against the format's promise) makes two versions with one ETag, and a read or a
+    name of that ETag cannot say which landed. What can: more landed writes name the ETag (If-Match) than
+    landed writes made it, so one more of its writes landed: the earliest sent not yet counted. True if one
+    was added."""
+    made: dict[tuple[str, str], int] = {}
+    named: dict[tuple[str, str], int] = {}
+    for r in landed.values():
+        e = etag[id(r)]
+        if r.op == "PUT" and e is not None:
+            made[(r.key, e)] = made.get((r.key, e), 0) + 1
+        if r.cond == "if-match" and r.version is not None:
+            named[(r.key, r.version)] = named.get((r.key, r.version), 0) + 1
+    for ke, n in sorted(named.items()):
+        if n > made.get(ke, 0) and made.get(ke, 0) > 0:
+            cands = [r for r in writes if id(r) not in landed and r.op == "PUT" and (r.key, etag[id(r)]) == ke
+                     and r.status not in ("failed_fast", "precondition_failed", "not_found", "conflict")]
+            if cands:
+                r = min(cands, key=lambda r: (r.send_wall, r.proc, r.id))
+                landed[id(r)] = r
+                return True
+    return False
 
 
 def _chain(key: str, versions: list[Version]) -> list[Version]:

@@ -622,6 +622,9 @@ class Node:
 
     async def serve(self, actor: str, gen: int, req: int) -> None:
         """Act as owner: a segment keyed by the hold's generation, acknowledged only while valid."""
+        if self.stopping:  # CS-1: a stopping node releases what it holds; it takes no new work
+            self.log("request_failed", actor=actor, request=req, reason="not ready: stopping")
+            return
         self.log("served", actor=actor, generation=gen, request=req)
         self.seq += 1
         segment = f"{gen:06d}-{self.instance}-{self.seq:05d}"

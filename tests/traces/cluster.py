@@ -29,8 +29,17 @@ class Run:
     seconds: float = 0.0
 
 
+# when things happen, in s from the moment every node holds its lease (a Python process takes a second or
+# two to start on a loaded machine): the full run kills n2 (kill -9) and restarts it, pauses n3 for twice
+# the lease (peers fence it: ttl + grace after its last write, plus a listing), and stops everyone cleanly;
+# the short one (for the traces stored under tests/) only pauses
+FULL = {"kill": 2.5, "restart": 3.0, "pause": 5.0, "resume": 9.0, "stop": 12.0}
+SHORT = {"kill": None, "restart": None, "pause": 2.0, "resume": 6.0, "stop": 7.0}
+READY_S = 30.0  # the nodes must hold their leases by then
+
+
 def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucket: str = "traces",
-                p_delay: float = 0.05, p_drop: float = 0.02) -> Run:
+                p_delay: float = 0.05, p_drop: float = 0.02, plan: dict = FULL) -> Run:
     from tests.conformance.servers import client
 
     from .proxy import DelayDropProxy
@@ -48,7 +57,7 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
     env = dict(os.environ, **CREDENTIAL_ENV, PYTHONPATH=ROOT)
     procs: dict[str, subprocess.Popen] = {}
     run = Run(trace_dir, access_log)
-    t0 = time.monotonic()
+    t0 = began = time.monotonic()
 
     def start(node: str, k: int) -> None:
         cmd = [sys.executable, "-m", "examples.asyncio_node", "--endpoint", proxy.url, "--bucket", bucket,
@@ -68,20 +77,35 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
         if p.poll() is not None:
             run.exits[p.pid] = p.returncode
 
+    def ready() -> bool:
+        names = os.listdir(trace_dir) if os.path.isdir(trace_dir) else []
+        held = set()
+        for n in names:
+            with open(os.path.join(trace_dir, n), encoding="utf-8") as f:
+                if '"lease_valid"' in f.read():
+                    held.add(n.split("-")[0])
+        return held == {"n1", "n2", "n3"}
+
     try:
         for k, node in enumerate(("n1", "n2", "n3")):
             start(node, k)
-        at(6.0)
-        procs["n2"].send_signal(signal.SIGKILL)  # kill -9
-        procs["n2"].wait(5)
-        reap("n2")
-        at(6.5)
-        start("n2", 3)  # restarted under the same id: a new instance
-        at(9.0)
+        while not ready():
+            if time.monotonic() - t0 > READY_S:
+                raise RuntimeError(f"the example nodes did not hold their leases within {READY_S:g} s")
+            time.sleep(0.1)
+        t0 = time.monotonic()
+        if plan["kill"] is not None:
+            at(plan["kill"])
+            procs["n2"].send_signal(signal.SIGKILL)  # kill -9
+            procs["n2"].wait(5)
+            reap("n2")
+            at(plan["restart"])
+            start("n2", 3)  # restarted under the same id: a new instance
+        at(plan["pause"])
         procs["n3"].send_signal(signal.SIGSTOP)  # a pause longer than the lease (ttl 2 s)
-        at(12.6)
+        at(plan["resume"])
         procs["n3"].send_signal(signal.SIGCONT)
-        at(16.0)
+        at(plan["stop"])
         proxy.enabled = False  # the stop is judged without faults
         for node, p in procs.items():
             if p.poll() is None:
@@ -100,7 +124,7 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
                 p.wait(5)
         proxy.stop()
     run.proxy_counts = dict(proxy.counts)
-    run.seconds = time.monotonic() - t0
+    run.seconds = time.monotonic() - began
     return run
 
 
@@ -114,11 +138,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("out")
     p.add_argument("--bug", default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--short", action="store_true", help="the short plan (no kill): the traces stored under tests/")
     a = p.parse_args(argv)
     data = tempfile.mkdtemp(prefix="weed-")
     server = start_seaweedfs(data)
     try:
-        r = run_cluster(server.url, a.out, a.bug, a.seed)
+        r = run_cluster(server.url, a.out, a.bug, a.seed, plan=SHORT if a.short else FULL)
     finally:
         server.stop()
     print(r)
