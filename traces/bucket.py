@@ -119,12 +119,21 @@ def rebuild(ts: TraceSet) -> Bucket:
             return False  # never sent, or refused by the bucket
         e = etag[id(r)]
         if r.op == "PUT" and e is not None and (r.key, e) in seen_etags:
-            return True
+            # shown by its ETag, unless another write made that ETag too (a body written twice): then only the
+            # count of the ETag's names can say (_landed_by_count)
+            return made_by.get((r.key, e), 0) == 1
         if r.op == "DELETE":
             return any(a.op == "DELETE" and a.key == r.key and 200 <= a.status < 300 and a.if_match == r.version
                        for a in ts.access)
         return False
 
+    made_by: dict[tuple[str, str], int] = {}  # (key, etag) -> how many writes that may have landed carry it
+    for r in writes:
+        e = etag[id(r)]
+        if r.op == "PUT" and e is not None and r.status not in ("failed_fast", "precondition_failed", "not_found",
+                                                                 "conflict"):
+            made_by[(r.key, e)] = made_by.get((r.key, e), 0) + 1
+    forced: set[int] = set()  # landed by the count of their ETag's names (_landed_by_count)
     changed = True
     while changed:
         changed = False
@@ -135,7 +144,7 @@ def rebuild(ts: TraceSet) -> Bucket:
                 if r.cond == "if-match" and r.version is not None and (r.key, r.version) not in seen_etags:
                     seen_etags.add((r.key, r.version))  # the version it named existed
         if not changed:
-            changed = _landed_by_count(writes, landed, etag)
+            changed = _landed_by_count(writes, landed, etag, forced)
     not_landed = [r for r in writes if id(r) not in landed]
 
     # the versions: one per landed write (a body written twice, against the format's promise, is two
@@ -188,7 +197,8 @@ def rebuild(ts: TraceSet) -> Bucket:
     return Bucket(chains, by_etag, absent_reads, not_landed, md5_ok, notes)
 
 
-def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: dict[int, str | None]) -> bool:
+def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: dict[int, str | None],
+                     forced: set[int]) -> bool:
     """A body written twice (against the format's promise) makes two versions with one ETag, and a read or a
     name of that ETag cannot say which landed. What can: more landed writes name the ETag (If-Match) than
     landed writes made it, so one more of its writes landed: the earliest sent not yet counted. True if one
@@ -208,6 +218,7 @@ def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: di
             if cands:
                 r = min(cands, key=lambda r: (r.send_wall, r.proc, r.id))
                 landed[id(r)] = r
+                forced.add(id(r))
                 return True
     return False
 
@@ -335,7 +346,7 @@ def schedule(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[dict[int, int
                 ceil = min(hi[i], nxt - 1)
                 for r in v.reads:
                     ceil = min(ceil, t_ans(r))
-                if ceil >= NEVER:
+                if ceil >= NEVER - 1:
                     ceil = max(lo[i], end)  # no answer bounds it: the end of the traces
                 if i + 1 < n:
                     for r in v.reads:

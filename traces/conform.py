@@ -185,6 +185,10 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
                 continue
             if r.key != req.key:
                 continue
+            if req.op not in ("PUT", "DELETE") and any(
+                    w.key == r.key and w.op in ("PUT", "DELETE") and w.id not in matched and w.send_line < r.send_line
+                    for w in reqs):
+                continue  # the implementation wrote the key before that read, and the model has not yet: not its read
             if req.op in ("PUT", "DELETE"):
                 if r.cond != req.cond or (r.cond == "if-match" and r.version != req.version):
                     continue
