@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import os
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from model import MODEL, Params
 from model.io import (

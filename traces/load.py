@@ -8,6 +8,7 @@ clock that runs back, processes that disagree on the timing, two files of one in
 
 from __future__ import annotations
 
+import gzip
 import os
 from dataclasses import dataclass, field
 
@@ -16,7 +17,7 @@ from model.params import Params, ParamsError, validate
 
 from .format import PARAMS, TRACE, VERSION, Validator, load_schema, parse_line
 
-TRACE_SUFFIXES = (".ndjson", ".jsonl")
+TRACE_SUFFIXES = (".ndjson", ".jsonl", ".ndjson.gz", ".jsonl.gz")  # (gzip: as stored under tests/)
 
 
 @dataclass
@@ -139,67 +140,75 @@ def load(directory: str, access_log: str | None = None) -> TraceSet:
 
 def _load_file(path: str, index: int, validator: Validator) -> ProcTrace:
     try:
-        f = open(path, encoding="utf-8")
+        f = gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")
     except OSError as e:
         raise UsageError(f"{path}: cannot read it: {e.strerror}") from None
-    with f:
-        pt: ProcTrace | None = None
-        last_mono = None
-        for n, text in enumerate(f, 1):
-            if not text.strip():
-                continue
-            try:
-                value = parse_line(text)
-            except ValueError as e:
-                raise UsageError(f"{path}:{n}: not a JSON line: {e}") from None
-            if pt is None:
-                if not isinstance(value, dict) or value.get("trace") != TRACE:
-                    raise UsageError(f"{path}:{n}: not a {TRACE} file: its first line must be the header "
-                                     f'({{"trace": "{TRACE}", "version": {VERSION}, ...}})')
-                if value.get("version") != VERSION:
-                    raise UsageError(f"{path}:{n}: trace format version {value.get('version')!r}; this tool reads "
-                                     f"version {VERSION}")
-                errs = validator.errors(value, "#/$defs/header")
-                if errs:
-                    raise UsageError(f"{path}:{n}: header: {errs[0]}")
-                pt = ProcTrace(index, path, value)
-                last_mono = value["mono_ms"]
-                continue
-            errs = validator.errors(value, "#/$defs/line")
-            if errs:
-                raise UsageError(f"{path}:{n}: {errs[0]}")
-            if value["mono_ms"] < last_mono:
-                raise UsageError(f"{path}:{n}: mono_ms {value['mono_ms']} runs back (the line before: {last_mono}): "
-                                 f"a monotonic clock never does")
-            if pt.exit_line is not None:
-                raise UsageError(f"{path}:{n}: a line after the process's exit")
-            last_mono = value["mono_ms"]
-            value["_line"] = n
-            k = len(pt.lines)
-            pt.lines.append(value)
-            kind = value["kind"]
-            if kind == "send":
-                rid = value["id"]
-                if rid in pt.requests:
-                    raise UsageError(f"{path}:{n}: request id {rid} sent twice (ids are unique per process)")
-                pt.requests[rid] = Request(index, rid, value["op"], value["key"], value.get("cond"),
-                                           value.get("version"), value.get("body"), value.get("timeout_ms"),
-                                           value["wall_ms"], k)
-            elif kind == "answer":
-                r = pt.requests.get(value["id"])
-                if r is None:
-                    raise UsageError(f"{path}:{n}: an answer to request {value['id']}, which was never sent")
-                if r.status is not None:
-                    raise UsageError(f"{path}:{n}: request {value['id']} answered twice")
-                r.status = value["status"]
-                r.answer_version = value.get("version")
-                r.answer_body = value.get("body")
-                r.entries = value.get("entries")
-                r.answer_wall = value["wall_ms"]
-                r.answer_line = k
+    try:
+        return _read(f, path, index, validator)
+    except (OSError, EOFError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path}: cannot read it: {e}") from None
+    finally:
+        f.close()
+
+
+def _read(f, path: str, index: int, validator: Validator) -> ProcTrace:
+    pt: ProcTrace | None = None
+    last_mono = None
+    for n, text in enumerate(f, 1):
+        if not text.strip():
+            continue
+        try:
+            value = parse_line(text)
+        except ValueError as e:
+            raise UsageError(f"{path}:{n}: not a JSON line: {e}") from None
         if pt is None:
-            raise UsageError(f"{path}: empty: a trace begins with its header line")
-        return pt
+            if not isinstance(value, dict) or value.get("trace") != TRACE:
+                raise UsageError(f"{path}:{n}: not a {TRACE} file: its first line must be the header "
+                                 f'({{"trace": "{TRACE}", "version": {VERSION}, ...}})')
+            if value.get("version") != VERSION:
+                raise UsageError(f"{path}:{n}: trace format version {value.get('version')!r}; this tool reads "
+                                 f"version {VERSION}")
+            errs = validator.errors(value, "#/$defs/header")
+            if errs:
+                raise UsageError(f"{path}:{n}: header: {errs[0]}")
+            pt = ProcTrace(index, path, value)
+            last_mono = value["mono_ms"]
+            continue
+        errs = validator.errors(value, "#/$defs/line")
+        if errs:
+            raise UsageError(f"{path}:{n}: {errs[0]}")
+        if value["mono_ms"] < last_mono:
+            raise UsageError(f"{path}:{n}: mono_ms {value['mono_ms']} runs back (the line before: {last_mono}): "
+                             f"a monotonic clock never does")
+        if pt.exit_line is not None:
+            raise UsageError(f"{path}:{n}: a line after the process's exit")
+        last_mono = value["mono_ms"]
+        value["_line"] = n
+        k = len(pt.lines)
+        pt.lines.append(value)
+        kind = value["kind"]
+        if kind == "send":
+            rid = value["id"]
+            if rid in pt.requests:
+                raise UsageError(f"{path}:{n}: request id {rid} sent twice (ids are unique per process)")
+            pt.requests[rid] = Request(index, rid, value["op"], value["key"], value.get("cond"),
+                                       value.get("version"), value.get("body"), value.get("timeout_ms"),
+                                       value["wall_ms"], k)
+        elif kind == "answer":
+            r = pt.requests.get(value["id"])
+            if r is None:
+                raise UsageError(f"{path}:{n}: an answer to request {value['id']}, which was never sent")
+            if r.status is not None:
+                raise UsageError(f"{path}:{n}: request {value['id']} answered twice")
+            r.status = value["status"]
+            r.answer_version = value.get("version")
+            r.answer_body = value.get("body")
+            r.entries = value.get("entries")
+            r.answer_wall = value["wall_ms"]
+            r.answer_line = k
+    if pt is None:
+        raise UsageError(f"{path}: empty: a trace begins with its header line")
+    return pt
 
 
 def load_access_log(path: str) -> list[AccessEntry]:
