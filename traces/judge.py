@@ -123,7 +123,10 @@ def judge(ts: TraceSet) -> TraceVerdict:
         invs = set()
         for x, fid in found:
             invs.add(x.invariant)
-            key = (x.invariant, tuple(sorted({refs[i] for i in x.events}, key=_ref_order)))
+            # a violation is known by the trace lines of its events, but for a process's end (whether the run's
+            # end or the exit closes a hold depends on which process ended last: not a different violation)
+            own = {refs[i] for i in x.events if h.events[i].kind not in ("exit", "crash")} or {refs[i] for i in x.events}
+            key = (x.invariant, tuple(sorted(own, key=_ref_order)))
             s = by_key.get(key)
             if s is None:
                 s = by_key[key] = Seen(x.invariant, x.message, key[1], finding=fid, history=h, events=x.events)

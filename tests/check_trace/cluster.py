@@ -2,7 +2,7 @@
 through the delay-and-drop proxy, with a kill -9 and a restart, a SIGSTOP/SIGCONT pause longer than the
 lease, and a clean stop (SIGTERM) at the end: the traces `check-trace` judges (issue 49).
 
-    python -m tests.traces.cluster OUT_DIR [--bug NAME] [--seed N]   # starts SeaweedFS itself
+    python -m tests.check_trace.cluster OUT_DIR [--bug NAME] [--seed N]   # starts SeaweedFS itself
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from tests.conformance.servers import CREDENTIAL_ENV
+try:  # under pytest, tests/ is on the path; run as a module from the checkout, the repository is
+    from conformance.servers import CREDENTIAL_ENV, client, start_seaweedfs
+except ImportError:
+    from tests.conformance.servers import CREDENTIAL_ENV, client, start_seaweedfs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SKEWS = {"n1": 0, "n2": 120, "n3": -120}  # each node's wall clock, off the host's (within max_skew 200)
@@ -40,8 +43,6 @@ READY_S = 30.0  # the nodes must hold their leases by then
 
 def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucket: str = "traces",
                 p_delay: float = 0.05, p_drop: float = 0.02, plan: dict = FULL) -> Run:
-    from tests.conformance.servers import client
-
     from .proxy import DelayDropProxy
 
     os.makedirs(out, exist_ok=True)
@@ -131,8 +132,6 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
 def main(argv: list[str]) -> int:
     import argparse
     import tempfile
-
-    from tests.conformance.servers import start_seaweedfs
 
     p = argparse.ArgumentParser()
     p.add_argument("out")
