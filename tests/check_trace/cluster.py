@@ -7,6 +7,7 @@ lease, and a clean stop (SIGTERM) at the end: the traces `check-trace` judges (i
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -87,6 +88,23 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
                     held.add(n.split("-")[0])
         return held == {"n1", "n2", "n3"}
 
+    def holder(procs: dict) -> str:
+        """The node to pause: n3, or the first that holds an actor now (a pause matters to a holder)."""
+        for node in ("n3", "n1", "n2"):
+            path = os.path.join(trace_dir, f"{node}-{procs[node].pid}.ndjson")
+            held: set[str] = set()
+            try:
+                with open(path, encoding="utf-8") as f:
+                    for text in f:
+                        if '"hold_' in text:
+                            d = json.loads(text)
+                            (held.add if d["kind"] == "hold_began" else held.discard)(d["actor"])
+            except (OSError, ValueError):
+                continue
+            if held:
+                return node
+        return "n3"
+
     try:
         for k, node in enumerate(("n1", "n2", "n3")):
             start(node, k)
@@ -103,9 +121,10 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
             at(plan["restart"])
             start("n2", 3)  # restarted under the same id: a new instance
         at(plan["pause"])
-        procs["n3"].send_signal(signal.SIGSTOP)  # a pause longer than the lease (ttl 2 s)
+        victim = holder(procs)
+        procs[victim].send_signal(signal.SIGSTOP)  # a pause longer than the lease (ttl 2 s)
         at(plan["resume"])
-        procs["n3"].send_signal(signal.SIGCONT)
+        procs[victim].send_signal(signal.SIGCONT)
         at(plan["stop"])
         proxy.enabled = False  # the stop is judged without faults
         for node, p in procs.items():
