@@ -28,14 +28,14 @@ def options(p) -> None:
     p.add_argument("--access-log", metavar="FILE", default=None,
                    help="the S3 server's access log (the simple format of docs/traces.md): adds the writes whose "
                         "answers were lost and that no later request showed")
-    p.add_argument("--max-skew-ms", type=_ms, default=None,
+    p.add_argument("--max-skew-ms", type=_ms, default=None, metavar="MS",
                    help="the clock bound to judge with (default: the traces' own max_skew_ms)")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 1) on a possibly violated invariant and on a divergence from the model too")
     p.add_argument("--no-conform", action="store_true", help="skip the conformance replay through the model")
     p.add_argument("--report", metavar="FILE", default=None, help="write the verdicts as JSON (never overwritten)")
     p.add_argument("--html", metavar="FILE", default=None,
-                   help="draw the first violation (or possible one) as an HTML page, with its intervals")
+                   help="draw the first violation (or possible one) as an HTML page, with its intervals (never overwritten)")
 
 
 def _ms(text: str) -> int:
