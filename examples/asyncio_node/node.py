@@ -51,6 +51,7 @@ RELEASE_TRIES_MS = 1_000  # a foreground release tries this long, then the backg
 RELEASE_WAIT_MS = 5_000  # a clean stop waits at most this long for its releases
 BACKOFF_MIN_MS, BACKOFF_MAX_MS = 500, 8_000
 FENCE_CONCURRENCY = 8
+PENDING_CONCURRENCY = 32
 SEGMENT_TIMEOUT_MS = 2_000
 
 
@@ -677,14 +678,16 @@ class Node:
                     e[1] = self.t.mono() + self.period
                 continue
             now = self.t.mono()
-            for k, e in list(self.pending.items()):
-                if e[0] <= now and k in self.pending:
-                    await self.retry_release(k, e)
-            for k, e in list(self.unresolved.items()):
-                if e[1] <= now and k in self.unresolved:
-                    await self.resolve(k, e)
+            # BD-2: the due entries at once, at most PENDING_CONCURRENCY of them (one at a time, a pass after a
+            # lapse with many holds takes minutes, the ADR says)
+            work = [self.retry_release(k, e) for k, e in list(self.pending.items()) if e[0] <= now]
+            work += [self.resolve(k, e) for k, e in list(self.unresolved.items()) if e[1] <= now]
+            for k in range(0, len(work), PENDING_CONCURRENCY):
+                await asyncio.gather(*work[k:k + PENDING_CONCURRENCY])
 
     async def retry_release(self, k: tuple, e: list) -> None:
+        if k not in self.pending:
+            return
         actor, g, v = k
         status, _e, _b, _x = await self.req("PUT", "owners/" + actor, "if-match", v, owner_body(None, None, g))
         if status == "ok":
@@ -703,6 +706,8 @@ class Node:
     async def resolve(self, k: tuple, e: list) -> None:
         actor, g = k
         async with self.locks[actor]:  # OR-9: held from the read to the release's reply
+            if k not in self.unresolved:
+                return
             status, etag, body, _x = await self.req("GET", "owners/" + actor)
             if status == "ok":
                 rec = parse_owner(body)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,6 +50,8 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
     os.makedirs(out, exist_ok=True)
     trace_dir = os.path.join(out, "traces")
     access_log = os.path.join(out, "access.ndjson")
+    if os.path.exists(trace_dir):  # a run's traces are its own: an earlier run's would be judged with them
+        shutil.rmtree(trace_dir)
     prefix = f"run{seed}-{os.getpid()}-{int(time.time())}/"
     try:
         client(url).create_bucket(Bucket=bucket)

@@ -21,6 +21,11 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
+try:  # under pytest, tests/ is on the path; run as a module from the checkout, the repository is
+    from conformance.faultproxy import FaultProxy
+except ImportError:
+    from tests.conformance.faultproxy import FaultProxy
+
 
 class DelayDropProxy:
     def __init__(self, upstream: str, bucket: str, prefix: str, log_path: str, seed: int = 0,
@@ -122,14 +127,7 @@ class DelayDropProxy:
             with self._lock:
                 self.counts["delayed"] += 1
             time.sleep(delay)
-        h.send_response(status)
-        for k, v in rheaders:
-            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
-                h.send_header(k, v)
-        h.send_header("Content-Length", str(len(payload)))
-        h.end_headers()
-        if h.command != "HEAD":
-            try:
-                h.wfile.write(payload)
-            except OSError:
-                pass
+        try:
+            FaultProxy.relay(h, status, rheaders, payload)
+        except OSError:
+            pass  # the client gave up on a delayed answer
