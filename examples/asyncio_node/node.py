@@ -229,6 +229,7 @@ class Node:
         self.unresolved: dict[tuple, list] = {}  # (actor, g) -> [read version, next mono, backoff]
         self.kick = asyncio.Event()
         self.seq = 0
+        self.serving: dict[str, int] = {}  # actor -> requests being served (OR-5: a release waits for them)
         self.tasks: list[asyncio.Task] = []
         self.deadline_task: asyncio.Task | None = None
         self.stopping = False
@@ -626,6 +627,13 @@ class Node:
         if self.stopping:  # CS-1: a stopping node releases what it holds; it takes no new work
             self.log("request_failed", actor=actor, request=req, reason="not ready: stopping")
             return
+        self.serving[actor] = self.serving.get(actor, 0) + 1
+        try:
+            await self._serve(actor, gen, req)
+        finally:
+            self.serving[actor] -= 1
+
+    async def _serve(self, actor: str, gen: int, req: int) -> None:
         self.log("served", actor=actor, generation=gen, request=req)
         self.seq += 1
         segment = f"{gen:06d}-{self.instance}-{self.seq:05d}"
@@ -789,9 +797,17 @@ class Node:
         self.log("stop_began")
         if not self.running:
             self.exit(0, "clean stop before the lease was held")
-        for actor in list(self.holds):
-            await self.release(actor, "clean stop")
         deadline = self.t.mono() + RELEASE_WAIT_MS
+
+        async def release_when_idle(actor: str) -> None:
+            # OR-5: the node stops acting as owner before it sends the release: a request being served (its
+            # upload in flight) ends first, within the stop's wait
+            while self.serving.get(actor) and self.t.mono() < deadline:
+                await asyncio.sleep(0.005)
+            if actor in self.holds:
+                await self.release(actor, "clean stop")
+
+        await asyncio.gather(*(release_when_idle(a) for a in list(self.holds)))
         while self.pending and self.t.mono() < deadline and self.lease_valid():
             await asyncio.sleep(0.05)
         self.invalidated = True  # CS-1: every is_valid says no from here
