@@ -70,7 +70,8 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
                "--skew-ms", str(SKEWS[node])]
         if bug:
             cmd += ["--bug", bug]
-        procs[node] = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        with open(os.path.join(out, f"{node}.stderr"), "ab") as err:  # (a node's traceback, if any, lands here)
+            procs[node] = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err)
 
     def at(seconds: float) -> None:
         left = t0 + seconds - time.monotonic()
@@ -83,17 +84,24 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
             run.exits[p.pid] = p.returncode
 
     def ready() -> bool:
-        names = os.listdir(trace_dir) if os.path.isdir(trace_dir) else []
-        held = set()
-        for n in names:
-            with open(os.path.join(trace_dir, n), encoding="utf-8") as f:
-                if '"lease_valid"' in f.read():
-                    held.add(n.split("-")[0])
-        return held == {"n1", "n2", "n3"}
+        """Every node holds its lease, or its process ended (a first write held back in the network can get a
+        starting node fenced before it ever held its lease: it exits, as the ADR says, NL-10)."""
+        for node, p in procs.items():
+            if p.poll() is not None:
+                continue
+            try:
+                with open(os.path.join(trace_dir, f"{node}-{p.pid}.ndjson"), encoding="utf-8") as f:
+                    if '"lease_valid"' not in f.read():
+                        return False
+            except OSError:
+                return False
+        return True
 
     def holder(procs: dict) -> str:
         """The node to pause: n3, or the first that holds an actor now (a pause matters to a holder)."""
         for node in ("n3", "n1", "n2"):
+            if procs[node].poll() is not None:
+                continue
             path = os.path.join(trace_dir, f"{node}-{procs[node].pid}.ndjson")
             held: set[str] = set()
             try:
@@ -118,6 +126,7 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
         t0 = time.monotonic()
         if plan["kill"] is not None:
             at(plan["kill"])
+            reap("n2")
             procs["n2"].send_signal(signal.SIGKILL)  # kill -9
             procs["n2"].wait(5)
             reap("n2")
@@ -125,9 +134,10 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
             start("n2", 3)  # restarted under the same id: a new instance
         at(plan["pause"])
         victim = holder(procs)
-        procs[victim].send_signal(signal.SIGSTOP)  # a pause longer than the lease (ttl 2 s)
-        at(plan["resume"])
-        procs[victim].send_signal(signal.SIGCONT)
+        if procs[victim].poll() is None:
+            procs[victim].send_signal(signal.SIGSTOP)  # a pause longer than the lease (ttl 2 s)
+            at(plan["resume"])
+            procs[victim].send_signal(signal.SIGCONT)
         at(plan["stop"])
         proxy.enabled = False  # the stop is judged without faults
         for node, p in procs.items():
