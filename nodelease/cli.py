@@ -346,11 +346,11 @@ SUBCOMMANDS = (
                _compile_options, compiled.command),
     Subcommand("docs", "rewrite the generated tables of README.md and docs/ from the registries",
                _docs_options, _docs),
+    Subcommand("amendments", "judge every variant of amendments/ (ADR amendments, open questions): exit 1 "
+                             "if a verdict changed from the recorded one", amendments.options, amendments.command),
     Subcommand("check-trace", "judge the traces of a real implementation (one NDJSON file per process, "
                               "docs/traces.md) with the same checkers, its clocks skewed up to max_skew",
                _check_trace_options, _check_trace),
-    Subcommand("amendments", "judge every variant of amendments/ (ADR amendments, open questions): exit 1 "
-                             "if a verdict changed from the recorded one", amendments.options, amendments.command),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}
 MODE_FLAGS = {s.mode_flag: s for s in SUBCOMMANDS if s.mode_flag}
