@@ -344,7 +344,9 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
                         print(f"  {t - pt.header['wall_ms']:>7} out {e}")
             effects(effs, t)
     except _Diverged:
-        pass
+        if DEBUG and state is not None:
+            print(f"  model state: holds {dict(state.holds)} pending {dict(state.pending)} "
+                  f"unresolved {dict(state.unresolved)} inflight {dict(state.inflight)}")
     except Exception as e:  # the model refused an input (a ContractError): the replay cannot go on
         out.stopped = f"{type(e).__name__}: {e}"
     return out

@@ -230,6 +230,7 @@ class Node:
         self.kick = asyncio.Event()
         self.seq = 0
         self.serving: dict[str, int] = {}  # actor -> requests being served (OR-5: a release waits for them)
+        self.releasing = 0  # foreground releases in flight (CS-1: a clean stop waits for them too)
         self.tasks: list[asyncio.Task] = []
         self.deadline_task: asyncio.Task | None = None
         self.stopping = False
@@ -653,8 +654,12 @@ class Node:
         """OR-5: stop acting, then write nobody If-Match the hold's version, generation kept."""
         g, v = self.holds.pop(actor)
         self.log("hold_ended", actor=actor, generation=g, reason=reason)
-        status, _e, _b, _x = await self.req("PUT", "owners/" + actor, "if-match", v, owner_body(None, None, g),
-                                            RELEASE_TRIES_MS)
+        self.releasing += 1
+        try:
+            status, _e, _b, _x = await self.req("PUT", "owners/" + actor, "if-match", v, owner_body(None, None, g),
+                                                RELEASE_TRIES_MS)
+        finally:
+            self.releasing -= 1
         if status == "ok":
             self.log("released", actor=actor, generation=g)
         else:
@@ -808,8 +813,9 @@ class Node:
                 await self.release(actor, "clean stop")
 
         await asyncio.gather(*(release_when_idle(a) for a in list(self.holds)))
-        while self.pending and self.t.mono() < deadline and self.lease_valid():
-            await asyncio.sleep(0.05)
+        # CS-1: wait for the releases (bounded): those pending, and those still in flight (a hibernation's)
+        while (self.pending or self.releasing) and self.t.mono() < deadline and self.lease_valid():
+            await asyncio.sleep(0.005)
         self.invalidated = True  # CS-1: every is_valid says no from here
         self.log("lease_invalidated")
         if self.lease_busy is not None:  # the attempt in flight finishes; it extends nothing
