@@ -62,7 +62,8 @@ def options(p) -> None:
     p.add_argument("new", metavar="NEW", help="the report compared")
     p.add_argument("--coverage-tol", type=float, default=COVERAGE_TOL_PP, metavar="PP",
                    help=f"a coverage point's share of the seeds may fall this many percentage points (default "
-                        f"{COVERAGE_TOL_PP:g}); a larger fall is worse only beyond chance (95 %% intervals apart); "
+                        f"{COVERAGE_TOL_PP:g}); a larger fall is worse only beyond chance (their Clopper-Pearson "
+                        f"intervals apart); "
                         f"a point OLD reached and NEW never does is worse whatever this says")
     p.add_argument("--margin-tol-ms", type=int, default=MARGIN_TOL_MS, metavar="MS",
                    help=f"a margin's minimum may shrink this many ms (default {MARGIN_TOL_MS}); a larger shrink is "
@@ -211,7 +212,8 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
             bad, why, test = True, f"measured in {a['seeds']} seeds, now in none", MARGIN_GONE
         elif change is not None and vb < 0 <= va:
             bad, test = True, MARGIN_NEGATIVE
-            why = f"min {va} ms (seed {a['seed']}) -> {vb} ms (seed {b['seed']}): shrank {-change} ms, now negative (broken)"
+            why = (f"min {va} ms (seed {a['seed']}) -> {vb} ms (seed {b['seed']}): shrank {-change} ms, now negative "
+                   f"(broken)")
         elif change is not None and change < -margin_tol_ms:
             below = _below(b, va)
             p = precedence_p(below, a["seeds"], b["seeds"])
