@@ -29,4 +29,5 @@ PACKAGES = LAYERS + REGISTRIES  # every top-level package of the tool: the wheel
 # the data files the tool reads at run time, per package (globs relative to it): the wheel carries these
 DATA = {
     "amendments": ("verdicts.json", "plans/*.json"),  # the recorded verdicts and their counterexample plans
+    "campaign": ("price_tables/*.json",),  # the providers' price tables, with their billing rules (campaign/prices.py)
 }
