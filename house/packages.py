@@ -30,4 +30,5 @@ PACKAGES = LAYERS + REGISTRIES  # every top-level package of the tool: the wheel
 DATA = {
     "amendments": ("verdicts.json", "plans/*.json"),  # the recorded verdicts and their counterexample plans
     "traces": ("trace-v1.schema.json",),  # the trace format's JSON schema (the loader validates with it)
+    "campaign": ("price_tables/*.json",),  # the providers' price tables, with their billing rules (campaign/prices.py)
 }
