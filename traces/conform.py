@@ -211,9 +211,8 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
     def seen_last(req, now: int) -> Reply | None:
         best = None
         for r in reqs:
-            if (r.op == req.op and r.key == req.key and r.status == "ok" or r.status == "not_found") \
-                    and r.op == req.op and r.key == req.key and r.answer_wall is not None \
-                    and 0 <= now - r.answer_wall <= tol and (best is None or r.answer_wall > best.answer_wall):
+            if (r.op == req.op and r.key == req.key and r.status in ("ok", "not_found") and r.answer_wall is not None
+                    and 0 <= now - r.answer_wall <= tol and (best is None or r.answer_wall > best.answer_wall)):
                 best = r
         if best is None:
             return None

@@ -179,18 +179,16 @@ class Validator:
 
     def _all_of(self, value, parts: list, where: str) -> list[str]:
         table = self._by_kind.get(id(parts))
-        if table is None:
+        if table is None:  # an allOf of "if kind is K then ..." only: a table by K, read in one step
             table = {}
             for part in parts:
                 const = part.get("if", {}).get("properties", {}).get("kind", {}).get("const")
                 if set(part) != {"if", "then"} or const is None:
-                    table = None
+                    table = {}
                     break
                 table[const] = part["then"]
-            self._by_kind[id(parts)] = table if table is not None else {}
-            if table is None:
-                self._by_kind[id(parts)] = None  # type: ignore[assignment]
-        if table is not None and isinstance(value, dict):
+            self._by_kind[id(parts)] = table
+        if table and isinstance(value, dict):
             then = table.get(value.get("kind"))
             return [] if then is None else self.errors(value, then, where)
         out: list[str] = []
