@@ -142,7 +142,10 @@ def bakeoff_command(console, args) -> int:
     rows = bakeoff.run(console, chosen, args.reps, args.cap_s, args.jobs)
     cmd = f"{invoked_as()} bakeoff" + (f" --mutants-report {args.mutants_report}" if args.mutants_report else "") + \
         f" --reps {args.reps} --cap-s {args.cap_s:g} --jobs {args.jobs}"
+    errors = [r for r in rows if "error" in r]
     write_json(path, {"reps": args.reps, "cap_s": args.cap_s, "rows": rows, "summary": bakeoff.summary(rows),
+                      "passed": not errors, "exit_status": int(Exit.TOOL if errors else Exit.PASSED),
+                      "why_not_passed": f"{len(errors)} target(s) could not be measured" if errors else None,
                       "command": command_line()})
     secondary(write_text, md, bakeoff.markdown(rows, args.reps, args.cap_s, cmd), "the bake-off's table")
     for group, s in bakeoff.summary(rows).items():
@@ -150,7 +153,6 @@ def bakeoff_command(console, args) -> int:
               f"{s['guided_wins']}, uniform on {s['uniform_wins']} (sign test p {s['sign_test_p']}, Wilcoxon p "
               f"{s['wilcoxon_p']})")
     print(f"report: {os.path.relpath(path)}; table: {os.path.relpath(md)}")
-    errors = [r for r in rows if "error" in r]
     if errors:
         raise ToolFailure(f"{len(errors)} target(s) could not be measured (first, {errors[0]['id']}: {errors[0]['error']})")
     return Exit.PASSED
