@@ -47,31 +47,33 @@ def _run(console, args, s3) -> int:
     client = s3.make_client(url, args.region, args.addressing_style, params)
     bucket = s3.open_bucket(client, url, args.bucket, prefix, args.reuse_prefix)
     where = s3.redact_url(url)
-    print(f"s3 world: {where} bucket {args.bucket} prefix {prefix}, run {run_id}, model {args.model}, "
-          f"scenario {scenario}, {args.duration:g} s, seed {seed}", flush=True)
-    prog = Progress(console, args.duration, f"{args.model}/s3", unit="s")
-
-    def progress(world) -> None:
-        prog.at(world.now / 1000, f"{world.bucket_requests} bucket requests, {world.acquisitions()} acquisitions")
-
-    # --nodes and --actors: None leaves them to the scenario's draw
-    world = s3.S3World(bucket, model, params, args.model, int(args.duration * 1000), args.nodes, args.actors, seed,
-                       scenario, progress=progress)
-    done: dict = {"deleted": None, "report": None}  # what was done before a signal, if one comes
+    done: dict = {"world": None, "deleted": None, "report": None, "progress": None}  # for the line a signal ends it with
     t0 = time.monotonic()
-    try:
+    try:  # from here on, a signal at any instant says where the run's keys are
+        print(f"s3 world: {where} bucket {args.bucket} prefix {prefix}, run {run_id}, model {args.model}, "
+              f"scenario {scenario}, {args.duration:g} s, seed {seed}", flush=True)
+        prog = done["progress"] = Progress(console, args.duration, f"{args.model}/s3", unit="s")
+
+        def progress(world) -> None:
+            prog.at(world.now / 1000, f"{world.bucket_requests} bucket requests, {world.acquisitions()} acquisitions")
+
+        # --nodes and --actors: None leaves them to the scenario's draw
+        world = done["world"] = s3.S3World(bucket, model, params, args.model, int(args.duration * 1000), args.nodes,
+                                           args.actors, seed, scenario, progress=progress)
         return _judged(console, args, s3, world, bucket, params, seed, run_id, prefix, where, path, scenario, t0,
                        done, prog)
-    except KeyboardInterrupt as e:  # at any instant from the first request: where its keys are, always
+    except KeyboardInterrupt as e:
+        if done["progress"] is not None:
+            done["progress"].close()
         raise Stopped(f"{signal_name(e)} after {time.monotonic() - t0:.1f} s of the s3 run: "
                       + (f"its report is {os.path.relpath(done['report'])}; " if done["report"] else
                          "no verdict, no report (a run cut short judges nothing); ")
-                      + _keys_left(world, done["deleted"], prefix, args.bucket), signal_name(e)) from None
+                      + _keys_left(done["world"], done["deleted"], prefix, args.bucket), signal_name(e)) from None
 
 
 def _keys_left(world, deleted: int | None, prefix: str, bucket: str) -> str:
     """Where a run's keys are: how many it wrote, how many its --cleanup deleted, under which prefix."""
-    n = len(world.keys_written)
+    n = len(world.keys_written) if world is not None else 0
     if deleted:
         return f"{n - deleted} of the {n} keys it wrote are left under the prefix {prefix} of bucket {bucket}"
     return f"the {n} keys it wrote are left under the prefix {prefix} of bucket {bucket}"
