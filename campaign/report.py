@@ -259,6 +259,13 @@ def load_json(path: str, what: str = "report"):
         raise UsageError(f"the {what} {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
 
 
+def fault_kinds() -> list[str]:
+    """The fault kinds this tool knows, in their order (scenarios/faults/)."""
+    from scenarios.faults import KINDS
+
+    return list(KINDS)
+
+
 def load_report(path: str, report=None, merging: bool = False) -> dict:
     """A report read back (from `path`, or already read), checked against its schema first
     (campaign/validate.py): a malformed one is one line and exit 2, never a traceback."""
@@ -394,6 +401,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
+        # the fault kinds the tool knew (a replay after a kind was added says "the same run, the options grew")
+        "fault_kinds": fault_kinds(),
         # what `merge` needs to join shard reports exactly (distributions, the seeds of each finding)
         "raw": {"failover_ms": failover, "takeover_margin_ms": margins,
                 "finding_seeds": {fid: entry["seeds"] for fid, entry in findings.items()}},
@@ -588,6 +597,9 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
+        # (the shards' own, if they agree; [] says nothing is known of them)
+        "fault_kinds": (parts[0].get("fault_kinds") or []) if all(
+            r.get("fault_kinds") == parts[0].get("fault_kinds") for r in parts) else [],
         "raw": {"failover_ms": failover, "takeover_margin_ms": margins, "finding_seeds": finding_seeds},
         "elapsed_s": round(elapsed, 3),
         "seeds_per_s": round(seeds_run / elapsed, 1) if elapsed > 0 else None,

@@ -65,7 +65,7 @@ from model.io import (
 from model.params import Params
 from model.records import LEASES_PREFIX, NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, state_line
 
-from .faults import KINDS, NO_FAULTS, RATES, steps
+from .faults import KINDS, NO_FAULTS, RATES, defaults, steps
 from .faults.fail_fast import FAIL_FAST_MS_MAX
 from .processes import Proc, Processes, Slot
 from .quiet import QuietPhase
@@ -87,6 +87,7 @@ SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "de
 SDK_RETRY_MS_MAX = 50  # an SDK's retry follows within this (botocore's standard mode: a jitter of at most 50 ms)
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 SentFields = FIELDS["sent"]
+OFF_OPTIONS = defaults()  # every fault kind's options at their off values, its settings at their defaults
 
 
 _new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
@@ -137,6 +138,7 @@ class World(Processes, Workload, QuietPhase):
         self.fault_target = o.get("fault_target")
         self.in_quiet = False
         self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
+        self.history.off_options = OFF_OPTIONS  # (not hashed at their off values: a kind added leaves the hash)
         self.rules: Counter = Counter()
         self.bucket_requests = 0
         self.procs: list[Proc] = []
