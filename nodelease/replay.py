@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from campaign.run import check_scenario, load_model, parse_pins, run_one
+from campaign.run import check_scenario, load_model, parse_pins, resolve, run_one
 from house.errors import Exit, ReplayDiffers, ToolFailure, UsageError
 from campaign.report import git_commit, invoked_as, load_json, load_report, reports_path, timeline_text
 
@@ -108,12 +108,9 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
         raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
     start, count = report["seeds"]["start"], report["seeds"]["count"]
     seed = pick_seed(report, seed, "replay")
-    model_name = report["model"]
-    load_model(model_name)
-    scenario = check_scenario(report["scenario"])
-    params = parse_pins([], report["params"], scenario, seed, 1)
-    result, history = run_one(seed, model_name, scenario, params, keep_history=True,
-                              strict=bool(report.get("strict")))
+    spec = resolve(report["model"], report["scenario"], [], bool(report.get("strict")), seed, 1, report["params"])
+    model_name, scenario = spec.model, spec.scenario
+    result, history = run_one(seed, spec, keep_history=True)
     if history is not None:
         print(f"seed {seed}, model {model_name}, scenario {scenario}")
         print("drawn options: " + json.dumps(history.options, sort_keys=True))
