@@ -7,18 +7,24 @@ correct one):
 
 - failures: the (seed, invariant) pairs that fail in NEW and not in OLD (new), and the reverse
   (gone); seeds whose run raised (tool failures), the same way;
-- coverage: each point's share of the seeds that reached it; a point whose share moved by more than
-  `--coverage-tol` percentage points is listed, and one that fell that far, or that OLD reached and
-  NEW never does, is worse;
-- margins (checkers/margins.py): each timing rule's least slack over the seeds; a minimum that shrank
-  by more than `--margin-tol-ms`, one that went negative, or one OLD measured and NEW no longer
-  does, is worse;
+- coverage: each point's share of the seeds that reached it, with its 95 % Clopper-Pearson interval
+  (checkers/confidence.py); a point whose share moved by more than `--coverage-tol` percentage points is
+  listed; one that fell that far and beyond chance (NEW's interval wholly below OLD's), or that OLD reached
+  and NEW never does, is worse;
+- margins (checkers/margins.py): each timing rule's least slack over the seeds; one that went negative (a
+  rule broken: no chance about it), or one OLD measured and NEW no longer does, is worse; a minimum that
+  shrank by more than `--margin-tol-ms` is worse when it shrank beyond chance: more of NEW's seeds fall
+  below OLD's least value than two samples of one distribution would put there (the precedence test,
+  p < 0.05; the seeds counted from NEW's histogram, so a lower bound: the test errs towards chance);
 - findings: the seeds of each known finding (checkers/findings.py), compared seed by seed (the seeds only
   NEW shows it in against those only OLD does, a sign test: checkers/paired.py); a finding NEW shows more
   often beyond chance is worse (a bug that hides as a finding shows so); reports without the seed lists
   compare counts, and any rise is worse;
 - cost: seeds per second; reported, and worse only past `--cost-tol` percent (wall time on a shared
   machine is no verdict unless asked for).
+
+Each row says which test decided it (`test`), and each line of what got worse names it. A new failure
+is worse with no test at all: a violation is a fact, not an estimate.
 
 Exit 0 when nothing got worse beyond the tolerances, 1 when something did, 2 on bad input (one line,
 never a traceback): a file that is not a campaign's report, or reports of different seeds,
@@ -38,6 +44,17 @@ from house.errors import Exit, UsageError
 COVERAGE_TOL_PP = 1.0  # percentage points of the seeds a coverage point's share may fall
 MARGIN_TOL_MS = 0  # ms a margin's minimum may shrink: the same seeds of the same world give the same minima
 SHOWN = 10  # failures listed per side in the table (the JSON lists them all)
+SIGNIFICANCE = 0.05  # a margin's shrink beyond chance: the precedence test's p below this
+
+# which test decided a row (each row's `test`, each worse line's "(test: ...)")
+NO_TEST = "none: a new violation is worse, no chance involved"
+COVERAGE_APART = "Clopper-Pearson 95 % intervals apart"
+COVERAGE_CHANCE = "within chance: 95 % intervals overlap"
+COVERAGE_LOST = "reached in OLD, never in NEW: worse whatever its share"
+MARGIN_GONE = "measured in OLD, never in NEW: worse whatever its share"
+MARGIN_NEGATIVE = "negative: a rule broken, worse whatever the tolerance"
+FINDING_SIGN = "sign test over the seeds only one report shows it in (p < 0.05)"
+FINDING_COUNT = "count (a report lists no seeds): any rise"
 
 
 def options(p) -> None:
@@ -45,10 +62,13 @@ def options(p) -> None:
     p.add_argument("new", metavar="NEW", help="the report compared")
     p.add_argument("--coverage-tol", type=float, default=COVERAGE_TOL_PP, metavar="PP",
                    help=f"a coverage point's share of the seeds may fall this many percentage points (default "
-                        f"{COVERAGE_TOL_PP:g}); a point OLD reached and NEW never does is worse whatever this says")
+                        f"{COVERAGE_TOL_PP:g}); a larger fall is worse only beyond chance (their Clopper-Pearson "
+                        f"intervals apart); "
+                        f"a point OLD reached and NEW never does is worse whatever this says")
     p.add_argument("--margin-tol-ms", type=int, default=MARGIN_TOL_MS, metavar="MS",
-                   help=f"a margin's minimum may shrink this many ms (default {MARGIN_TOL_MS}); one that goes "
-                        f"negative is worse whatever this says")
+                   help=f"a margin's minimum may shrink this many ms (default {MARGIN_TOL_MS}); a larger shrink is "
+                        f"worse only beyond chance (precedence test, p < 0.05); one that goes negative is worse "
+                        f"whatever this says")
     p.add_argument("--cost-tol", type=float, metavar="PCT",
                    help="seeds/s may fall this many percent (default: cost is reported, never worse)")
     p.add_argument("--allow-different", action="store_true",
@@ -113,13 +133,18 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
             cost_tol: float | None = None, warnings: list[str] | None = None) -> dict:
     """The comparison of two reports, as diff's JSON prints it: each part, and `worse` (one line per
     change beyond its tolerance; empty: nothing got worse)."""
-    from checkers.paired import finding_seeds, findings_paired, more_often  # (the command line imports no checker)
+    from checkers.confidence import apart, clopper_pearson, precedence_p  # (the command line imports no checker)
+    from checkers.paired import finding_seeds, findings_paired, more_often
 
     worse: list[str] = []
     out: dict = {"tolerances": {"coverage_pp": coverage_tol, "margin_ms": margin_tol_ms, "cost_pct": cost_tol},
                  "warnings": list(warnings or []),
                  "same_histories": bool(old.get("history_digest")) and old.get("history_digest") == new.get(
-                     "history_digest")}
+                     "history_digest"),
+                 # the test each part's rows are decided by (each row says which one decided it)
+                 "tests": {"failures": NO_TEST, "coverage": COVERAGE_APART + f", past {coverage_tol:g} pp",
+                           "margins": f"precedence (p < {SIGNIFICANCE:g}), past {margin_tol_ms} ms",
+                           "findings": FINDING_SIGN, "cost": "the tolerance alone"}}
 
     # failures, by (seed, invariant)
     def pairs(r):
@@ -136,7 +161,7 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     for f in added:
         by_inv.setdefault(f["invariant"], set()).add(f["seed"])
     for inv, seeds in sorted(by_inv.items()):
-        worse.append(f"{inv} fails in {len(seeds)} seeds it did not (first {min(seeds)})")
+        worse.append(f"{inv} fails in {len(seeds)} seeds it did not (first {min(seeds)}; test: {NO_TEST})")
     to = {f["seed"] for f in old.get("tool_failures") or []}
     tn = {f["seed"] for f in new.get("tool_failures") or []}
     out["tool_failures"] = {"new": sorted(tn - to), "gone": sorted(to - tn)}
@@ -152,15 +177,23 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
         pa, pb = (None if a is None else 100 * a / no), (None if b is None else 100 * b / nn)
         moved = None if pa is None or pb is None else pb - pa
         lost = bool(a) and b == 0
-        bad = lost or (moved is not None and moved < -coverage_tol)
+        side = 0 if a is None or b is None else apart(min(a, no), no, min(b, nn), nn)
+        bad = lost or (moved is not None and moved < -coverage_tol and side < 0)
+        test = (COVERAGE_LOST if lost else COVERAGE_APART if side else COVERAGE_CHANCE) if moved is not None \
+            else "only one report has the point"
         if bad or (moved is not None and abs(moved) > coverage_tol) or (a is None) != (b is None):
             rows.append({"point": point, "old_seeds": a, "new_seeds": b, "old_pct": _round(pa), "new_pct": _round(pb),
-                         "moved_pp": _round(moved), "worse": bad})
+                         "moved_pp": _round(moved), "old_ci95_pct": _ci_pct(a, no, clopper_pearson),
+                         "new_ci95_pct": _ci_pct(b, nn, clopper_pearson), "beyond_chance": bool(side) or lost,
+                         "test": test, "worse": bad})
         if lost:
-            worse.append(f"coverage point {point!r}: reached in {a} seeds, now never")
+            worse.append(f"coverage point {point!r}: reached in {a} seeds, now never (test: {COVERAGE_LOST})")
         elif bad:
-            worse.append(f"coverage point {point!r}: {pa:.1f} % of the seeds -> {pb:.1f} % ({moved:+.1f} pp, "
-                         f"tolerance {coverage_tol:g})")
+            lo_o, hi_o = _ci_pct(a, no, clopper_pearson)
+            lo_n, hi_n = _ci_pct(b, nn, clopper_pearson)
+            worse.append(f"coverage point {point!r}: {pa:.1f} % of the seeds (95 % {lo_o:.1f} .. {hi_o:.1f}) -> "
+                         f"{pb:.1f} % ({lo_n:.1f} .. {hi_n:.1f}), {moved:+.1f} pp, tolerance {coverage_tol:g} "
+                         f"(test: {COVERAGE_APART})")
     out["coverage"] = rows
 
     # margins: each one's minimum
@@ -173,19 +206,30 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
         change = None if va is None or vb is None else vb - va
         bad = False
         why = ""
+        test = None
+        below = p = None
         if compared and va is not None and vb is None:
-            bad, why = True, f"measured in {a['seeds']} seeds, now in none"
-        elif change is not None and (change < -margin_tol_ms or (vb < 0 <= va)):
-            bad = True
-            why = (f"min {va} ms (seed {a['seed']}) -> {vb} ms (seed {b['seed']}): shrank {-change} ms"
-                   + (", now negative (broken)" if vb < 0 <= va else f", tolerance {margin_tol_ms} ms")
-                   + (f"; replay: {b['replay']}" if b.get("replay") else ""))
+            bad, why, test = True, f"measured in {a['seeds']} seeds, now in none", MARGIN_GONE
+        elif change is not None and vb < 0 <= va:
+            bad, test = True, MARGIN_NEGATIVE
+            why = (f"min {va} ms (seed {a['seed']}) -> {vb} ms (seed {b['seed']}): shrank {-change} ms, now negative "
+                   f"(broken)")
+        elif change is not None and change < -margin_tol_ms:
+            below = _below(b, va)
+            p = precedence_p(below, a["seeds"], b["seeds"])
+            bad = p < SIGNIFICANCE
+            test = (f"precedence: {below} of NEW's {b['seeds']} seeds below OLD's least of {a['seeds']}, p {p:.3g} "
+                    f"({'beyond' if bad else 'within'} chance)")
+            why = f"min {va} ms (seed {a['seed']}) -> {vb} ms (seed {b['seed']}): shrank {-change} ms, tolerance " \
+                  f"{margin_tol_ms} ms"
+        if why and b.get("replay"):
+            why += f"; replay: {b['replay']}"
         rows.append({"margin": name, "invariant": (b or a).get("invariant"), "old_min": va, "new_min": vb,
                      "change_ms": change, "old_seed": a.get("seed"), "new_seed": b.get("seed"),
                      "old_seeds": a.get("seeds", 0), "new_seeds": b.get("seeds", 0), "new_replay": b.get("replay"),
-                     "worse": bad})
+                     "new_below_old_min": below, "p": None if p is None else round(p, 4), "test": test, "worse": bad})
         if bad:
-            worse.append(f"margin {name} ({(b or a).get('invariant')}): {why}")
+            worse.append(f"margin {name} ({(b or a).get('invariant')}): {why} (test: {test})")
     out["margins"] = rows
 
     # findings: the seeds of each, paired seed by seed where both reports list them (checkers/paired.py): a
@@ -199,12 +243,13 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
         paired = fid in so or fid in sn
         d = findings_paired(sn, so).get(fid) if paired else None
         bad = more_often(d) if d is not None else b > a
+        test = FINDING_SIGN if d is not None else FINDING_COUNT
         rows.append({"finding": fid, "old_seeds": a, "new_seeds": b, "new_only": d and d["variant_only"],
-                     "old_only": d and d["correct_only"], "p": d and d["p"], "worse": bad})
+                     "old_only": d and d["correct_only"], "p": d and d["p"], "test": test, "worse": bad})
         if bad:
             worse.append(f"finding {fid}: {a} seeds -> {b}" + (
                 f" ({d['variant_only']} seeds only NEW shows it, {d['correct_only']} only OLD: sign test p {d['p']:g})"
-                if d is not None else ""))
+                if d is not None else "") + f" (test: {test})")
     out["findings"] = rows
 
     # cost: seeds per second
@@ -214,10 +259,29 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     out["cost"] = {"old_seeds_per_s": ca, "new_seeds_per_s": cb, "change_pct": _round(pct),
                    "old_workers": old.get("workers"), "new_workers": new.get("workers"), "worse": bad}
     if bad:
-        worse.append(f"cost: {ca} -> {cb} seeds/s ({pct:+.1f} %, tolerance {cost_tol:g} %)")
+        worse.append(f"cost: {ca} -> {cb} seeds/s ({pct:+.1f} %, tolerance {cost_tol:g} %; test: the tolerance "
+                     f"alone, wall time has no interval here)")
     out["worse"] = worse
     out["status"] = int(Exit.VIOLATION if worse else Exit.PASSED)
     return out
+
+
+def _below(b: dict, value: int) -> int:
+    """How many of NEW's seeds had a margin below `value`, at least: those in histogram buckets wholly below it
+    (report.py's fixed buckets), and the seed of NEW's minimum if that is."""
+    from .report import MARGIN_BUCKETS
+
+    hist = b.get("histogram") or {}
+    n = sum(hist.get(label, 0) for edge, label in MARGIN_BUCKETS if edge is not None and edge <= value)
+    return max(n, 1 if b.get("min") is not None and b["min"] < value else 0)
+
+
+def _ci_pct(k, n: int, clopper_pearson) -> list | None:
+    """A share's 95 % interval in percent (None when the report has no such point)."""
+    if k is None or n <= 0:
+        return None
+    lo, hi = clopper_pearson(min(k, n), n)
+    return [round(100 * lo, 2), round(100 * hi, 2)]
 
 
 def _failure(f: dict) -> dict:
@@ -289,15 +353,18 @@ def show(console, d: dict) -> None:
         console.print(ft)
     else:
         console.print("failures: the same", highlight=False)
+    if f["new"]:
+        console.print(f"failures: test: {d['tests']['failures']}", highlight=False)
 
     if d["coverage"]:
         ct = Table(title=f"coverage points whose share moved more than {t['coverage_pp']:g} pp", show_header=True)
-        for col, j in (("point", "left"), ("OLD seeds", "right"), ("NEW seeds", "right"), ("OLD %", "right"),
-                       ("NEW %", "right"), ("moved pp", "right"), ("", "left")):
+        for col, j in (("point", "left"), ("OLD seeds", "right"), ("NEW seeds", "right"), ("OLD % (95 %)", "right"),
+                       ("NEW % (95 %)", "right"), ("moved pp", "right"), ("test", "left"), ("", "left")):
             ct.add_column(col, justify=j)
         for x in d["coverage"]:
-            ct.add_row(x["point"], _s(x["old_seeds"]), _s(x["new_seeds"]), _s(x["old_pct"]), _s(x["new_pct"]),
-                       _s(x["moved_pp"]), "[red]worse" if x["worse"] else "")
+            ct.add_row(x["point"], _s(x["old_seeds"]), _s(x["new_seeds"]),
+                       _s(x["old_pct"]) + _iv(x.get("old_ci95_pct")), _s(x["new_pct"]) + _iv(x.get("new_ci95_pct")),
+                       _s(x["moved_pp"]), x.get("test") or "", "[red]worse" if x["worse"] else "")
         console.print(ct)
     else:
         console.print(f"coverage: no point's share moved more than {t['coverage_pp']:g} pp", highlight=False)
@@ -306,22 +373,23 @@ def show(console, d: dict) -> None:
         mt = Table(title=f"margins: least slack over the seeds, ms (tolerance {t['margin_ms']} ms)", show_header=True)
         for col, j in (("margin", "left"), ("invariant", "left"), ("OLD min", "right"), ("NEW min", "right"),
                        ("change", "right"), ("NEW seed", "right"), ("OLD seeds", "right"), ("NEW seeds", "right"),
-                       ("", "left")):
+                       ("test", "left"), ("", "left")):
             mt.add_column(col, justify=j)
         for x in d["margins"]:
             mt.add_row(x["margin"], x["invariant"] or "", _s(x["old_min"]), _s(x["new_min"]),
                        _s(x["change_ms"], signed=True), _s(x["new_seed"]), str(x["old_seeds"]), str(x["new_seeds"]),
-                       "[red]worse" if x["worse"] else "")
+                       x.get("test") or "", "[red]worse" if x["worse"] else "")
         console.print(mt)
 
     if d["findings"]:
         kt = Table(title="known findings (seeds)", show_header=True)
         for col, j in (("finding", "left"), ("OLD", "right"), ("NEW", "right"), ("only OLD", "right"),
-                       ("only NEW", "right"), ("sign test p", "right"), ("", "left")):
+                       ("only NEW", "right"), ("sign test p", "right"), ("test", "left"), ("", "left")):
             kt.add_column(col, justify=j)
         for x in d["findings"]:
             kt.add_row(x["finding"], str(x["old_seeds"]), str(x["new_seeds"]), _s(x["old_only"]), _s(x["new_only"]),
-                       "-" if x["p"] is None else f"{x['p']:g}", "[red]worse" if x["worse"] else "")
+                       "-" if x["p"] is None else f"{x['p']:g}", x.get("test") or "",
+                       "[red]worse" if x["worse"] else "")
         console.print(kt)
 
     c = d["cost"]
@@ -337,6 +405,11 @@ def show(console, d: dict) -> None:
             console.print(f"  - {w}", highlight=False)
     else:
         console.print("[green]diff: nothing got worse[/green] beyond the tolerances", highlight=False)
+
+
+def _iv(iv) -> str:
+    """ ' (12.3 .. 15.0)': a share's 95 % interval in percent, for the table."""
+    return "" if not iv else f" ({iv[0]:.1f} .. {iv[1]:.1f})"
 
 
 def _s(v, signed: bool = False) -> str:

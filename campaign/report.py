@@ -363,6 +363,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "command": command_line(),
     }
     report.update(extra or {})
+    if world != "s3":  # a real-S3 run is one run: no chance over seeds to bound
+        report["confidence"] = confidence_block(report)
     return report
 
 
@@ -432,6 +434,7 @@ def junit_xml(report: dict) -> str:
         if m["seeds"]:
             props += [(f"margin.{mname}.min_ms", m["min"]), (f"margin.{mname}.seed", m["seed"])]
             props += [(f"margin.{mname}.replay", m["replay"])] if m.get("replay") else []
+    props += confidence_properties(report)
     if props:
         lines.append("<properties>")
         lines += [f'<property name={quoteattr(k)} value={quoteattr(str(v))}/>' for k, v in props]
@@ -440,6 +443,49 @@ def junit_xml(report: dict) -> str:
         lines.append(f'<testcase classname={quoteattr(classname)} name={quoteattr(case)}>{body}</testcase>')
     lines += ["</testsuite>", "</testsuites>"]
     return "\n".join(lines) + "\n"
+
+
+def confidence_properties(report: dict) -> list[tuple[str, object]]:
+    """Every figure that varies by seed with its 95 % bounds, as JUnit properties (checkers/confidence.py): the
+    violations per seed, each failing invariant's, the failover's p50 and p99, each coverage point's share and
+    each known finding's; for a `broken` report, each model's catch rate."""
+    props: list[tuple[str, object]] = []
+
+    def add_share(prefix: str, sh: dict, count: str = "seeds") -> None:
+        props.append((f"{prefix}.{count}", sh["k"]))
+        if sh.get("interval") is not None:
+            props.extend([(f"{prefix}.share", sh["share"]), (f"{prefix}.ci95_low", sh["interval"][0]),
+                          (f"{prefix}.ci95_high", sh["interval"][1])])
+        if "upper_one_sided" in sh:
+            props.append((f"{prefix}.upper95_one_sided", sh["upper_one_sided"]))
+
+    if report.get("kind") == "broken":
+        from checkers.confidence import share
+
+        for r in report["models"]:
+            if r["model"] != "correct" and r.get("seeds_run"):
+                add_share(f"broken.{r['model']}", share(r["caught_seeds"], r["seeds_run"]), "caught_seeds")
+        return props
+    conf = report.get("confidence")
+    if not conf:
+        return props
+    props.append(("confidence.level", conf["level"]))
+    add_share("violations", conf["violations"], "failing_seeds")
+    for inv, sh in conf["invariants"].items():
+        add_share(f"invariant.{inv}", sh, "failing_seeds")
+    f = report.get("failover_ms") or {}
+    if f.get("count"):
+        props.append(("failover.count", f["count"]))
+        for q in ("p50", "p99"):
+            props.append((f"failover.{q}_ms", f[q]))
+            for side, v in zip(("low", "high"), f.get(f"{q}_ci95") or ()):
+                if v is not None:
+                    props.append((f"failover.{q}_ci95_{side}_ms", v))
+    for point, sh in conf["coverage"].items():
+        add_share(f"coverage.{point}", sh)
+    for fid, sh in conf["findings"].items():
+        add_share(f"finding.{fid}", sh)
+    return props
 
 
 def merge_reports(reports: list[dict], report_path: str) -> dict:
@@ -557,6 +603,7 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "command": command_line(),
     })
     report.pop("pictures", None)
+    report["confidence"] = confidence_block(report)
     return report
 
 
@@ -658,15 +705,74 @@ class MarginSums:
 
 
 def distribution(values: list[int]) -> dict:
-    """count, p50, p99, max (nearest-rank percentiles) of a list of ms."""
+    """count, p50, p99, max (nearest-rank percentiles) of a list of ms, and each percentile's 95 % interval
+    (`p50_ci95`, `p99_ci95`: two order statistics, their ranks from the binomial, checkers/confidence.py; a
+    side the values cannot bound is None)."""
     if not values:
-        return {"count": 0, "p50": None, "p99": None, "max": None}
+        return {"count": 0, "p50": None, "p99": None, "max": None, "p50_ci95": None, "p99_ci95": None}
+    from checkers.confidence import quantile_ranks
+
     v = sorted(values)
 
     def rank(q: float) -> int:
         return v[max(0, -(-len(v) * q // 100) - 1)]
 
-    return {"count": len(v), "p50": rank(50), "p99": rank(99), "max": v[-1]}
+    def interval(q: float) -> list:
+        low, high = quantile_ranks(len(v), q)
+        return [None if low is None else v[low - 1], None if high is None else v[high - 1]]
+
+    return {"count": len(v), "p50": rank(50), "p99": rank(99), "max": v[-1], "p50_ci95": interval(0.5),
+            "p99_ci95": interval(0.99)}
+
+
+def confidence_block(report: dict) -> dict:
+    """How sure each figure of a campaign that varies by seed is, at 95 % (checkers/confidence.py): the
+    per-seed chance of a violation (0 in n: the one-sided bound 1 - 0.05^(1/n), about 3/n; k in n: the
+    Clopper-Pearson interval), each failing invariant's, each coverage point's share and each known finding's,
+    over the seeds judged (those that raised are not). Over the seed distribution this campaign's scenario
+    draws, not over real deployments (docs/guide.md)."""
+    from checkers.confidence import LEVEL, share
+
+    c = report["counts"]
+    n = c.get("seeds_run", 0) - c.get("tool_failing_seeds", 0)
+    raised = {t["seed"] for t in report.get("tool_failures") or []}
+    by_inv: dict[str, set] = {}
+    for f in report["failures"]:
+        if f["seed"] not in raised:
+            by_inv.setdefault(f["invariant"], set()).add(f["seed"])
+    failing = len(set(report.get("failing_seeds") or ()) - raised)
+    return {"level": LEVEL, "seeds": n,
+            "over": "the seeds this campaign drew from its scenario's distribution; not real deployments",
+            "violations": share(failing, n),
+            "invariants": {inv: share(len(seeds), n) for inv, seeds in sorted(by_inv.items())},
+            "coverage": {k: share(v, n) for k, v in (report.get("coverage") or {}).items()},
+            "findings": {fid: share(e["seeds"], n) for fid, e in (report.get("protocol_findings") or {}).items()}}
+
+
+def rate_text(x: float) -> str:
+    """A chance per seed for a person: a percentage, or in powers of ten when small (1.5e-04)."""
+    return f"{100 * x:.3g} %" if x >= 1e-3 else f"{x:.2g}"
+
+
+def share_text(s: dict) -> str:
+    """k of n with its 95 % interval (a share block of checkers.confidence.share), for a person."""
+    if not s or s.get("interval") is None:
+        return "no seed judged"
+    lo, hi = s["interval"]
+    return f"{rate_text(s['share'])} of {s['n']} seeds, 95 % interval {rate_text(lo)} .. {rate_text(hi)}"
+
+
+def violations_text(conf: dict) -> str:
+    """The per-seed chance of a violation, as a bound (0 in n) or an interval, and what it is over."""
+    v = conf["violations"]
+    if v["n"] <= 0:
+        return "no seed judged"
+    if v["k"] == 0:
+        return (f"0 in {v['n']} seeds: under {rate_text(v['upper_one_sided'])} per seed at 95 % (one-sided; "
+                f"3/n = {rate_text(v['rule_of_three'])}), over this scenario's seed draw")
+    lo, hi = v["interval"]
+    return (f"{v['k']} in {v['n']} seeds: {rate_text(v['share'])} per seed, 95 % interval {rate_text(lo)} .. "
+            f"{rate_text(hi)}")
 
 
 def _rule_order(rule: str):
@@ -773,6 +879,9 @@ def _figures(report: dict) -> list[tuple[str, str]]:
     for inv, why in report.get("not_judged", {}).items():
         rows.append((f"{inv} not judged", why))
     rows.append(("failover (INV-7)", _failover_text(report.get("failover_ms") or {})))
+    conf = report.get("confidence") or {}
+    if conf.get("violations"):
+        rows.append(("violations per seed", violations_text(conf)))
     rows.append(("acts judged / seed", f"{c.get('acts', 0) / n:.0f} (requests served, writes acknowledged)"))
     # every known finding, with what its classifier absorbed: a real bug taken for a finding would show here
     found = report.get("protocol_findings") or {}
@@ -782,8 +891,10 @@ def _figures(report: dict) -> list[tuple[str, str]]:
         if entry is None:
             rows.append((f"finding {fid}", "none absorbed"))
             continue
+        among = (conf.get("findings") or {}).get(fid)
         rows.append((f"finding {fid}", f"{absorbed.get(fid, 0)} violations absorbed in {entry['seeds']} seeds "
-                                         f"({', '.join(entry['invariants'])}), first seed {entry['first']['seed']}: "
+                                         + (f"({share_text(among)}) " if among else "")
+                                         + f"({', '.join(entry['invariants'])}), first seed {entry['first']['seed']}: "
                                          f"{entry['title']}"))
     rows.append(("blip runs judged (INV-9)", str(c.get("blip_runs_judged", 0))))
     rows.append(("convergence judged (CONV-1)", f"{c.get('convergence_judged', 0)} blockers (processes that must "
@@ -826,9 +937,10 @@ def summary_text(report: dict) -> str:
     if report.get("coverage"):
         from checkers.coverage import POINTS
 
-        lines.append("  coverage (seeds reaching each point):")
+        lines.append("  coverage (seeds reaching each point; its share with a 95 % interval):")
+        shares = (report.get("confidence") or {}).get("coverage") or {}
         for k, v in report["coverage"].items():
-            lines.append(f"    {v:>7}  {k}: {POINTS.get(k, '')}")
+            lines.append(f"    {v:>7}  {k}: {POINTS.get(k, '')}" + (f" [{share_text(shares[k])}]" if k in shares else ""))
     margins = report.get("margins") or {}
     if margins:
         lines.append("  margins (each timing rule's least slack to its bound over the seeds, ms; negative: broken):")
@@ -840,8 +952,10 @@ def summary_text(report: dict) -> str:
     by_inv: dict[str, list[int]] = {}
     for f in report["failures"]:
         by_inv.setdefault(f["invariant"], []).append(f["seed"])
+    per_inv = (report.get("confidence") or {}).get("invariants") or {}
     for inv, seeds in by_inv.items():
-        lines.append(f"  {inv}: {len(set(seeds))} seeds, first {min(seeds)}")
+        lines.append(f"  {inv}: {len(set(seeds))} seeds, first {min(seeds)}"
+                     + (f" ({share_text(per_inv[inv])})" if inv in per_inv else ""))
     if report["failures"]:
         first = report["failures"][0]
         lines += ["", f"first failure, seed {first['seed']}:", first["explanation"]]
@@ -880,8 +994,17 @@ def _explained_text(m: dict) -> str:
 def _failover_text(d: dict) -> str:
     if not d.get("count"):
         return "no failover measured"
-    return (f"{d['count']} measured, p50 {d['p50'] / 1000:.1f} s, p99 {d['p99'] / 1000:.1f} s, "
-            f"max {d['max'] / 1000:.1f} s")
+    return (f"{d['count']} measured, p50 {d['p50'] / 1000:.1f} s{_ci_s(d.get('p50_ci95'))}, p99 "
+            f"{d['p99'] / 1000:.1f} s{_ci_s(d.get('p99_ci95'))}, max {d['max'] / 1000:.1f} s")
+
+
+def _ci_s(iv) -> str:
+    """ ' (95 % 16.9 .. 17.5 s)': an order-statistic interval in ms, for a person ('?' for a side the values
+    cannot bound); empty for a report written before intervals were."""
+    if not iv:
+        return ""
+    lo, hi = ("?" if x is None else f"{x / 1000:.1f}" for x in iv)
+    return f" (95 % {lo} .. {hi} s)"
 
 
 def print_summary(console, report: dict, report_path: str) -> None:

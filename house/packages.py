@@ -16,8 +16,8 @@ from __future__ import annotations
 # runner.py, sits above them all). house/, the errors and this map, imports nothing of the project;
 # campaign/ is the library the command line (nodelease/) calls: campaigns, reports, validation, two
 # reports compared, the compiled-module finder
-LAYERS = ("house", "model", "history", "scenarios", "checkers", "counterexamples", "explore", "mutants", "guided",
-          "campaign", "nodelease")
+LAYERS = ("house", "model", "history", "scenarios", "checkers", "counterexamples", "traces", "explore", "mutants",
+          "guided", "campaign", "nodelease")
 
 # beside the stack, the registries of models: broken_models/ (one rule wrong each) and amendments/ (the
 # variants a finding or an open question proposes). They import only house/ and model/, and
@@ -29,4 +29,6 @@ PACKAGES = LAYERS + REGISTRIES  # every top-level package of the tool: the wheel
 # the data files the tool reads at run time, per package (globs relative to it): the wheel carries these
 DATA = {
     "amendments": ("verdicts.json", "plans/*.json"),  # the recorded verdicts and their counterexample plans
+    "traces": ("trace-v1.schema.json",),  # the trace format's JSON schema (the loader validates with it)
+    "campaign": ("price_tables/*.json",),  # the providers' price tables, with their billing rules (campaign/prices.py)
 }

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from rich.table import Table
 
+from checkers.confidence import share
 from checkers.paired import finding_seeds, rises
 from house.errors import Exit, ToolFailure, UsageError
 from house.packages import PACKAGES
@@ -108,7 +109,8 @@ def run_one(lane: str, m: dict, seeds: int, scenario: str, against: dict | None 
     out = {"id": m["id"], "rule": m["rule"], "file": m["file"], "desc": m["desc"], "seconds": round(time.time() - t0, 1)}
     if rc == 1 and rep is not None:
         out.update(status="killed", failing_seeds=len(rep["failing_seeds"]),
-                   invariants=sorted({x["invariant"] for x in rep["failures"]}))
+                   invariants=sorted({x["invariant"] for x in rep["failures"]}),
+                   catch_rate=share(len(rep["failing_seeds"]), seeds))  # with its 95 % interval (issue 48)
     elif rc == 0:
         out.update(status="survived", failing_seeds=0, invariants=[])
     else:

@@ -21,6 +21,7 @@ from campaign.report import (
     junit_xml,
     replay_command,
     reports_path,
+    share_text,
     write_junit,
     write_report,
 )
@@ -87,6 +88,7 @@ def command(console, args) -> int:
     scenario a model runs in."""
     from rich.table import Table
 
+    from checkers.confidence import share
     from checkers.paired import finding_seeds
     from checkers.paired import rises as rises_over
 
@@ -138,6 +140,8 @@ def command(console, args) -> int:
                      "rule_broken": e.rule,
                      "must_catch": e.catches, "invariants_violated": sorted(catch.by), "caught_by": catch.by,
                      "caught_seeds": catch.seeds, "first_caught_seed": catch.first,
+                     # the catch rate with its 95 % interval (checkers/confidence.py; issue 48)
+                     "catch_rate": share(catch.seeds, rep["counts"]["seeds_run"]),
                      "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
                      "tool_failing_seeds": catch.tool_failures, "seeds_run": rep["counts"]["seeds_run"],
                      "findings": {fid: len(seeds) for fid, seeds in sorted(mine.items())}, "findings_over_control": rises,
@@ -166,6 +170,7 @@ def command(console, args) -> int:
         f"{r['model']:<28} ({r['scenario']}) breaks {r['rule_broken']:<6} must be caught by {r['must_catch']:<8} "
         f"caught by "
         f"{', '.join(f'{i} {n}' for i, n in r['caught_by'].items()) or '-':<24} of {r['seeds_run']}: {r['verdict']}"
+        + (f" (caught {share_text(r['catch_rate'])})" if r["kind"] == "broken" else "")
         for r in rows) + "\n" + "".join(line + "\n" for line in warnings)
     write_report(path, report, text=text)
     console.print(f"report: {os.path.relpath(path)}", highlight=False)

@@ -17,6 +17,7 @@ once installed. One subparser per subcommand, each with its own options and --he
     compile   the hot modules compiled (campaign/compiled.py)
     docs      the generated tables of README.md and docs/ rewritten (nodelease/docs.py)
     amendments  every variant of amendments/ judged against its recorded verdict (nodelease/amendments.py)
+    check-trace  the traces of a real implementation judged by the same checkers (traces/command.py)
 
 The old mode flags still work, translated before parsing (`--broken` is `broken`, `--replay R` is
 `replay R`, ...; see MODE_FLAGS); two modes at once are refused. An option a subcommand does not
@@ -296,6 +297,18 @@ def _docs(console, args) -> int:
     return docs.command(console, args)
 
 
+def _check_trace_options(p) -> None:
+    from traces import command
+
+    command.options(p)
+
+
+def _check_trace(console, args) -> int:
+    from traces import command
+
+    return command.command(console, args)
+
+
 # --- the subcommands -------------------------------------------------------------------------------
 
 
@@ -341,6 +354,9 @@ SUBCOMMANDS = (
                _docs_options, _docs),
     Subcommand("amendments", "judge every variant of amendments/ (ADR amendments, open questions): exit 1 "
                              "if a verdict changed from the recorded one", amendments.options, amendments.command),
+    Subcommand("check-trace", "judge the traces of a real implementation (one NDJSON file per process, "
+                              "docs/traces.md) with the same checkers, its clocks skewed up to max_skew",
+               _check_trace_options, _check_trace),
 )
 BY_NAME = {s.name: s for s in SUBCOMMANDS}
 MODE_FLAGS = {s.mode_flag: s for s in SUBCOMMANDS if s.mode_flag}

@@ -65,6 +65,7 @@ def twins_catch():
 GROUPS = {
     "tests/conformance/": "real-s3",
     "tests/scenarios/test_s3_world.py": "real-s3",
+    "tests/check_trace/test_cluster.py": "real-s3",
     "tests/counterexamples/": "counterexamples",
     "tests/explore/": "explore",
 }

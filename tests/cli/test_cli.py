@@ -79,10 +79,10 @@ def test_two_modes_at_once_are_refused(argv, message, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "--html", "x.html"], "run takes no --html (it goes with replay, shrink)"),
+    (["run", "--html", "x.html"], "run takes no --html (it goes with replay, shrink, check-trace)"),
     (["--seed", "7"], "run takes no --seed (it goes with replay, shrink, guided, s3); to run one seed: --start S --seeds 1"),
     (["replay", "r.json", "--workers", "2"], "replay takes no --workers (it goes with run, explore, broken, amendments)"),
-    (["broken", "--strict"], "broken takes no --strict (it goes with run, shrink, explore, guided, s3)"),
+    (["broken", "--strict"], "broken takes no --strict (it goes with run, shrink, explore, guided, s3, check-trace)"),
     (["--s3", "http://h:9000", "--time-budget", "5"], "s3 takes no --time-budget (it goes with run)"),
     (["--explore", "--bucket", "b"], "explore takes no --bucket (it goes with s3)"),
     (["merge", "a.json", "--dask", "local:2"], "merge takes no --dask (it goes with run)"),
@@ -90,7 +90,7 @@ def test_two_modes_at_once_are_refused(argv, message, capsys):
     (["--seeds", "3", "stray"], "run takes no argument 'stray'"),
     (["--workr", "2"], "run takes no --workr"),  # no abbreviations: `--seed` must never mean --seeds
     (["frobnicate"], "unknown subcommand 'frobnicate' (choices: run, replay, shrink, explore, broken, bench, merge, diff, guided, bakeoff, "
-                     "s3, list, mutants, compile, docs, amendments)"),
+                     "s3, list, mutants, compile, docs, amendments, check-trace)"),
 ])
 def test_an_option_a_subcommand_does_not_take_is_refused_naming_who_takes_it(argv, message, capsys):
     assert refused(capsys, *argv) == message

@@ -88,18 +88,40 @@ def test_early_takeover_against_the_correct_model_is_worse_and_names_the_takeove
     assert status == 0 and d["failures"]["gone"] and not d["failures"]["new"], d["worse"]
 
 
-def test_a_margin_shrinking_is_worse_beyond_its_tolerance(campaigns, capsys, tmp_path):
+def test_a_margin_shrinking_is_worse_beyond_its_tolerance_and_beyond_chance(campaigns, capsys, tmp_path):
+    """A minimum that shrank past the tolerance is worse only when more of NEW's seeds fall below OLD's least value
+    than chance puts there (the precedence test, checkers/confidence.py: C(n, k) / C(m + n, k) < 0.05); negative,
+    or no longer measured, it is worse whatever the tolerance. Each row says which test decided."""
     old = load(campaigns["a"])
     name = next(k for k, m in old["margins"].items() if m["seeds"] and m["min"] >= 10)
     new = copy.deepcopy(old)
-    new["margins"][name]["min"] -= 5
+    new["margins"][name]["min"] -= 5  # one seed of 4 below OLD's least: a coin toss (p 0.5)
     path = write(tmp_path, "new.json", new)
-    status, out, _err = diff(capsys, campaigns["a"], path)
-    assert status == 1 and f"margin {name} (" in out and "shrank 5 ms, tolerance 0 ms" in out
-    assert diff(capsys, campaigns["a"], path, "--margin-tol-ms", "5")[0] == 0
+    status, out, _err = diff(capsys, campaigns["a"], path, "--json")
+    row = next(m for m in json.loads(out)["margins"] if m["margin"] == name)
+    n = old["margins"][name]["seeds"]
+    assert status == 0 and not row["worse"] and row["new_below_old_min"] == 1 and row["p"] == round(n / (2 * n), 4)
+    assert row["test"].startswith(f"precedence: 1 of NEW's {n} seeds below OLD's least of {n}") and "within" in row["test"]
+    # 40 seeds each, OLD's least 1.5 s: 5 of NEW's in the 0.1 .. 1 s bucket is beyond chance (p 0.027), 4 is not
+    # (p 0.058)
+    big_old = copy.deepcopy(old)
+    big_old["margins"][name].update(seeds=40, min=1_500, histogram={"1 .. 10 s": 40})
+    old_path = write(tmp_path, "big_old.json", big_old)
+    paths = {}
+    for below in (5, 4):
+        big_new = copy.deepcopy(big_old)
+        big_new["margins"][name].update(min=500, histogram={"0.1 .. 1 s": below, "1 .. 10 s": 40 - below})
+        paths[below] = write(tmp_path, f"big{below}.json", big_new)
+    status, out, _err = diff(capsys, old_path, paths[4])
+    assert status == 0 and "diff: nothing got worse" in out, out
+    status, out, _err = diff(capsys, old_path, paths[5])
+    assert status == 1 and f"margin {name} (" in out and "shrank 1000 ms, tolerance 0 ms" in out
+    assert "(test: precedence: 5 of NEW's 40 seeds below OLD's least of 40, p 0.0274 (beyond chance))" in out
+    assert diff(capsys, old_path, paths[5], "--margin-tol-ms", "1000")[0] == 0
     # gone negative: worse whatever the tolerance
     new["margins"][name]["min"] = -1
-    assert diff(capsys, campaigns["a"], write(tmp_path, "neg.json", new), "--margin-tol-ms", "100000")[0] == 1
+    status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "neg.json", new), "--margin-tol-ms", "100000")
+    assert status == 1 and "test: negative: a rule broken" in out
     # no longer measured at all: worse
     new["margins"][name].update(seeds=0, min=None, seed=None)
     status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "gone.json", new))
@@ -108,16 +130,32 @@ def test_a_margin_shrinking_is_worse_beyond_its_tolerance(campaigns, capsys, tmp
 
 def test_coverage_shares_findings_and_cost(campaigns, capsys, tmp_path):
     old = load(campaigns["a"])
-    seeds = old["counts"]["seeds_run"]
     point = next(k for k, v in old["coverage"].items() if v >= 2)
     new = copy.deepcopy(old)
-    new["coverage"][point] -= 1  # 25 percentage points of 4 seeds
-    path = write(tmp_path, "cov.json", new)
-    status, out, _err = diff(capsys, campaigns["a"], path)
-    assert status == 1 and f"coverage point {point!r}" in out
-    assert diff(capsys, campaigns["a"], path, "--coverage-tol", str(100 / seeds + 1))[0] == 0
+    new["coverage"][point] -= 1  # 25 percentage points of 4 seeds: within chance (the 95 % intervals overlap)
+    status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "cov.json", new), "--json")
+    row = next(r for r in json.loads(out)["coverage"] if r["point"] == point)
+    assert status == 0 and not row["worse"] and row["test"] == "within chance: 95 % intervals overlap"
+    # 2,000 seeds: 40 % -> 33 % is beyond chance (the intervals 37.8 .. 42.2 and 30.9 .. 35.1 are apart), worse
+    # past the tolerance only; 40 % -> 38 % is listed (it moved more than 1 pp) but within chance
+    big = copy.deepcopy(old)
+    big["counts"]["seeds_run"] = 2_000
+    big["coverage"][point] = 800
+    old_path = write(tmp_path, "big_old.json", big)
+    for seeds, wanted in ((660, 1), (760, 0)):
+        big_new = copy.deepcopy(big)
+        big_new["coverage"][point] = seeds
+        path = write(tmp_path, f"big{seeds}.json", big_new)
+        status, out, _err = diff(capsys, old_path, path)
+        assert status == wanted, out
+    status, out, _err = diff(capsys, old_path, str(tmp_path / "big660.json"))
+    out = " ".join(out.split())  # (the console wraps long lines)
+    assert f"coverage point {point!r}: 40.0 % of the seeds (95 % 37.8 .. 42.2) -> 33.0 % (30.9 .. 35.1)" in out
+    assert "(test: Clopper-Pearson 95 % intervals apart)" in out
+    assert diff(capsys, old_path, str(tmp_path / "big660.json"), "--coverage-tol", "8")[0] == 0
     new["coverage"][point] = 0  # a point reached, now never: worse whatever the tolerance
-    assert diff(capsys, campaigns["a"], write(tmp_path, "lost.json", new), "--coverage-tol", "100")[0] == 1
+    status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "lost.json", new), "--coverage-tol", "100")
+    assert status == 1 and "now never (test: reached in OLD, never in NEW" in " ".join(out.split())
     new = copy.deepcopy(old)
     new["protocol_findings"]["F-9"] = {"seeds": 1, "invariants": ["INV-1"], "first": None, "title": "x"}
     status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, "finding.json", new))
@@ -129,7 +167,8 @@ def test_coverage_shares_findings_and_cost(campaigns, capsys, tmp_path):
         new["raw"]["finding_seeds"]["F-9"] = list(range(shown))
         status, out, _err = diff(capsys, campaigns["a"], write(tmp_path, f"paired{shown}.json", new))
         assert status == status_wanted, out
-    assert "6 seeds only NEW shows it, 0 only OLD: sign test p 0.0312" in out
+    assert "6 seeds only NEW shows it, 0 only OLD: sign test p 0.0312) (test: sign test over the seeds" in \
+        " ".join(out.split())
     new = copy.deepcopy(old)
     new["seeds_per_s"] = old["seeds_per_s"] / 2
     path = write(tmp_path, "slow.json", new)

@@ -120,14 +120,19 @@ class FaultProxy:
         elif action[0] == "apply_then_close":
             h.close_connection = True  # no answer at all: the client's read ends on a closed connection
         else:
-            h.send_response(status)
-            for k, v in headers:
-                if k.lower() not in ("content-length", "transfer-encoding", "connection"):
-                    h.send_header(k, v)
-            h.send_header("Content-Length", str(len(payload)))
-            h.end_headers()
-            if h.command != "HEAD":
-                h.wfile.write(payload)
+            self.relay(h, status, headers, payload)
+
+    @staticmethod
+    def relay(h: BaseHTTPRequestHandler, status: int, headers: list, payload: bytes) -> None:
+        """The server's answer passed on to the client as it came."""
+        h.send_response(status)
+        for k, v in headers:
+            if k.lower() not in ("content-length", "transfer-encoding", "connection"):
+                h.send_header(k, v)
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(payload)
 
     def _forward(self, h: BaseHTTPRequestHandler, body: bytes) -> tuple[int, list, bytes]:
         conn = http.client.HTTPConnection(self._host, self._port, timeout=30)

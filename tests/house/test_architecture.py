@@ -1,6 +1,6 @@
 """The house's layers, read off every import of the project (top-level and inside functions, by `ast`):
 
-    house < model < history < scenarios < checkers < counterexamples < explore < mutants < guided
+    house < model < history < scenarios < checkers < counterexamples < traces < explore < mutants < guided
           < campaign < nodelease < runner.py
 
 A module imports only from its own layer or those below it: house/ (the errors, the map of the
