@@ -11,7 +11,7 @@ import time
 
 from campaign import compiled
 from campaign.report import git_commit, reports_path, write_report
-from campaign.run import MAIN_MODEL, check_scenario, parse_pins, run_campaign, tool_failure
+from campaign.run import MAIN_MODEL, resolve, run_campaign, tool_failure
 from house.errors import Exit
 
 
@@ -41,13 +41,12 @@ def command(console, args) -> int:
 
     from rich.table import Table
 
-    check_scenario(args.scenario)
-    params = parse_pins(args.param)
+    spec = resolve(MAIN_MODEL, args.scenario, args.param)
     n = args.seeds
     raw_s = min(raw_simpy_event_s() for _ in range(3))
     figures = {}
     for workers in (1, 2):
-        figures[workers] = run_campaign(console, MAIN_MODEL, args.scenario, params, args.start, n, workers,
+        figures[workers] = run_campaign(console, spec, args.start, n, workers,
                                         "bench", quiet=True)
     one, two = figures[1], figures[2]
     if one["tool_failures"]:  # a seed that raised measures nothing

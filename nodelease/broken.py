@@ -93,6 +93,7 @@ def command(console, args) -> int:
     from checkers.paired import rises as rises_over
 
     from broken_models import entries, entry
+    from scenarios.spec import RunSpec
 
     check_scenario(args.scenario)
     params = parse_pins(args.param)
@@ -112,9 +113,10 @@ def command(console, args) -> int:
     controls: dict[str, dict] = {}  # scenario -> the correct model's finding seeds there (the controls run first)
     for e, scenario in runs:
         path = default_report_path(e.name, scenario, args.start, args.seeds)
-        rep = run_campaign(console, e.name, scenario, params, args.start, args.seeds, args.workers, path)
+        spec = RunSpec.of(e.name, scenario, params)  # (its model and scenario looked up above, the pins checked)
+        rep = run_campaign(console, spec, args.start, args.seeds, args.workers, path)
         if rep["failures"]:
-            draw_failures(rep, path, params)
+            draw_failures(rep, path, spec)
         write_report(path, rep)
         catch = count_catch(e.catches, rep)
         failing = rep["failing_seeds"]

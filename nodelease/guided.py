@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 import time
 
-from campaign.run import check_scenario, load_model, parse_pins
-from campaign.report import judge
+from campaign.run import resolve
 from house.errors import Exit, UsageError
 from campaign.report import build_report, exit_status, invoked_as, print_summary, reports_path, write_report
 
@@ -43,22 +42,20 @@ def command(console, args) -> int:
         raise UsageError(f"--budget-s must be positive, got {args.budget_s:g}")
     if args.runs is not None and args.runs < 1:
         raise UsageError(f"--runs must be at least 1, got {args.runs}")
-    load_model(args.model)
-    scenario = check_scenario(args.scenario)
-    pins = parse_pins(args.param, None, scenario, 0, 1) if args.param else None
+    spec = resolve(args.model, args.scenario, args.param, args.strict, 0, 1)
+    scenario = spec.scenario
     path = args.report or reports_path(f"guided-{args.model}-g{args.seed}.json")
     budget = f"{args.budget_s:g} CPU-s" + (f" or {args.runs} runs" if args.runs else "")
     print(f"guided search: model {args.model}, scenario {scenario}, seed {args.seed}, budget {budget}", flush=True)
     t0 = time.monotonic()
-    search = Search(args.model, scenario, pins if isinstance(pins, dict) else None, args.seed,
-                    budget_s=args.budget_s, max_runs=args.runs, strict=args.strict,
-                    say=lambda line: print(line, flush=True), judge=lambda i, h, strict: judge(i, h, strict=strict))
+    search = Search(spec, args.seed, budget_s=args.budget_s, max_runs=args.runs,
+                    say=lambda line: print(line, flush=True))
     out = search.run()
     extra = {"strict": args.strict, "guided": {
         "seed": args.seed, "budget_s": args.budget_s, "max_runs": args.runs, "runs": out.runs, "cpu_s": out.cpu_s,
         "corpus": len(out.corpus), "features": len(search.hits), "operators": out.ops, "growth": out.growth,
         "replay_mismatch": out.replay_mismatch, "failure_run": out.failure_run, "failure_cpu_s": out.failure_cpu_s}}
-    report = build_report(out.results, world="sim", model=args.model, scenario=scenario, params=pins or {}, start=1,
+    report = build_report(out.results, world="sim", model=args.model, scenario=scenario, params=spec.world_params, start=1,
                           count=out.runs, elapsed_s=time.monotonic() - t0, report_path=path, replayable=False,
                           extra=extra)
     # a campaign of seeds must reach every coverage point; a search is judged by what it finds (its

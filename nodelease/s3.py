@@ -13,7 +13,7 @@ import time
 
 from campaign.run import check_scenario, load_model, parse_params, tool_failure
 from house.errors import EnvironmentFailure, Exit, Stopped, UsageError, signal_name
-from campaign.report import Progress, build_report, check_writable, exit_status, invoked_as, judge, print_summary, \
+from campaign.report import Progress, build_report, check_writable, exit_status, invoked_as, print_summary, \
     reports_path, stalls_text, timeline_text, write_report
 
 
@@ -66,6 +66,8 @@ def _run(console, args, s3) -> int:
     finally:
         prog.close()
     elapsed = time.monotonic() - t0
+    from checkers.result import judge
+
     result = judge(seed, history, world.env_failure, world.failure, strict=args.strict, not_calm=world.not_calm)
     o = world.options
     block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
