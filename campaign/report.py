@@ -20,78 +20,27 @@ import os
 import subprocess
 import sys
 import time
-import traceback
-from dataclasses import dataclass, field
+
+from typing import TYPE_CHECKING
 
 from house.errors import Exit, UsageError
 
-
-# --- one seed, judged --------------------------------------------------------------------
-
-
-@dataclass
-class SeedResult:
-    seed: int
-    sha256: str
-    counts: dict
-    rules: dict
-    failures: list = field(default_factory=list)  # (invariant, message, explanation): the violations
-    failover_ms: list = field(default_factory=list)  # INV-7's measurements
-    not_judged: dict = field(default_factory=dict)  # invariant -> why it was not judged
-    findings: list = field(default_factory=list)  # (finding id, invariant, message, explanation): known about the ADR
-    config: list = field(default_factory=list)  # [family, bounds it sits on, ttl, grace, safety, skew, heartbeat, attempt]
-    coverage: list = field(default_factory=list)  # the coverage points it reached (checkers/coverage.py)
-    margins: list = field(default_factory=list)  # deadline races: takeover minus the owner's last valid instant, ms
-    tool_failure: tuple | None = None  # (message, traceback): an exception in a model, a world or a checker
-    margin_ms: dict = field(default_factory=dict)  # margin -> the seed's least slack to its bound (checkers/margins.py)
-    margin_findings: dict = field(default_factory=dict)  # margin -> (value, finding): a negative one a finding explains
+if TYPE_CHECKING:
+    from checkers.result import SeedResult
 
 
-def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
-          strict: bool = False, not_calm: str | None = None) -> SeedResult:
-    """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
-    report sums. A violation a known protocol finding explains is counted as that finding, not
-    as a failure (with `strict`, as both). An exception met mid-run (`world_failure`) or raised by
-    a checker is the seed's tool failure: what was judged before it stays judged."""
-    from checkers.verdict import judge as verdict_of
-
-    failures = []
-    tool_failure = world_failure  # an exception in the model or the world, met mid-run
-    found: list[tuple[str, str, str, str]] = []
-    skip: dict = {}
-    measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": [],
-                "margins": {}}
-    try:
-        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm)
-        skip = v.not_judged
-        for fid, vs in v.findings.items():
-            found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]
-        failures += [(x.invariant, x.message, x.explain(history)) for x in v.violations]
-        measured = v.measures
-    except Exception as e:  # a checker that cannot read this history is a bug of the tool, not a verdict
-        tool_failure = tool_failure or (f"{type(e).__name__}: {e}", traceback.format_exc())
-    counts = dict(history.counts)
-    counts["events"] = len(history.events)
-    counts["acquisitions"] = len(history.of_kind("hold_began"))
-    counts["blip_runs_judged"] = measured["blip_judged"]
-    counts["convergence_judged"] = measured.get("convergence_judged", 0)  # CONV-1's blockers judged
-    counts["acts"] = len(history.of_kind("served")) + len(history.of_kind("data_acked"))
-    from model.params import Params
-    from scenarios.swarm import PARAM_NAMES, on_bounds
-
-    p = Params(**history.params)
-    config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
-    return SeedResult(seed, history.sha256(), counts, history.rules, failures, measured["failover_ms"], dict(skip),
-                      found, config, measured["coverage"], measured["takeover_margin_ms"], tool_failure,
-                      measured.get("margins", {}), measured.get("margins_explained", {}))
+# --- one seed, judged: checkers/result.py ------------------------------------------------
 
 
-def crashed(seed: int, error: BaseException) -> SeedResult:
-    """The result of a seed whose model or world raised before there was a history to judge (its
-    hash: of the traceback, so the digest still covers every seed)."""
-    tb = "".join(traceback.format_exception(error))
-    return SeedResult(seed, hashlib.sha256(tb.encode()).hexdigest(), {}, {},
-                      tool_failure=(f"{type(error).__name__}: {error}", tb))
+def __getattr__(name: str):
+    """`SeedResult`, `judge` and `crashed`: the one result type and how a seed is judged (checkers/result.py),
+    imported when first asked for (checkers/ is hot: compiled, and imported only after the command line
+    installed the compiled modules' finder)."""
+    if name in ("SeedResult", "judge", "crashed"):
+        import checkers.result
+
+        return getattr(checkers.result, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def digest(hashes: list[str]) -> str:
@@ -258,6 +207,13 @@ def load_json(path: str, what: str = "report"):
     return load_json_file(path, what)
 
 
+def fault_kinds() -> list[str]:
+    """The fault kinds this tool knows, in their order (scenarios/faults/)."""
+    from scenarios.faults import KINDS
+
+    return list(KINDS)
+
+
 def load_report(path: str, report=None, merging: bool = False) -> dict:
     """A report read back (from `path`, or already read), checked against its schema first
     (campaign/validate.py): a malformed one is one line and exit 2, never a traceback."""
@@ -371,6 +327,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
+        # the fault kinds the tool knew (a replay after a kind was added says "the same run, the options grew")
+        "fault_kinds": fault_kinds(),
         # what `merge` needs to join shard reports exactly (distributions, the seeds of each finding)
         "raw": {"failover_ms": failover, "takeover_margin_ms": margins,
                 "finding_seeds": {fid: entry["seeds"] for fid, entry in findings.items()}},
@@ -611,6 +569,9 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
+        # (the shards' own, if they agree; [] says nothing is known of them)
+        "fault_kinds": (parts[0].get("fault_kinds") or []) if all(
+            r.get("fault_kinds") == parts[0].get("fault_kinds") for r in parts) else [],
         "raw": {"failover_ms": failover, "takeover_margin_ms": margins, "finding_seeds": finding_seeds},
         "elapsed_s": round(elapsed, 3),
         "seeds_per_s": round(seeds_run / elapsed, 1) if elapsed > 0 else None,

@@ -13,24 +13,28 @@ from __future__ import annotations
 import os
 import time
 
+from typing import TYPE_CHECKING
+
 from house.errors import EnvironmentFailure, Exit, Stopped, ToolFailure, UsageError, signal_name
+from house.pool import run_tasks
 from .report import (
     Progress,
     invoked_as,
     pins_suffix,
     settle,
     summary_text,
-    SeedResult,
     build_report,
-    crashed,
     default_report_path,
     exit_status,
-    judge,
     junit_xml,
     print_summary,
     reports_path,
     write_junit,
 )
+
+if TYPE_CHECKING:  # (hot modules: imported when a run needs them, after the compiled modules' finder is in)
+    from checkers.result import SeedResult
+    from scenarios.spec import RunSpec
 
 MAIN_MODEL = "correct"
 DEFAULT_SCENARIO = "swarm"
@@ -112,19 +116,43 @@ def parse_shard(text: str | None, start: int, count: int) -> tuple[int, int, dic
 # --- one seed ---------------------------------------------------------------------------------------
 
 
-def run_one(seed: int, model_name: str, scenario: str, params, keep_history: bool = False, strict: bool = False):
-    """Run and judge one seed of the simulated world. Returns a SeedResult (and the history if asked:
-    None if the model or the world raised). `strict`: known protocol findings fail it too."""
-    from scenarios.sim import run_seed
+def resolve(model_name: str, scenario: str, pairs: list[str] | None = None, strict: bool = False, start: int = 0,
+            count: int = 2_000, base: dict | None = None) -> RunSpec:
+    """The command's run spec, resolved once: the model and the scenario looked up (UsageError if unknown), the
+    --param pairs checked for the seeds to run (parse_pins). Everything below takes the spec whole."""
+    check_scenario(scenario)
+    load_model(model_name)
+    pins = parse_pins(pairs or [], base, scenario, start, count)
+    from scenarios.spec import RunSpec
 
-    model = load_model(model_name)
+    return RunSpec.of(model_name, scenario, pins, strict)
+
+
+def _spec(spec_or_model, scenario, params, strict) -> RunSpec:
+    """A spec, given one, or made of the four values it holds (the older signature, kept for callers that
+    hold them: tests, kits)."""
+    from scenarios.spec import RunSpec
+
+    if isinstance(spec_or_model, RunSpec):
+        return spec_or_model
+    return RunSpec.of(spec_or_model, scenario or DEFAULT_SCENARIO, params, strict)
+
+
+def run_one(seed: int, spec, scenario: str | None = None, params=None, keep_history: bool = False,
+            strict: bool = False):
+    """Run and judge one seed of the simulated world under `spec` (a RunSpec; or a model name, scenario and
+    params, the older signature). Returns a SeedResult (and the history if asked: None if the model or the
+    world raised). A strict spec: known protocol findings fail it too."""
+    from checkers.result import crashed, judge
+
+    spec = _spec(spec, scenario, params, strict)
     history = None
     try:
-        history = run_seed(seed, model, scenario, params, model_name)
+        history = spec.world(seed).run()
     except Exception as e:  # a bug in the model or the world: the seed's tool failure, not a verdict
         result = crashed(seed, e)
     else:
-        result = judge(seed, history, strict=strict)
+        result = judge(seed, history, strict=spec.strict)
     return (result, history) if keep_history else result
 
 
@@ -133,152 +161,40 @@ def run_one(seed: int, model_name: str, scenario: str, params, keep_history: boo
 _W: dict = {}
 
 
-def _worker_init(model_name, scenario, params, strict=False) -> None:
-    _W.update(model=model_name, scenario=scenario, params=params, strict=strict)
+def _worker_init(spec, scenario=None, params=None, strict=False) -> None:
+    _W["spec"] = _spec(spec, scenario, params, strict)
 
 
 def _worker_chunk(seeds: list[int]) -> list[SeedResult]:
-    return [run_one(s, _W["model"], _W["scenario"], _W["params"], strict=_W["strict"]) for s in seeds]
+    return [run_one(s, _W["spec"]) for s in seeds]
 
 
-# Chunks a worker holds at once: the next one waits in its pipe while it sends the last one's results.
-_DEPTH = 2
+def _chunk(seeds: list[int]) -> list[SeedResult]:
+    return _worker_chunk(seeds)  # (looked up when called: a test replaces it in the workers)
 
 
-def _serve(conn, model_name, scenario, params, strict) -> None:
-    """A worker process: chunks of seeds come down its own pipe and their results go back up it,
-    until None or the parent is gone. Signals are the parent's to handle: Ctrl-C (sent to the
-    whole process group) is ignored here, and SIGTERM ends the process outright. Nothing here is
-    shared with a sibling, so a worker killed at any instant leaves nothing held."""
-    from house.signals import worker_handlers
-
-    worker_handlers()  # (the parent's handlers came with the fork, held off until now: house/signals.py)
-    _worker_init(model_name, scenario, params, strict)
-    while True:
-        try:
-            seeds = conn.recv()
-        except (EOFError, OSError):
-            return  # the parent is gone
-        if seeds is None:
-            return
-        try:
-            answer = (True, _worker_chunk(seeds))
-        except Exception as e:  # (run_one keeps a seed's own failure; this is the worker's)
-            answer = (False, f"{type(e).__name__}: {e}")
-        try:
-            conn.send(answer)
-        except (BrokenPipeError, OSError):
-            return
+def _seeds_held(chunks: list) -> str:
+    return "seeds " + ", ".join(f"{c[0]}..{c[-1]}" if len(c) > 1 else f"{c[0]}" for c in chunks)
 
 
-def run_seeds(model_name, scenario, params, start, count, workers, strict=False, chunk: int | None = None):
-    """Yield SeedResults in seed order, in `workers` processes. The chunks are made as they are
-    handed out (a run bounded by time has no end to list).
-
-    Each worker owns a pipe; there is no queue shared between them. (A multiprocessing.Pool's
-    shared task queue has a lock that an idle worker holds while it waits: a worker killed from
-    outside in that instant left its siblings, and the campaign joining them, waiting for ever;
-    seen in CI, stop 34, and reproduced by tests/cli/test_reliability.py.) A worker that dies
-    holding seeds is seen at once, by its process's sentinel, and is the tool's failure."""
+def run_seeds(spec: RunSpec, start: int, count: int, workers: int, chunk: int | None = None):
+    """Yield SeedResults in seed order, in `workers` processes of the one worker pool (house/pool.py: each
+    worker owns a pipe, a worker that dies holding seeds is the tool's failure at once, naming them). The
+    chunks are made as they are handed out (a run bounded by time has no end to list)."""
     chunk = chunk or max(1, min(50, count // (workers * 32) or 1))
     end = start + count
-    chunks = ((k, list(range(i, min(i + chunk, end)))) for k, i in enumerate(range(start, end, chunk)))
-    if workers <= 1:
-        _worker_init(model_name, scenario, params, strict)
-        for _k, c in chunks:
-            yield from _worker_chunk(c)
-        return
-    import multiprocessing as mp
-    from multiprocessing.connection import wait
-
-    # forked workers inherit the compiled modules' finder (campaign/compiled.py) and the imports
-    ctx = mp.get_context("fork") if hasattr(os, "fork") else mp.get_context()
-    from house.signals import no_signals_while_starting
-
-    procs, conns = [], []
-    finished = False
-    try:
-        for _ in range(workers):
-            mine, theirs = ctx.Pipe()
-            p = ctx.Process(target=_serve, args=(theirs, model_name, scenario, params, strict), daemon=True)
-            with no_signals_while_starting():  # (a signal in the fork would land in the worker, as the parent's)
-                p.start()
-            theirs.close()
-            procs.append(p)
-            conns.append(mine)
-        held: list[list[tuple[int, list[int]]]] = [[] for _ in procs]  # per worker, in the order sent
-        done: dict[int, list[SeedResult]] = {}
-        following = 0
-
-        def give(w: int) -> None:
-            item = next(chunks, None)
-            if item is not None:
-                try:
-                    conns[w].send(item[1])
-                except OSError:
-                    _lost(procs[w], [item, *held[w]])
-                held[w].append(item)
-
-        for _ in range(_DEPTH):
-            for w in range(workers):
-                give(w)
-        while any(held):
-            busy = [w for w in range(workers) if held[w]]
-            ready = set(wait([conns[w] for w in busy] + [procs[w].sentinel for w in busy]))
-            for w in busy:
-                if conns[w] in ready or (procs[w].sentinel in ready and conns[w].poll()):
-                    try:
-                        ok, answer = conns[w].recv()
-                    except (EOFError, OSError):
-                        _lost(procs[w], held[w])
-                    if not ok:
-                        raise ToolFailure(f"a worker process of the campaign failed: {answer}")
-                    k, _seeds = held[w].pop(0)
-                    done[k] = answer
-                    give(w)
-                elif procs[w].sentinel in ready:
-                    _lost(procs[w], held[w])
-            while following in done:
-                yield from done.pop(following)
-                following += 1
-        finished = True
-    finally:
-        # done: each worker is told to finish and exits on its own; stopped (a signal, the consumer
-        # gone, a failure): each is killed, which is safe, as none holds anything a sibling needs
-        for c in conns:
-            if finished:
-                try:
-                    c.send(None)
-                except OSError:
-                    pass
-        for p in procs:
-            if not finished:
-                p.kill()
-            p.join(timeout=10)
-            if p.is_alive():
-                p.kill()
-                p.join()
-        for c in conns:
-            c.close()
+    chunks = (list(range(i, min(i + chunk, end))) for i in range(start, end, chunk))
+    for results in run_tasks(chunks, _chunk, workers, init=_worker_init, init_args=(spec,), describe=_seeds_held,
+                             what="the campaign", hint="rerun, or `run --resume` a report saved before"):
+        yield from results
 
 
-def _lost(proc, held) -> None:
-    """A worker died holding seeds (killed from outside, out of memory): they are lost. The tool's
-    failure, never a verdict; `run --resume` continues from the seeds a report saved."""
-    proc.join(timeout=1)
-    how = (f"killed by signal {-proc.exitcode}" if proc.exitcode is not None and proc.exitcode < 0
-           else f"exit status {proc.exitcode}")
-    span = "seeds " + ", ".join(f"{c[0]}..{c[-1]}" if len(c) > 1 else f"{c[0]}" for _k, c in sorted(held))
-    raise ToolFailure(f"a worker process of the campaign died (pid {proc.pid}, {how}) holding {span}: they are "
-                      f"lost; rerun, or `run --resume` a report saved before")
-
-
-def _dask_chunk(seeds: list[int], model_name, scenario, params, strict) -> list[SeedResult]:
+def _dask_chunk(seeds: list[int], spec: RunSpec) -> list[SeedResult]:
     """A chunk of seeds on a Dask worker (the project installed there, as here)."""
     from . import compiled
 
     compiled.install()  # a worker imports this module alone, not the command line that installs it
-    return [run_one(s, model_name, scenario, params, strict=strict) for s in seeds]
+    return [run_one(s, spec) for s in seeds]
 
 
 def _reachable(address: str) -> None:
@@ -309,7 +225,7 @@ def dask_workers(address: str) -> int | None:
     return worker_count(address[len("local:"):], f"--dask {address}: local:W")
 
 
-def run_seeds_dask(address: str, model_name, scenario, params, start, count, strict=False):
+def run_seeds_dask(address: str, spec: RunSpec, start, count):
     """Yield SeedResults as their chunks finish, on a Dask cluster: `local:W` starts W worker processes
     on 127.0.0.1 for this run; anything else is a scheduler's address. A chunk whose worker is lost
     is run again elsewhere (Dask's scheduler does that); the results, sorted, are the same."""
@@ -333,8 +249,7 @@ def run_seeds_dask(address: str, model_name, scenario, params, start, count, str
         workers = max(1, len(client.scheduler_info().get("workers", {})))
         chunk = max(1, min(25, count // (workers * 8) or 1))
         chunks = [list(range(i, min(i + chunk, start + count))) for i in range(start, start + count, chunk)]
-        futures = client.map(_dask_chunk, chunks, model_name=model_name, scenario=scenario, params=params,
-                             strict=strict, pure=False)
+        futures = client.map(_dask_chunk, chunks, spec=spec, pure=False)
         for fut in as_completed(futures):
             yield from fut.result()
     finally:
@@ -343,16 +258,16 @@ def run_seeds_dask(address: str, model_name, scenario, params, start, count, str
             cluster.close()
 
 
-def run_campaign(console, model_name, scenario, params, start, count, workers, report_path, label=None,
-                 quiet=False, strict=False, budget_s: float | None = None, extra: dict | None = None,
-                 dask: str | None = None, keep_partial: bool = False):
-    """Run seeds start..start+count-1 of the simulated world and build the report (not yet written).
+def run_campaign(console, spec: RunSpec, start, count, workers, report_path, label=None, quiet=False,
+                 budget_s: float | None = None, extra: dict | None = None, dask: str | None = None,
+                 keep_partial: bool = False):
+    """Run seeds start..start+count-1 of the simulated world under `spec` and build the report (not yet written).
     With `budget_s`, stop taking results once that many seconds have passed: the report covers the
     seeds start..start+k-1 that finished in order by then (its `time_budget` says so). Stopped by a
     signal (SIGINT, SIGTERM: a KeyboardInterrupt), the workers are stopped; with `keep_partial`, the
     report of the seeds finished in order is returned, marked `partial` (its range, the signal),
     else the interrupt goes on."""
-    prog = Progress(console, count if budget_s is None else budget_s, label or f"{model_name}/{scenario}",
+    prog = Progress(console, count if budget_s is None else budget_s, label or f"{spec.model}/{spec.scenario}",
                     unit="seeds" if budget_s is None else "s") if not quiet else None
     t0 = time.monotonic()
     results = []
@@ -360,9 +275,8 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
     interrupted = None
     try:
         # under a time budget, small chunks: the run stops close to the budget
-        seeds = (run_seeds_dask(dask, model_name, scenario, params, start, count, strict) if dask else
-                 run_seeds(model_name, scenario, params, start, count, workers, strict,
-                           chunk=2 * workers if budget_s is not None else None))
+        seeds = (run_seeds_dask(dask, spec, start, count) if dask else
+                 run_seeds(spec, start, count, workers, chunk=2 * workers if budget_s is not None else None))
         for r in seeds:
             results.append(r)
             if prog and budget_s is None:
@@ -380,7 +294,7 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
     finally:
         if prog:
             prog.close()
-    extra = dict(extra or {}, strict=strict)
+    extra = dict(extra or {}, strict=spec.strict)
     if dask:
         results.sort(key=lambda r: r.seed)  # a cluster finishes chunks in any order
         extra["dask"] = dask if dask.startswith("local:") else "a cluster"
@@ -394,12 +308,13 @@ def run_campaign(console, model_name, scenario, params, start, count, workers, r
                                        if budget_s is None else None)}
     if budget_s is not None:
         extra["time_budget"] = {"budget_s": budget_s, "seeds_run": len(results), "stopped_by_budget": stopped}
-    return build_report(results, world="sim", model=model_name, scenario=scenario, params=params, start=start,
+    return build_report(results, world="sim", model=spec.model, scenario=spec.scenario, params=spec.world_params,
+                        start=start,
                         count=len(results), elapsed_s=time.monotonic() - t0, report_path=report_path, workers=workers,
                         extra=extra)
 
 
-def draw_failures(report: dict, report_path: str, params, strict: bool = False) -> None:
+def draw_failures(report: dict, report_path: str, spec: RunSpec) -> None:
     """One picture per failing invariant, of its first failing seed, beside the report
     (report["pictures"]: invariant -> path). A picture that cannot be written is a warning: the
     verdict is the report's, already written."""
@@ -414,11 +329,10 @@ def draw_failures(report: dict, report_path: str, params, strict: bool = False) 
         inv = f["invariant"]
         if inv in pictures:
             continue
-        _result, history = run_one(f["seed"], report["model"], report["scenario"], params, keep_history=True,
-                                   strict=strict)
+        _result, history = run_one(f["seed"], spec, keep_history=True)
         if history is None:
             continue
-        chosen = [v for v in violations(history, strict) if v.invariant == inv]
+        chosen = [v for v in violations(history, spec.strict) if v.invariant == inv]
         path = f"{stem}-{inv}.html"
         pictures[inv] = os.path.relpath(path) if secondary(write_html, path, history, chosen[0] if chosen else None) \
             else None
@@ -439,7 +353,7 @@ def campaign_outputs(path: str, junit: str | None = None, force: bool = False, o
     return out
 
 
-def save_campaign(report: dict, path: str, params, strict: bool = False, text: str | None = None,
+def save_campaign(report: dict, path: str, spec: RunSpec | None, text: str | None = None,
                   pictures: bool = True) -> bool:
     """A settled campaign's report written: the JSON first (the verdict), then its pictures and its
     summary, each a warning if it cannot be written. If the JSON itself cannot be written, the verdict is
@@ -458,8 +372,8 @@ def save_campaign(report: dict, path: str, params, strict: bool = False, text: s
                 from None
         warn(f"{e}: the verdict is in the summary above")
         return False
-    if report["failures"] and pictures:
-        draw_failures(report, path, params, strict)
+    if report["failures"] and pictures and spec is not None:
+        draw_failures(report, path, spec)
         if report["pictures"]:
             secondary(write_json, path, report, "the report (with its pictures)")
     secondary(write_text, os.path.splitext(path)[0] + ".txt", summary_text(report) if text is None else text,
@@ -502,26 +416,26 @@ def command(console, args) -> int:
                          "(local:W starts W of them)")
     if args.shard and args.time_budget:
         raise UsageError("--shard and --time-budget go one at a time (a shard must run all its seeds)")
-    check_scenario(args.scenario)
-    load_model(args.model)
-    if args.dask:
-        dask_workers(args.dask)
     seeds = args.seeds if args.seeds is not None else (10 ** 9 if args.time_budget else 1000)
     start, count, shard = parse_shard(args.shard, args.start, seeds)
-    # the values pinned for every seed (the rest is drawn per seed), checked for the seeds to run
-    params = parse_pins(args.param, scenario=args.scenario, start=start, count=count)
-    path = args.report or default_report_path(args.model, args.scenario, start, count, params, args.strict)
+    # the run spec, resolved once: the model, the scenario, the values pinned for every seed (the rest is drawn
+    # per seed, checked for the seeds to run) and strictness
+    spec = resolve(args.model, args.scenario, args.param, args.strict, start, count)
+    if args.dask:
+        dask_workers(args.dask)
+    pins = dict(spec.pins)
+    path = args.report or default_report_path(args.model, args.scenario, start, count, pins, args.strict)
     if args.time_budget and not args.report:
-        path = reports_path(f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s{pins_suffix(params)}"
+        path = reports_path(f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s{pins_suffix(pins)}"
                             f"{'-strict' if args.strict else ''}.json")
     campaign_outputs(path, args.junit, args.force).check()
-    report = run_campaign(console, args.model, args.scenario, params, start, count, args.workers, path,
-                          strict=args.strict, budget_s=args.time_budget, extra={"shard": shard} if shard else None,
+    report = run_campaign(console, spec, start, count, args.workers, path,
+                          budget_s=args.time_budget, extra={"shard": shard} if shard else None,
                           dask=args.dask, keep_partial=True)
-    return _finish(console, report, path, params, args)
+    return _finish(console, report, path, spec, args)
 
 
-def _finish(console, report: dict, path: str, params, args) -> int:
+def _finish(console, report: dict, path: str, spec: RunSpec, args) -> int:
     """A campaign's report settled and written (the JSON first, then its pictures and its summary),
     summed up, its exit status; a partial one (a signal stopped the run) written at once and ended with
     the signal's status."""
@@ -540,7 +454,7 @@ def _finish(console, report: dict, path: str, params, args) -> int:
                       f"{os.path.relpath(path)} (partial)"
                       + (f"; continue with: {partial['resume']}" if partial.get("resume") else ""),
                       partial["signal"])
-    if save_campaign(report, path, params, args.strict):
+    if save_campaign(report, path, spec):
         print_summary(console, report, path)
     if args.time_budget:
         print(f"time budget {args.time_budget:g} s: {report['seeds']['count']} seeds run "
@@ -553,9 +467,9 @@ def _save_partial(path: str, report: dict) -> None:
     house/signals.py; here, for a caller without it, signals are held off while it writes)."""
     import signal
 
-    from .outputs import secondary, write_json, write_text
-
     from house.signals import STOPPING, Guard
+
+    from .outputs import secondary, write_json, write_text
 
     held = {}
     try:
@@ -599,19 +513,17 @@ def resume(console, args) -> int:
                          f"there is no rest to resume (run it again)")
     if before.get("world", "sim") != "sim" or before.get("kind"):
         raise UsageError(f"the report {args.resume} is not a campaign's of the simulated world: only `run` resumes")
-    model_name, scenario, strict = before["model"], check_scenario(before["scenario"]), bool(before.get("strict"))
-    load_model(model_name)
     s = before["seeds"]
     if s["start"] != of["start"] or not 0 <= s["count"] <= of["count"]:
         raise UsageError(f"the report {args.resume} is malformed: its seeds are not the start of partial.of")
     start, count = s["start"] + s["count"], of["count"] - s["count"]
-    params = parse_pins([], before["params"], scenario, start, count)
+    spec = resolve(before["model"], before["scenario"], [], bool(before.get("strict")), start, count, before["params"])
     path = args.report or args.resume
     campaign_outputs(path, args.junit, args.force).check()
     shard = before.get("shard")
     print(f"resuming {os.path.relpath(args.resume)}: seeds {start}..{start + count - 1} of "
           f"{of['start']}..{of['start'] + of['count'] - 1} ({s['count']} already run)", flush=True)
-    rest = run_campaign(console, model_name, scenario, params, start, count, args.workers, path, strict=strict,
+    rest = run_campaign(console, spec, start, count, args.workers, path,
                         keep_partial=True)
     stopped = rest.get("partial")
     done = {k: v for k, v in before.items() if k not in ("partial", "shard")}
@@ -625,7 +537,7 @@ def resume(console, args) -> int:
         report["partial"] = dict(stopped, of=of, resume=f"{invoked_as()} run --resume {os.path.relpath(path)}")
     from types import SimpleNamespace  # what _finish reads: no time budget, strict as the report says
 
-    return _finish(console, report, path, params, SimpleNamespace(strict=strict, time_budget=None, junit=args.junit))
+    return _finish(console, report, path, spec, SimpleNamespace(time_budget=None, junit=args.junit))
 
 
 # --- `merge`: shard reports joined -------------------------------------------------------------------

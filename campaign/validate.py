@@ -187,7 +187,7 @@ _NUM = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a nu
 SCHEMA = {
     "model": _STR, "scenario": _STR, "params": _DICT, "seeds": _DICT,
     "world?": _STR, "strict?": _BOOL, "seed_hashes?": _LIST, "failing_seeds?": _LIST, "failures?": _LIST,
-    "tool_failures?": _LIST, "history_digest?": _STR, "partial?": _DICT,
+    "tool_failures?": _LIST, "history_digest?": _STR, "partial?": _DICT, "fault_kinds?": _LIST,
 }
 MERGE_SCHEMA = {"counts": _DICT, "rules_hit": _DICT, "coverage": _DICT, "not_judged": _DICT,
                 "protocol_findings": _DICT, "configurations": _DICT, "seed_params": _LIST, "raw": _DICT,

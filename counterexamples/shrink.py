@@ -49,21 +49,21 @@ def record_seed(seed: int, model_name: str, scenario: str, params) -> tuple[dict
 
 
 class _Noting(Choices):
-    """A plan's Choices that notes the key of every decision the run reads (`read`)."""
+    """A plan's Choices that notes the key of every decision the run reads (`read`, in the order read)."""
 
-    def __init__(self, table: dict, workload: list, read: set) -> None:
+    def __init__(self, table: dict, workload: list, read: dict) -> None:
         super().__init__(table, workload)
         self.read = read
 
     def pick(self, site: str, who: str, draw, *args):
         base = f"{site} {who}"
-        self.read.add(f"{base} #{self._seen[base]}")
+        self.read[f"{base} #{self._seen[base]}"] = None
         return super().pick(site, who, draw, *args)
 
 
-def run_plan(plan: dict, read: set | None = None):
+def run_plan(plan: dict, read: dict | None = None):
     """The history of a plan's run in the simulated world (nothing drawn: every decision is read);
-    `read`, if given, gets the key of every decision the run read."""
+    `read`, if given, gets the key of every decision the run read, in the order read (a dict's keys)."""
     from model.params import Params
     from broken_models import load_model
     from scenarios.sim import SimWorld
@@ -71,8 +71,31 @@ def run_plan(plan: dict, read: set | None = None):
     choices = Choices(plan["choices"], plan["workload"]) if read is None else \
         _Noting(plan["choices"], plan["workload"], read)
     world = SimWorld(plan["seed"], load_model(plan["model"]), plan["scenario"], Params(**plan["params"]),
-                     plan["model"], options=copy.deepcopy(plan["options"]), choices=choices)
+                     plan["model"], options=plan_options(plan), choices=choices)
     return world.run()
+
+
+def continue_run(plan: dict, seed: int):
+    """A plan replayed until the code diverges from it, the rest drawn from `seed`'s streams (scenarios/plan.py,
+    `Continuing`): (the run's history, its Choices: where it diverged, the whole run's decisions). A plan the
+    shrinker slimmed (`shrunk`) lacks its decisions at their defaults: those are read as such."""
+    from model.params import Params
+    from broken_models import load_model
+    from scenarios.plan import Continuing
+    from scenarios.sim import SimWorld
+
+    complete = not plan.get("shrunk") and "explore" not in (plan.get("source") or {})  # (recorded: every decision)
+    choices = Continuing(plan["choices"], plan["workload"], complete)
+    world = SimWorld(seed, load_model(plan["model"]), plan["scenario"], Params(**plan["params"]), plan["model"],
+                     options=plan_options(plan), choices=choices)
+    choices.clock = lambda: world.now
+    return world.run(), choices
+
+
+def plan_options(plan: dict) -> dict:
+    """A plan's options, a copy, with every fault kind's option it lacks at its off value (a kind added to the
+    tool since the plan was written is off in its run; the run's hash leaves such options out)."""
+    return {**faults.defaults(), **copy.deepcopy(plan["options"])}
 
 
 def slim(plan: dict) -> dict:
@@ -80,9 +103,11 @@ def slim(plan: dict) -> dict:
     run no longer sends) or reads at their calm default (what a missing entry gives): the same run,
     its history hash checked. A recorded plan notes every decision the seed drew; its shrunk
     counterexample keeps only those that make it the run it is."""
-    read: set = set()
+    read: dict = {}
     sha = run_plan(plan, read).sha256()
-    kept = {k: v for k, v in plan["choices"].items() if k in read and v != default(k.split(" ", 1)[0], k)}
+    # in the order the run reads them (`replay --continue` reads a plan in its order: scenarios/plan.py)
+    table = plan["choices"]
+    kept = {k: table[k] for k in read if k in table and table[k] != default(k.split(" ", 1)[0], k)}
     out = dict(plan, choices=kept)
     if run_plan(out).sha256() != sha:
         raise AssertionError(f"{plan['model']}: the slimmed plan runs differently")

@@ -377,64 +377,50 @@ class Explorer:
         return self._run(combos)
 
     def _run_parallel(self, combos, workers: int) -> Outcome:
-        """One clock combination per task. The progress line adds up the finished combinations and
-        what each running one last reported from its worker (about once a second), so that it moves
-        while the combinations run, not only when one ends."""
-        import multiprocessing
-        import queue as queues
-
-        from house.signals import no_signals_while_starting
+        """One clock combination per task, in the one worker pool (house/pool.py: forked workers, each with its
+        own pipe; a worker that dies is the tool's failure at once). The progress line adds up the finished
+        combinations and what each running one last reported from its worker (about once a second, a note up
+        its pipe), so that it moves while the combinations run, not only when one ends."""
+        from house.pool import run_tasks
 
         out = Outcome()
         t0 = time.monotonic()
         deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
-        tasks = ((self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline, k,
-                  self.progress_every_s) for k, (c, v) in enumerate(combos))  # made as they are handed out
-        ctx = multiprocessing.get_context("spawn")
-        reports = ctx.Queue() if self.progress is not None else None
-        running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier) as last reported
-        finished: set[int] = set()  # a report can arrive after its combination's outcome: ignored
+        labels: dict[int, tuple] = {}  # combination -> its label, as handed out (never the whole list: 3^N of them)
 
-        def show(offsets) -> None:
-            while True:
-                try:
-                    k, *figures = reports.get_nowait()
-                except queues.Empty:
-                    break
-                if k not in finished:
-                    running[k] = tuple(figures)
+        def made():
+            for k, (c, v) in enumerate(combos):
+                labels[k] = run_label(c, v)
+                yield (self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline,
+                       k, self.progress_every_s, self.progress is not None)
+
+        runs = self.bounds.count_runs()
+        running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier, steps) as last reported
+        finished: set[int] = set()  # a report can arrive after its combination's outcome: ignored
+        current = [0]
+
+        def noted(report) -> None:
+            k, *figures = report
+            if k not in finished:
+                running[k] = tuple(figures)
+
+        def show() -> None:
+            if self.progress is None:
+                return
             live = list(running.values())
             view = Outcome(states=out.states + sum(r[0] for r in live), distinct=out.distinct + sum(r[1] for r in live),
                            combinations=out.combinations, steps=out.steps + sum(r[4] for r in live))
             self.progress(view, max([out.depth] + [r[2] for r in live]), sum(r[3] for r in live),
-                          time.monotonic() - t0, offsets)
+                          time.monotonic() - t0, labels.get(current[0], ()))
 
-        size = min(workers, self.bounds.count_runs())
-        with no_signals_while_starting(spawn=True):  # (the workers start ignoring Ctrl-C: it is the parent's)
-            pool = ctx.Pool(size, initializer=_worker_init, initargs=(reports,))
-        with pool:
-            # in order, a few ahead of the one awaited (never the whole list: there may be 3^N of them)
-            ahead: deque = deque()
-
-            def hand_out() -> None:
-                while len(ahead) < 2 * size:
-                    task = next(tasks, None)
-                    if task is None:
-                        return
-                    ahead.append((task[7], run_label(task[3], task[4]), pool.apply_async(_explore_one, (task,))))
-
-            hand_out()
-            while ahead:
-                k, label, pending = ahead.popleft()
-                while True:
-                    try:
-                        part = pending.get(timeout=self.progress_every_s)
-                        break
-                    except multiprocessing.TimeoutError:
-                        if reports is not None:
-                            show(label)
-                hand_out()
+        results = run_tasks(made(), _explore_one, min(workers, runs), on_note=noted, on_tick=show,
+                            tick_s=self.progress_every_s, what="the exploration",
+                            describe=lambda held: "clock combinations " + ", ".join(str(t[3]) for t in held))
+        try:
+            for k, part in enumerate(results):
+                current[0] = min(k + 1, runs - 1)
                 running.pop(k, None)
+                labels.pop(k, None)
                 finished.add(k)
                 out.combinations += 1
                 out.states += part.states
@@ -447,6 +433,8 @@ class Explorer:
                 if part.status != "exhausted":
                     out.status, out.violation, out.plan, out.history = part.status, part.violation, part.plan, part.history
                     break
+        finally:
+            results.close()  # (a violation found: the workers still exploring are stopped)
         out.wall_s = time.monotonic() - t0
         return out
 
@@ -473,7 +461,7 @@ class Explorer:
             out.callbacks = ExploreWorld.callbacks - before
             out.steps = self.steps
 
-    def _search(self, combos: list, out: Outcome) -> Outcome:
+    def _search(self, combos, out: Outcome) -> Outcome:
         from counterexamples.shrink import violations
 
         t0 = time.monotonic()
@@ -584,20 +572,11 @@ class Explorer:
         return plan, history
 
 
-_REPORTS = None  # a worker process's queue for its progress (None: nobody shows it)
-
-
-def _worker_init(reports) -> None:
-    from house.signals import worker_handlers
-
-    global _REPORTS
-    _REPORTS = reports
-    worker_handlers()  # Ctrl-C is the parent's; SIGTERM (the pool's terminate) ends it; held signals let through
-
-
 def _explore_one(task) -> Outcome:
     """One clock combination, in a worker process: its outcome, with the counterexample written."""
-    model_name, params, bounds, offsets, variant, strict, deadline, index, every_s = task
+    from house.pool import note
+
+    model_name, params, bounds, offsets, variant, strict, deadline, index, every_s, shown = task
     from broken_models import load_model
 
     b = Bounds(**{**bounds, "offsets": [offsets]})
@@ -606,9 +585,9 @@ def _explore_one(task) -> Outcome:
     if deadline is not None:
         b.budget_s = max(0.001, deadline - time.time())
     progress = None
-    if _REPORTS is not None:
+    if shown:
         def progress(out, depth, frontier, _elapsed, _offsets):
-            _REPORTS.put((index, out.states, out.distinct, depth, frontier, out.steps))
+            note((index, out.states, out.distinct, depth, frontier, out.steps))
     explorer = Explorer(load_model(model_name), model_name, Params(**params), b, progress, strict=strict,
                         progress_every_s=every_s)
     out = explorer.run()

@@ -33,7 +33,9 @@ import random
 import time
 from dataclasses import dataclass, field
 
+from checkers.result import judge as judge_run
 from house.errors import ToolError
+from scenarios.spec import RunSpec
 from scenarios import faults
 from scenarios.plan import FORMAT, Branching
 
@@ -75,31 +77,6 @@ class Outcome:
     replay_mismatch: int = 0  # failing runs whose plain replay did not fail (never expected)
 
 
-@dataclass
-class Judged:
-    """A run's verdict as the search reads it (campaign.report.SeedResult has the same fields)."""
-
-    seed: int
-    sha256: str
-    failures: list  # (invariant, message): the violations no known finding explains (with strict: all)
-    coverage: list
-    rules: dict
-    margin_ms: dict
-    tool_failure: tuple | None = None
-
-
-def judged(index: int, history, strict: bool = False) -> Judged:
-    """Every checker over the run (checkers.verdict, the one verdict a campaign gives)."""
-    from checkers.verdict import judge
-
-    try:
-        v = judge(history, strict=strict, measure=True)
-    except Exception as e:  # a checker that cannot read this history: the tool's failure, never a catch
-        return Judged(index, history.sha256(), [], [], dict(history.rules), {}, (f"{type(e).__name__}: {e}", ""))
-    return Judged(index, history.sha256(), [(x.invariant, x.message) for x in v.violations], v.measures["coverage"],
-                  dict(history.rules), v.measures.get("margins", {}))
-
-
 def features_of(result, options: dict) -> list[str]:
     out = [f"p:{p}" for p in result.coverage]
     for rule, n in result.rules.items():
@@ -127,18 +104,17 @@ def marks_of(history) -> dict:
 class Search:
     """One guided search. `run()` until the budget is spent or a run fails."""
 
-    def __init__(self, model_name: str, scenario: str, pins: dict | None, seed: int, *, budget_s: float | None = None,
-                 max_runs: int | None = None, strict: bool = False, say=None, judge=None) -> None:
-        from broken_models import load_model
-
-        self.model_name, self.scenario, self.pins, self.seed = model_name, scenario, pins or {}, seed
-        self.model = load_model(model_name)
-        self.budget_s, self.max_runs, self.strict = budget_s, max_runs, strict
+    def __init__(self, spec: RunSpec, seed: int, *, budget_s: float | None = None, max_runs: int | None = None,
+                 say=None, judge=None) -> None:
+        self.spec, self.seed = spec, seed
+        self.model_name, self.scenario, self.strict = spec.model, spec.scenario, spec.strict
+        self.model = spec.load_model()
+        self.budget_s, self.max_runs = budget_s, max_runs
         self.rng = random.Random(seed)  # the search's one RNG: parents, operators, fresh seeds, each run's draws
         self.say = say or (lambda line: None)
-        # (index, history, strict) -> a result with failures, coverage, rules, margin_ms, tool_failure, sha256:
-        # the command passes the report's (campaign.report.judge), so that its report sums its runs
-        self.judge = judge or judged
+        # (index, history, strict) -> the run's SeedResult (checkers/result.py, the one result type: a campaign's
+        # report sums the search's runs as it sums seeds)
+        self.judge = judge or (lambda index, history, strict: judge_run(index, history, strict=strict))
         self.corpus: list[Entry] = []
         self.hits: dict[str, int] = {}  # feature -> runs that reached it
         self.mark_hits: dict[str, int] = {}  # mark -> corpus entries that have it
@@ -153,7 +129,8 @@ class Search:
 
         if plan is None:
             choices = Branching({}, [], 0)
-            world = SimWorld(seed, self.model, self.scenario, self.pins or None, self.model_name, choices=choices)
+            world = SimWorld(seed, self.model, self.scenario, self.spec.world_params or None, self.model_name,
+                             choices=choices)
         else:
             choices = Branching(plan["choices"], plan["workload"], until_ms)
             world = SimWorld(seed, self.model, self.scenario, Params(**plan["params"]), self.model_name,

@@ -161,37 +161,57 @@ class History:
     end_ms: int = 0
     _sha: str | None = None
     cache: dict = field(default_factory=dict)  # what checkers compute once and share
+    # option -> its off value (a fault kind's, scenarios/faults: the world gives them): an option at its
+    # off value is not part of the run's hash, so that a kind added to the tool, off in a seed, leaves
+    # that seed's hash as it was (`sha256`)
+    off_options: dict = field(default_factory=dict, compare=False, repr=False)
 
     def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
         self.events.append(event(t_ms, proc, kind, fields))
 
     # --- encoding ------------------------------------------------------------
 
-    def header(self) -> dict:
+    def header(self, every_option: bool = False, leave_out: tuple = ()) -> dict:
+        """What the hash covers besides the events: the seed, the configuration, the options that are not
+        at a fault kind's off value (all of them with `every_option`: the hash before issue 46), the
+        processes and the end."""
+        off = self.off_options
+        if every_option:
+            options = {k: v for k, v in self.options.items() if k not in leave_out} if leave_out else self.options
+        else:
+            options = self.options if not off else {k: v for k, v in self.options.items() if k not in off or v != off[k]}
         return {
             "seed": self.seed,
             "model": self.model,
             "scenario": self.scenario,
             "params": self.params,
-            "options": self.options,
+            "options": options,
             # a process whose clock stepped carries its steps (one more field: the others encode as before)
             "processes": [[p.node_id, p.instance, p.machine, p.offset_ms, p.drift_ppm]
                           + ([[list(s) for s in p.steps]] if p.steps else []) for p in self.processes],
             "end_ms": self.end_ms,
         }
 
-    def encode(self) -> bytes:
+    def encode(self, every_option: bool = False, leave_out: tuple = ()) -> bytes:
         """The stable byte encoding that `sha256` hashes."""
-        head = json.dumps(self.header(), sort_keys=True, separators=(",", ":"))
+        head = json.dumps(self.header(every_option, leave_out), sort_keys=True, separators=(",", ":"))
         # (no check for cycles: events hold no containers of themselves, and it costs a quarter)
         body = json.dumps(self.events, separators=(",", ":"), check_circular=False)
         rules = json.dumps(self.rules, sort_keys=True, separators=(",", ":"))
         return (head + "\n" + body + "\n" + rules).encode()
 
     def sha256(self) -> str:
+        """The run's hash: its events, processes, rules, configuration and the options that are on (a fault
+        kind's options at their off values are left out: a kind added since leaves a seed that has it off
+        the same run, with the same hash)."""
         if self._sha is None:
             self._sha = hashlib.sha256(self.encode()).hexdigest()
         return self._sha
+
+    def sha256_every_option(self, leave_out: tuple = ()) -> str:
+        """The hash as reports and plans before issue 46 hold it: every option, at its off value or not (but
+        those `leave_out` names: the options of kinds added since)."""
+        return hashlib.sha256(self.encode(every_option=True, leave_out=leave_out)).hexdigest()
 
     # --- reading -------------------------------------------------------------
 

@@ -39,8 +39,9 @@ _MEANING = {
                       "refused every write; memory ran out) or gave the run no work (no acquisition judged): "
                       "no verdict",
     Exit.TOOL: "the tool itself failed (an exception in a model, a world or a checker): no verdict",
-    Exit.REPLAY_DIFFERS: "a replay whose history hash differs from its report's or counterexample's: the code or "
-                         "the environment changed since it was written",
+    Exit.REPLAY_DIFFERS: "a replay whose history hash differs from its report's or counterexample's: the run "
+                         "changed since it was written (a fault kind added since and off in the run leaves it the "
+                         "same run)",
     Exit.INTERRUPTED: "interrupted by SIGINT (Ctrl-C): the seeds finished are in a report marked partial "
                       "(`run --resume REPORT` continues it); no verdict",
     Exit.TERMINATED: "terminated by SIGTERM (a CI timeout): the seeds finished are in a report marked partial "

@@ -48,6 +48,7 @@ class NodeState(NamedTuple):
     pending: FrozenDict = EMPTY  # (actor, generation, version) -> ownership.Pending (OR-5)
     unresolved: FrozenDict = EMPTY  # (actor, generation) -> ownership.Unresolved (OR-7)
     background_at_ms: int | None = None  # when the background task is due
+    background_parked: bool = False  # BD-2: the task waits for a slot of its full cap (no timer armed for it)
     refusals: int = 0  # BD-3: refusals in a row
     data_seq: int = 0  # actor data segments written by this process
     events: FrozenDict = EMPTY  # (actor, request) -> generation: events still running (CS-1: they take time)
@@ -74,6 +75,8 @@ class Model(Dispatch, Upgrade, NodeLease, Fencing, Ownership, CleanStop):
         return self.begin_start(st, now_ms, out)  # UP-1
 
     def after_input(self, st, now_ms, out):
+        if st.background_parked:  # BD-2: the input may have freed a slot of the background task's cap
+            st = self.wake_background(st, now_ms, out)
         if st.stop is not None:
             return self.stop_progress(st, now_ms, out)
         if st.draining and not st.drained:

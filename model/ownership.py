@@ -435,8 +435,7 @@ class Ownership(ActorData):
         if not self.lease_valid(st, now_ms):
             out.append(Mark("OR-6"))  # paused while the node lease is invalid; resumed on recovery
             return st
-        in_flight = sum(1 for e in st.pending.values() if e.rid is not None) + sum(
-            1 for e in st.unresolved.values() if e.rid is not None)
+        in_flight = self.background_in_flight(st)
         for k, e in tuple(st.pending.items()):
             if in_flight >= self.pending_concurrency:
                 out.append(Mark("BD-2"))
@@ -465,7 +464,26 @@ class Ownership(ActorData):
                 nxt = e.next_ms
         if nxt is None:
             return st
-        return self.kick_background(st, max(nxt, now_ms + 1), out)
+        if self.background_in_flight(st) >= self.pending_concurrency:
+            # BD-2: every slot is taken: the task waits for the answer that frees one (`wake_background`), as
+            # a real task waits on a semaphore, instead of waking every millisecond to find the cap still full
+            return st if st.background_parked else replace(st, background_parked=True)
+        # (an entry due now waits only behind the cap: a slot was just freed, and it goes at once)
+        return self.kick_background(st, max(nxt, now_ms), out)
+
+    @staticmethod
+    def background_in_flight(st) -> int:
+        """BD-2: the entries whose request is in flight (a pending release's retry or its read, the resolver's
+        read)."""
+        return sum(1 for e in st.pending.values() if e.rid is not None) + sum(
+            1 for e in st.unresolved.values() if e.rid is not None)
+
+    def wake_background(self, st, now_ms, out):
+        """BD-2, OR-6: the task parked on a full cap; once an input freed a slot (an answer, its timeout, an entry
+        dropped), the entries due are worked again at once (an input that frees none leaves it parked)."""
+        if self.background_in_flight(st) >= self.pending_concurrency:
+            return st
+        return self.schedule_background(replace(st, background_parked=False), now_ms, out)
 
     def retry_release(self, st, k, e, out):
         """OR-5: every retry is the same write, If-Match v; never a version read later."""

@@ -84,10 +84,10 @@ def campaign(name: str, seeds: int, workers: int = 1) -> dict:
     """The report of seeds 0..seeds-1 of `swarm` for the model `name`, not written."""
     from rich.console import Console
 
-    from campaign.run import parse_pins, run_campaign
+    from campaign.run import resolve, run_campaign
 
-    params = parse_pins([], scenario="swarm", start=0, count=seeds)
-    return run_campaign(Console(quiet=True), name, "swarm", params, 0, seeds, workers, os.devnull, quiet=True)
+    spec = resolve(name, "swarm", [], False, 0, seeds)
+    return run_campaign(Console(quiet=True), spec, 0, seeds, workers, os.devnull, quiet=True)
 
 
 REACH_SEEDS = 200  # the seeds a variant's reach is counted on (each run twice: the variant, the correct model)

@@ -65,7 +65,9 @@ def guided(model_name: str, scenario: str, rep: int, cap_s: float) -> dict:
 
     from house.errors import ToolError
 
-    s = Search(model_name, scenario, None, rep, budget_s=cap_s)
+    from scenarios.spec import RunSpec
+
+    s = Search(RunSpec(model_name, scenario), rep, budget_s=cap_s)
     t0 = time.process_time()
     try:
         out = s.run()

@@ -12,7 +12,7 @@ import time
 from campaign import compiled
 from campaign.outputs import Outputs
 from campaign.report import command_line, git_commit, pins_suffix, reports_path, write_report
-from campaign.run import MAIN_MODEL, check_scenario, parse_pins, run_campaign, tool_failure
+from campaign.run import MAIN_MODEL, resolve, run_campaign, tool_failure
 from house.errors import Exit
 
 
@@ -42,9 +42,9 @@ def command(console, args) -> int:
 
     from rich.table import Table
 
-    check_scenario(args.scenario)
-    params = parse_pins(args.param)
-    path = args.report or reports_path(f"bench-{args.scenario}-s{args.start}-n{args.seeds}{pins_suffix(params)}.json")
+    spec = resolve(MAIN_MODEL, args.scenario, args.param)
+    path = args.report or reports_path(f"bench-{args.scenario}-s{args.start}-n{args.seeds}"
+                                       f"{pins_suffix(dict(spec.pins))}.json")
     outputs = Outputs(args.force)
     outputs.report(path, "the benchmark's report")
     outputs.check()
@@ -52,7 +52,7 @@ def command(console, args) -> int:
     raw_s = min(raw_simpy_event_s() for _ in range(3))
     figures = {}
     for workers in (1, 2):
-        figures[workers] = run_campaign(console, MAIN_MODEL, args.scenario, params, args.start, n, workers,
+        figures[workers] = run_campaign(console, spec, args.start, n, workers,
                                         "bench", quiet=True)
     one, two = figures[1], figures[2]
     if one["tool_failures"]:  # a seed that raised measures nothing

@@ -104,6 +104,7 @@ def command(console, args) -> int:
     from checkers.paired import rises as rises_over
 
     from broken_models import entries, entry
+    from scenarios.spec import RunSpec
 
     check_scenario(args.scenario)
     params = parse_pins(args.param)
@@ -136,9 +137,10 @@ def command(console, args) -> int:
     controls: dict[str, dict] = {}  # scenario -> the correct model's finding seeds there (the controls run first)
     for e, scenario in runs:
         where = paths[(e.name, scenario)]
-        rep = run_campaign(console, e.name, scenario, params, args.start, args.seeds, args.workers, where)
+        spec = RunSpec.of(e.name, scenario, params)  # (its model and scenario looked up above, the pins checked)
+        rep = run_campaign(console, spec, args.start, args.seeds, args.workers, where)
         settle(rep)
-        save_campaign(rep, where, params)
+        save_campaign(rep, where, spec)
         catch = count_catch(e.catches, rep)
         failing = rep["failing_seeds"]
         ok, verdict = judge_row(e.kind, catch, len(failing))

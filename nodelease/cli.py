@@ -132,9 +132,14 @@ def _run_options(p) -> None:
 
 def _replay_options(p) -> None:
     p.add_argument("report_or_plan", metavar="REPORT|PLAN", help="a run's report, or a counterexample (shrink, explore)")
-    p.add_argument("--seed", type=_natural, help="the report's seed to run (default: its first failing seed)")
+    p.add_argument("--seed", type=_natural, help="the report's seed to run (default: its first failing seed); with "
+                                                 "--continue, the seed the rest of the run is drawn from (default: "
+                                                 "the plan's)")
     p.add_argument("--html", metavar="PATH", help="also draw the run as one HTML file")
-    _force(p)
+    p.add_argument("--continue", dest="cont", action="store_true",
+                   help="a counterexample the code no longer replays: replay it until the first decision the code no "
+                        "longer asks for or asks anew, draw the rest, say where it diverged, write the run as a plan")
+    _report(p, "with --continue: reports/<plan>-continued.json under the working directory")
 
 
 def _shrink_options(p) -> None:

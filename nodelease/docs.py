@@ -432,10 +432,10 @@ def _first_failure(model: str) -> dict:
     if model not in _examples:
         from rich.console import Console
 
-        from campaign.run import parse_pins, run_campaign
+        from campaign.run import resolve, run_campaign
 
-        params = parse_pins([], scenario="swarm", start=0, count=EXAMPLE_SEEDS)
-        rep = run_campaign(Console(quiet=True), model, "swarm", params, 0, EXAMPLE_SEEDS, 1, os.devnull, quiet=True)
+        spec = resolve(model, "swarm", [], False, 0, EXAMPLE_SEEDS)
+        rep = run_campaign(Console(quiet=True), spec, 0, EXAMPLE_SEEDS, 1, os.devnull, quiet=True)
         if not rep["failures"]:
             raise UsageError(f"`python runner.py --model {model} --seeds {EXAMPLE_SEEDS}` shows no violation any more: "
                              f"the docs' worked example needs another model or more seeds")

@@ -18,8 +18,7 @@ import os
 import time
 
 from campaign.outputs import FORCE_HELP, Outputs, secondary
-from campaign.run import check_scenario, load_model, parse_pins, tool_failure
-from campaign.report import judge
+from campaign.run import resolve, tool_failure
 from house import inputs
 from house.errors import Exit, ToolFailure, UsageError
 from campaign.report import build_report, command_line, invoked_as, pins_suffix, print_summary, reports_path, settle, \
@@ -45,10 +44,9 @@ def options(p) -> None:
 def command(console, args) -> int:
     from guided.search import Search
 
-    load_model(args.model)
-    scenario = check_scenario(args.scenario)
-    pins = parse_pins(args.param, None, scenario, 0, 1) if args.param else None
-    path = args.report or reports_path(f"guided-{args.model}-{scenario}-g{args.seed}{pins_suffix(pins)}"
+    spec = resolve(args.model, args.scenario, args.param, args.strict, 0, 1)
+    scenario = spec.scenario
+    path = args.report or reports_path(f"guided-{args.model}-{scenario}-g{args.seed}{pins_suffix(dict(spec.pins))}"
                                        f"{'-strict' if args.strict else ''}.json")
     outputs = Outputs(args.force)
     outputs.report(path, "the search's report")
@@ -56,15 +54,14 @@ def command(console, args) -> int:
     budget = f"{args.budget_s:g} CPU-s" + (f" or {args.runs} runs" if args.runs else "")
     print(f"guided search: model {args.model}, scenario {scenario}, seed {args.seed}, budget {budget}", flush=True)
     t0 = time.monotonic()
-    search = Search(args.model, scenario, pins if isinstance(pins, dict) else None, args.seed,
-                    budget_s=args.budget_s, max_runs=args.runs, strict=args.strict,
-                    say=lambda line: print(line, flush=True), judge=lambda i, h, strict: judge(i, h, strict=strict))
+    search = Search(spec, args.seed, budget_s=args.budget_s, max_runs=args.runs,
+                    say=lambda line: print(line, flush=True))
     out = search.run()
     extra = {"strict": args.strict, "guided": {
         "seed": args.seed, "budget_s": args.budget_s, "max_runs": args.runs, "runs": out.runs, "cpu_s": out.cpu_s,
         "corpus": len(out.corpus), "features": len(search.hits), "operators": out.ops, "growth": out.growth,
         "replay_mismatch": out.replay_mismatch, "failure_run": out.failure_run, "failure_cpu_s": out.failure_cpu_s}}
-    report = build_report(out.results, world="sim", model=args.model, scenario=scenario, params=pins or {}, start=1,
+    report = build_report(out.results, world="sim", model=args.model, scenario=scenario, params=spec.world_params, start=1,
                           count=out.runs, elapsed_s=time.monotonic() - t0, report_path=path, replayable=False,
                           extra=extra)
     # a campaign of seeds must reach every coverage point; a search is judged by what it finds (its

@@ -13,7 +13,7 @@ import os
 import time
 
 from campaign.outputs import Outputs, secondary
-from campaign.run import check_scenario, load_model, parse_pins, run_one
+from campaign.run import check_scenario, load_model, parse_pins, resolve, run_one
 from house.errors import Exit, ReplayDiffers, ToolFailure, UsageError
 from campaign.report import git_commit, invoked_as, load_json, load_report, pins_suffix, reports_path, timeline_text
 
@@ -36,7 +36,6 @@ def pick_seed(report: dict, seed: int | None, what: str) -> int:
 
 
 def write_picture(path: str, history, plan: dict | None, strict: bool = False, invariant: str | None = None) -> None:
-    """The run drawn as one HTML file (a warning if it cannot be written: the verdict is the run's)."""
     from counterexamples.picture import write_html
     from counterexamples.shrink import violations
 
@@ -110,16 +109,63 @@ def _floats_where(value, templates: list, key: str = ""):
 # --- replay --------------------------------------------------------------------------------------
 
 
+def kinds_of(options: dict) -> list[str]:
+    """The fault kinds a plan's options know: every kind but those none of whose options it holds (kinds
+    added to the tool since it was written; a kind drawn within another's options is taken as known)."""
+    from scenarios.faults import KINDS
+
+    return [k for k, kind in KINDS.items() if not kind.options or any(name in options for name in kind.options)]
+
+
+def same_run(expected: str | None, history, known: list | None, what: str,
+             given: dict | None = None) -> tuple[bool | None, str]:
+    """Whether a replay is the run a report or a plan recorded (None: nothing to compare with), and the line
+    that says so. The hash leaves a fault kind's options at their off values out (history/record.py), so a
+    kind added to the tool since, off in this run, leaves it the same run: "the options grew". A hash of the
+    kind before issue 46 (every option in it) is compared as such: every option the run had, but those of
+    kinds added since (or, `given` a plan's options, those the plan did not hold)."""
+    from scenarios.faults import KINDS
+
+    added = [k for k in KINDS if known is not None and k not in known]
+    if expected is None:
+        return None, f"the {what} holds no hash to compare with"
+    if expected == history.sha256():
+        if added:
+            return True, (f"the same run; the options grew since the {what} was written: {', '.join(added)} "
+                          f"added to the tool, off in this run")
+        return True, f"matches the {what}: the replay is byte-identical"
+    leave_out = tuple(name for name in history.options if name not in given) if given is not None else \
+        tuple(name for k in added for name in KINDS[k].options)
+    if expected == history.sha256_every_option(leave_out):
+        return True, f"matches the {what} (its hash covers every option, as before issue 46): the replay is byte-identical"
+    on = [k for k in added if KINDS[k].active(history.options)]
+    why = (f"{', '.join(on)}, added to the tool since, on in this run" if on else
+           f"the code or the environment changed since the {what} was written")
+    return False, f"DIFFERS from the {what}'s {expected}: the run changed ({why})"
+
+
 def replay(console, args) -> int:
     """`replay REPORT|PLAN [--seed S] [--html PATH]`."""
+    outputs = Outputs(getattr(args, "force", False))
     if args.html:
-        outputs = Outputs(args.force)
         outputs.add(args.html, "the picture")
-        outputs.check()
+    if getattr(args, "report", None):
+        outputs.add(args.report, "the continued run")
+    outputs.check()
     doc = load_json(args.report_or_plan, "report or counterexample")
-    if plan_or_report(doc, args.report_or_plan):
+    is_plan = plan_or_report(doc, args.report_or_plan)
+    if getattr(args, "cont", False):
+        if not is_plan:
+            raise UsageError(f"--continue takes a counterexample (a plan); {args.report_or_plan} is a report: "
+                             f"a report's seed replays without it")
+        return continue_plan(args.report_or_plan, doc, args.seed, args.html, getattr(args, "report", None),
+                             getattr(args, "force", False))
+    if getattr(args, "report", None):
+        raise UsageError("--report goes with --continue (a replay writes nothing else)")
+    if is_plan:
         if args.seed is not None:
-            raise UsageError(f"{args.report_or_plan} is a counterexample (one run): it takes no --seed")
+            raise UsageError(f"{args.report_or_plan} is a counterexample (one run): it takes no --seed "
+                             f"(but with --continue: the seed its rest is drawn from)")
         return replay_plan(args.report_or_plan, doc, args.html)
     return replay_seed(args.report_or_plan, load_report(args.report_or_plan, doc), args.seed, args.html)
 
@@ -130,12 +176,9 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
         raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
     start, count = report["seeds"]["start"], report["seeds"]["count"]
     seed = pick_seed(report, seed, "replay")
-    model_name = report["model"]
-    load_model(model_name)
-    scenario = check_scenario(report["scenario"])
-    params = parse_pins([], report["params"], scenario, seed, 1)
-    result, history = run_one(seed, model_name, scenario, params, keep_history=True,
-                              strict=bool(report.get("strict")))
+    spec = resolve(report["model"], report["scenario"], [], bool(report.get("strict")), seed, 1, report["params"])
+    model_name, scenario = spec.model, spec.scenario
+    result, history = run_one(seed, spec, keep_history=True)
     if history is not None:
         print(f"seed {seed}, model {model_name}, scenario {scenario}")
         print("drawn options: " + json.dumps(history.options, sort_keys=True))
@@ -166,17 +209,17 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
         for f in report.get("failures", []):
             if f.get("seed") == seed:
                 expected = f.get("history_sha256")
-    if expected is None:
-        print("the report holds no hash for this seed to compare with")
-    elif expected == result.sha256:
-        print("matches the report: the replay is byte-identical")
-    else:
-        print(f"DIFFERS from the report's {expected}: the code or the environment changed since the report")
+    known = report.get("fault_kinds") or None
+    same, line = same_run(expected, history, known, "report") if history is not None else \
+        (None if expected is None else expected == result.sha256, "")
+    print(line or ("the report holds no hash for this seed to compare with" if expected is None else
+                   "matches the report: the replay is byte-identical" if same else
+                   f"DIFFERS from the report's {expected}: the run changed"))
     if html and history is not None:
         write_picture(html, history, None, strict=bool(report.get("strict")))
-    if expected is not None and expected != result.sha256:
+    if same is False:
         raise ReplayDiffers(f"seed {seed}'s history sha256 {result.sha256[:16]}... differs from the report's "
-                            f"{expected[:16]}...: the code or the environment changed since {path} was written "
+                            f"{expected[:16]}...: the run changed since {path} was written "
                             f"(what this run shows is above)")
     if result.tool_failure is not None:
         raise ToolFailure(f"seed {seed} raised {result.tool_failure[0]}")
@@ -212,17 +255,76 @@ def replay_plan(path: str, doc: dict, html: str | None) -> int:
     print()
     print(f"history sha256: {sha}")
     expected = plan.get("history_sha256")
-    if expected is None:
-        print("the counterexample holds no hash to compare with")
-    elif expected == sha:
-        print("matches the counterexample: the replay is byte-identical")
-    else:
-        print(f"DIFFERS from the counterexample's {expected}: the code changed since it was written")
+    same, line = same_run(expected, history, kinds_of(plan["options"]), "counterexample", plan["options"])
+    print(line)
     if html:
         write_picture(html, history, plan, bool(plan.get("strict")), plan.get("invariant"))
-    if expected is not None and expected != sha:
+    if same is False:
         raise ReplayDiffers(f"the history sha256 {sha[:16]}... differs from the counterexample's {expected[:16]}...: "
-                            f"the code changed since {path} was written (what this run shows is above)")
+                            f"the run changed since {path} was written (what this run shows is above); "
+                            f"`replay --continue {path}` replays it up to where it diverges")
+    if found:
+        print(f"{len(found)} violation(s): " + ", ".join(sorted({v.invariant for v in found})))
+        return Exit.VIOLATION
+    print("no violation")
+    return Exit.PASSED
+
+
+def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_path: str | None,
+                  force: bool = False) -> int:
+    """`replay --continue PLAN [--seed S]`: the plan replayed until the first decision the code no longer asks
+    for or asks anew (scenarios/plan.py, `Continuing`), the rest drawn from seed S (the plan's by default); where
+    it diverged, the run's verdict, and the run written as a plan (a starting point for `shrink`)."""
+    from counterexamples.shrink import check_plan, continue_run, violations, write_plan
+
+    plan = as_written(check_plan(doc, path))
+    load_model(plan["model"])
+    check_scenario(plan["scenario"])
+    seed = plan["seed"] if seed is None else seed
+    try:
+        history, choices = continue_run(plan, seed)
+    except Exception as e:  # a hand-edited plan the world cannot run: bad input, one line
+        raise UsageError(f"the counterexample {path} does not run: {type(e).__name__}: {e}") from None
+    print("The whole timeline:")
+    print(timeline_text(history), end="")
+    found = violations(history, bool(plan.get("strict")))
+    for v in found:
+        print()
+        print(v.explain(history))
+    print()
+    total = len(choices.order)
+    d = choices.diverged
+    if d is None and choices.next == total:
+        print(f"replayed every one of the plan's {total} decisions: the code asks what the plan holds")
+    elif d is None:
+        print(f"replayed {choices.read} of the plan's {total} decisions; the run ended without asking for the rest "
+              f"(the first not asked: {choices.order[choices.next]})")
+    else:
+        at = f"{d['t_ms'] / 1000:.3f} s" if isinstance(d["t_ms"], int) else "?"
+        what = (f"asks anew for {d['asked']}" if d["how"] == "asks anew" else
+                f"no longer asks for {d['expected']} (it asked for {d['asked']} there)")
+        print(f"diverged at {at}, after {choices.read} of the plan's {total} decisions: the code {what}; "
+              f"the rest drawn from seed {seed} ({choices.drawn} decisions)")
+    sha = history.sha256()
+    expected = plan.get("history_sha256")
+    same, line = same_run(expected, history, kinds_of(plan["options"]), "counterexample", plan["options"])
+    print(f"history sha256: {sha}")
+    print(line)
+    continued = {k: plan[k] for k in ("format", "model", "scenario") if k in plan}
+    continued.update(seed=seed, params=dict(history.params), options=history.options, choices=choices.table,
+                     workload=choices.workload, history_sha256=sha,
+                     source={"continued": os.path.relpath(path), "diverged": d, "git_commit": git_commit()})
+    if plan.get("invariant"):
+        continued.update(invariant=plan["invariant"], strict=bool(plan.get("strict")))
+    target = out_path or reports_path(os.path.splitext(os.path.basename(path))[0] + "-continued.json")
+    if out_path is None:  # (a --report given was checked before the run)
+        outputs = Outputs(force)
+        outputs.add(target, "the continued run")
+        outputs.check()
+    write_plan(target, json.loads(json.dumps(continued)))
+    print(f"the continued run, as a plan: {os.path.relpath(target)} (replay it, or shrink it)")
+    if html:
+        write_picture(html, history, continued, bool(plan.get("strict")), plan.get("invariant"))
     if found:
         print(f"{len(found)} violation(s): " + ", ".join(sorted({v.invariant for v in found})))
         return Exit.VIOLATION

@@ -14,8 +14,8 @@ import time
 from campaign.outputs import Outputs
 from campaign.run import check_scenario, load_model, parse_params, tool_failure
 from house.errors import EnvironmentFailure, Exit, Stopped, UsageError, signal_name
-from campaign.report import Progress, build_report, invoked_as, judge, print_summary, reports_path, settle, \
-    stalls_text, timeline_text, write_report
+from campaign.report import Progress, build_report, invoked_as, print_summary, reports_path, settle, stalls_text, \
+    timeline_text, write_report
 
 
 def command(console, args) -> int:
@@ -87,6 +87,8 @@ def _judged(console, args, s3, world, bucket, params, seed, run_id, prefix, wher
     finally:
         prog.close()
     elapsed = time.monotonic() - t0
+    from checkers.result import judge
+
     # no pass without work (issue 50): a bucket that refused every request (or every write) gave the run nothing
     # to judge; the environment failed as surely as one that stopped answering
     env_failure = world.env_failure or world.answered_nothing()

@@ -65,7 +65,7 @@ from model.io import (
 from model.params import Params
 from model.records import LEASES_PREFIX, NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, state_line
 
-from .faults import KINDS, NO_FAULTS, RATES, steps
+from .faults import FAULT_EVENTS, KINDS, NO_FAULTS, RATES, defaults, steps
 from .faults.fail_fast import FAIL_FAST_MS_MAX
 from .processes import Proc, Processes, Slot
 from .quiet import QuietPhase
@@ -87,6 +87,7 @@ SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "de
 SDK_RETRY_MS_MAX = 50  # an SDK's retry follows within this (botocore's standard mode: a jitter of at most 50 ms)
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 SentFields = FIELDS["sent"]
+OFF_OPTIONS = defaults()  # every fault kind's options at their off values, its settings at their defaults
 
 
 _new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
@@ -137,6 +138,7 @@ class World(Processes, Workload, QuietPhase):
         self.fault_target = o.get("fault_target")
         self.in_quiet = False
         self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
+        self.history.off_options = OFF_OPTIONS  # (not hashed at their off values: a kind added leaves the hash)
         self.rules: Counter = Counter()
         self.bucket_requests = 0
         self.procs: list[Proc] = []
@@ -799,7 +801,17 @@ class World(Processes, Workload, QuietPhase):
     def note_fault(self, proc: Proc, kind: str, req, ms: int | None = None, detail: str = "") -> None:
         """A fault of `kind` (scenarios/faults.py names them) hit the request `req` of `proc`; a write of a
         protocol record carries its state (which write was struck: an acquisition or a release, F-2)."""
-        self.record(proc.index, "fault", (kind, f"{req.op} {req.key}", ms, detail, _written_state(req)))
+        self.fault_event(proc.index, kind, f"{req.op} {req.key}", ms, detail, _written_state(req))
+
+    def fault_event(self, proc: int, what: str, target: str, ms: int | None = None, detail: str = "",
+                    state: str | None = None) -> None:
+        """A `fault` event: `what` struck (one of faults.FAULT_EVENTS: anything else is a loud error, naming it),
+        `target` (a request "OP key", a machine, "*"), a length or delay in ms, a word for people, and for a
+        write of a protocol record the state it carried. `proc`: the process it struck (-1: the world's)."""
+        if what not in FAULT_EVENTS:
+            raise ValueError(f"a fault event {what!r} that scenarios/faults FAULT_EVENTS does not name (register "
+                             f"it there, with what it means)")
+        self.record(proc, "fault", (what, target, ms, detail, state))
 
     # --- what faults share: cut-offs, shields, calm, armed losses --------------------------
 
@@ -814,7 +826,7 @@ class World(Processes, Workload, QuietPhase):
     def _cut_off(self, who, length_ms, mode) -> None:
         self.cut[who] = mode
         self.record(WORLD, "outage", (who, self.now + length_ms))
-        self.record(WORLD, "fault", ("outage", who, length_ms, mode))
+        self.fault_event(WORLD, "outage", who, length_ms, mode)
         self.later(length_ms, self._outage_ends, who)
 
     def _outage_ends(self, who) -> None:

@@ -179,3 +179,55 @@ class Branching(Choices):
 
 def _no_clock() -> int:
     raise RuntimeError("a Branching run's clock was not set (guided/search.py sets it to the world's true time)")
+
+
+class Continuing(Choices):
+    """A plan replayed until the first decision the code no longer asks for or asks anew, the rest drawn
+    (`replay --continue`, P#'s replay-then-continue): a counterexample written before the code changed stays
+    a starting point. A recording run, so the table it leaves is the continued run's whole plan.
+
+    The plan's decisions are read in the order its run made them (its table's order): a decision asked
+    before one the plan made earlier means the code no longer asks for that one (there, at least); with
+    `complete` (a recorded plan: every decision its run read is in it) a decision the plan lacks is one the
+    code asks anew; a shrunk plan lacks the decisions at their calm defaults, so it reads those as such and
+    sees only the first. From the divergence on, every decision is drawn from the run's streams (the seed
+    given to the world). The plan's workload is kept whole."""
+
+    until_ms = None
+
+    def __init__(self, table: dict, workload: list, complete: bool) -> None:
+        super().__init__(None, None)
+        self.given = table
+        self.order = list(table)
+        self.position = {key: i for i, key in enumerate(self.order)}
+        self.complete = complete
+        self.next = 0  # the position in the plan's order of the next decision expected
+        self.read = 0  # decisions read from the plan
+        self.drawn = 0  # decisions drawn (from the divergence on)
+        self.diverged: dict | None = None  # where: {"t_ms", "asked", "expected", "how"}
+        self.kept = list(workload)
+        self.workload = list(self.kept)
+        self.clock = _no_clock
+
+    def pick(self, site: str, who: str, draw, *args):
+        key = decision_key(self._seen, site, who)
+        if self.diverged is None:
+            i = self.position.get(key)
+            expected = self.order[self.next] if self.next < len(self.order) else None
+            if i is not None and i == self.next or i is None and not self.complete:
+                value = self.given[key] if i is not None else default(site, key)
+                if i is not None:
+                    self.next, self.read = i + 1, self.read + 1
+                if self.quiet and is_fault(key, value):
+                    self.quiet_dropped += 1
+                    value = default(site, key)
+                self.table[key] = value
+                return value
+            how = "asks anew" if i is None else "no longer asks for"  # (i > next: the keys count, each is asked once)
+            self.diverged = {"t_ms": self.clock(), "asked": key, "expected": expected, "how": how}
+        self.drawn += 1
+        value = draw(*args)
+        if type(value) is tuple:
+            value = list(value)
+        self.table[key] = value
+        return value

@@ -197,8 +197,8 @@ class Workload:
     def _released_sent(self, proc: Proc) -> None:
         """The process sent its `released` write: its stragglers end right after."""
         for actor, req in proc.stragglers:
-            self.record(proc.index, "fault", ("straggler", f"{actor} request {req}", None,
-                                              "the event ends just after `released` was sent"))
+            self.fault_event(proc.index, "straggler", f"{actor} request {req}", None,
+                             "the event ends just after `released` was sent")
             proc.events[(actor, req)] = self.now + 1
             self.later(1, self._event_end, proc, actor, req)
         proc.stragglers.clear()

@@ -48,7 +48,8 @@ ORDER = (
 
 
 # What a `fault` event's `what` may say (the worlds record these; coverage points and the known
-# findings read them): what struck, in the words a timeline uses.
+# findings read them): what struck, in the words a timeline uses. The world refuses any other
+# (World.fault_event: a loud error naming it), so a kind's new fault is registered here first.
 FAULT_EVENTS: dict[str, str] = {
     "fail_fast": "a request failed fast: refused, never applied",
     "request_lost": "a request was lost on the way: never applied, never answered",
@@ -70,6 +71,7 @@ FAULT_EVENTS: dict[str, str] = {
     "race_hold": "a restarted node's first live write was held in the network while another node read (FN-5)",
     "race_read": "a read of the freer in a restart race was applied (detail: before or after the held write)",
     "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
+    "clock_step": "a machine's clock was stepped (NTP): ms the step, the detail true time's offset after it",
 }
 
 
@@ -180,7 +182,7 @@ class Stretch(FaultKind):
 
     def stretch(self, w, on: bool, length_ms: int | None = None) -> None:
         if on and not w.in_quiet:
-            w.record(-1, "fault", (self.what, self.target, length_ms, self.detail))
+            w.fault_event(-1, self.what, self.target, length_ms, self.detail)
         setattr(w, self.flag, on and not w.in_quiet)
 
     def quiet(self, w) -> None:

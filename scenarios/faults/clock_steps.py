@@ -69,7 +69,7 @@ class ClockSteps(FaultKind):
             return
         now = w.now
         c.offset_ms = new  # (the world's clocks read now and later: the history keeps the step, below)
-        w.record(WORLD, "fault", ("clock_step", machine, delta, f"stepped {delta:+d} ms: true time {to:+d} ms"))
+        w.fault_event(WORLD, "clock_step", machine, delta, f"stepped {delta:+d} ms: true time {to:+d} ms")
         procs = w.history.processes
         for k, proc in enumerate(w.procs):
             if proc.machine != machine or not proc.alive:

@@ -33,7 +33,7 @@ class CrashForGood(FaultKind):
         slot = w.slots[w.node_ids.index(node_id)]
         slot.down_for_good = True
         slot.wanted = False
-        w.record(WORLD, "fault", ("gone_for_good", slot.machine, None, "the machine never comes back"))
+        w.fault_event(WORLD, "gone_for_good", slot.machine, None, "the machine never comes back")
         if slot.proc is not None and slot.proc.alive:
             w.crash(slot.proc)
 

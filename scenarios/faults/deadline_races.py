@@ -87,9 +87,9 @@ class DeadlineRaces(FaultKind):
         taker = "n" + fast[1:]
         # the instant the taker's clock reads the owner's written_at + ttl + grace
         t_free = w.clocks[fast].true_at(proc.clock.local(sent_ms) + w.tg)
-        w.record(WORLD, "fault", ("deadline_race", proc.machine, None,
+        w.fault_event(WORLD, "deadline_race", proc.machine, None,
                                   f"cut off after an acknowledged lease write; {taker} may free its actors "
-                                  f"from {t_free} ms"))
+                                  f"from {t_free} ms")
         # the owner's last valid instant, by its own clock
         deadline = proc.clock.true_at(proc.clock.local(sent_ms) + p.lease_span_ms)
         # nothing else disturbs the two until the race is over

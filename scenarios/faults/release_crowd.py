@@ -112,7 +112,7 @@ class ReleaseCrowd(FaultKind):
 
     def hang(self, w, on: bool, length_ms: int | None = None) -> None:
         if on and not w.in_quiet:
-            w.record(-1, "fault", ("crowd_hang", OWNERS_PREFIX + PREFIX, length_ms, "the partition stops answering"))
+            w.fault_event(-1, "crowd_hang", OWNERS_PREFIX + PREFIX, length_ms, "the partition stops answering")
         w.crowd_hang = on and not w.in_quiet
 
     def hibernate(self, w, node_id: str, count: int) -> None:

@@ -131,8 +131,8 @@ class RestartRaces(FaultKind):
         others = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
                   and q.reading is None and not w._disturbs_a_race(x)]
         freers = [x for x in others if w._valid_until.get(x, -1) > w.now]
-        w.record(WORLD, "fault", ("restart_race", proc.machine, None,
-                                  f"{n}/{proc.instance} crashed; its supervisor restarts it under its id"))
+        w.fault_event(WORLD, "restart_race", proc.machine, None,
+                                  f"{n}/{proc.instance} crashed; its supervisor restarts it under its id")
         # its actors go idle (no client asks for them) until its restart's first write may come: their
         # records still name it then (a client's silence, nothing more)
         until = w.now + w.options["restart_ms_max"] + w.tg + w.tg // 2
@@ -174,7 +174,7 @@ class RestartRaces(FaultKind):
                     race["read_req"] = req
                     if race["mode"] == "send":
                         race["stage"] = "released"
-                        w.record(WORLD, "fault", ("race_read", f"GET {req.key}", None, f"{proc.node_id}: after"))
+                        w.fault_event(WORLD, "race_read", f"GET {req.key}", None, f"{proc.node_id}: after")
                         KIND.release(w, n, "the freer's read of nodes/ left")
             return False
         if req.op != "PUT" or proc.reading is None or req.key != NODES_PREFIX + proc.node_id:
@@ -229,8 +229,8 @@ class RestartRaces(FaultKind):
                            "held": (proc, rid, req, w.now), "slowed": False, "record_read": False, "read_req": None}
         if w.lazy_timeouts:
             w._await(proc, rid, timeout, hold)
-        w.record(WORLD, "fault", ("race_hold", f"PUT {req.key}", hold,
-                                  f"{n}/{proc.instance}'s first live write; {freer} asked for {actor} ({mode})"))
+        w.fault_event(WORLD, "race_hold", f"PUT {req.key}", hold,
+                                  f"{n}/{proc.instance}'s first live write; {freer} asked for {actor} ({mode})")
         # nothing else disturbs the two while the race plays out: the hold, the freer's slow reply, the take-back
         calm = race["until"] = w.now + 3 * w.params.attempt_timeout_ms + 4 * trip
         w._calm[n] = max(w._calm.get(n, 0), calm)
@@ -258,7 +258,7 @@ class RestartRaces(FaultKind):
         race = w._rr.get(n)
         if race is None or race["stage"] != "held" or req is not race["read_req"]:
             return
-        w.record(WORLD, "fault", ("race_read", f"GET {req.key}", None, f"{proc.node_id}: before"))
+        w.fault_event(WORLD, "race_read", f"GET {req.key}", None, f"{proc.node_id}: before")
         if race["mode"] == "applied":
             race["stage"] = "released"
             w.later(0, w.fault_step, KIND.id, "release", n, "the freer's read of nodes/ applied")

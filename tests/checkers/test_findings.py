@@ -735,11 +735,11 @@ def test_f2_demonstration_a_release_only_rereading_model_is_caught_and_never_hid
     from rich.console import Console
 
     from checkers.paired import findings_paired, finding_seeds, more_often
-    from campaign.run import parse_pins, run_campaign
+    from campaign.run import resolve, run_campaign
 
     def campaign(name):
-        params = parse_pins([], scenario="swarm", start=0, count=2_000)
-        return run_campaign(Console(quiet=True), name, "swarm", params, 0, 2_000, 2, "/dev/null", quiet=True)
+        return run_campaign(Console(quiet=True), resolve(name, "swarm", [], False, 0, 2_000), 0, 2_000, 2, "/dev/null",
+                            quiet=True)
 
     bug, correct = campaign("pending_release_rereads"), campaign("correct")
     assert bug["failing_seeds"] and not correct["failing_seeds"]

@@ -271,7 +271,8 @@ def test_broken_says_when_a_model_shows_a_finding_more_often_than_the_control(tm
 
     monkeypatch.chdir(tmp_path)
 
-    def fake(console, name, scenario, params, start, count, workers, path, **kw):
+    def fake(console, spec, start, count, workers, path, **kw):
+        name = spec.model
         seeds = [3] if name == "correct" else list(range(8))
         return {"failures": [] if name == "correct" else [{"seed": 0, "invariant": "CONV-1"}],
                 "failing_seeds": [] if name == "correct" else [0], "tool_failures": [],

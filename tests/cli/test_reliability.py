@@ -293,7 +293,8 @@ def chunk(seeds):
 
 campaign._worker_chunk = chunk  # the forked workers inherit it
 try:
-    got = list(campaign.run_seeds("correct", "calm", {{}}, 0, 12, 2, chunk=1))
+    from scenarios.spec import RunSpec
+    got = list(campaign.run_seeds(RunSpec("correct", "calm"), 0, 12, 2, chunk=1))
     print("finished", got)
 except ToolFailure as e:
     print("ToolFailure", e)

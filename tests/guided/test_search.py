@@ -23,6 +23,7 @@ from checkers.paired import sign_test_p
 from guided.search import Entry, Search, features_of
 from nodelease import bakeoff
 from campaign.run import run_one
+from scenarios.spec import RunSpec
 from scenarios.plan import Branching
 from scenarios.sim import SimWorld
 
@@ -30,7 +31,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _entry(seed: int, model: str = "correct") -> Entry:
-    s = Search(model, "swarm", None, 0)
+    s = Search(RunSpec(model, "swarm"), 0)
     whole, times, history = s._execute(seed, None, None)
     return Entry(1, whole, times, history.end_ms, (), {}, "fresh")
 
@@ -49,7 +50,7 @@ def test_a_fresh_branching_run_is_the_seeds_run(seed):
 def test_a_branching_runs_table_replays_it_as_a_plain_plan():
     e = _entry(5)
     sha = run_plan(e.plan).sha256()
-    again = Search("correct", "swarm", None, 0)._execute(5, e.plan, None)[2]  # nothing taken out: nothing drawn
+    again = Search(RunSpec("correct", "swarm"), 0)._execute(5, e.plan, None)[2]  # nothing taken out: nothing drawn
     assert again.sha256() == sha
     assert set(e.times) == set(e.plan["choices"])  # every decision has its instant
 
@@ -60,7 +61,7 @@ def test_reseed_keeps_what_came_before_and_redraws_the_rest():
     cand = mutate.reseed(e, random.Random(1), [("somewhere", t)])
     assert all(e.times[k] <= cand.until_ms - 1 for k in cand.plan["choices"])
     assert 0 < len(cand.plan["choices"]) < len(e.plan["choices"])
-    whole, times, _h = Search("correct", "swarm", None, 0)._execute(99, cand.plan, cand.until_ms)
+    whole, times, _h = Search(RunSpec("correct", "swarm"), 0)._execute(99, cand.plan, cand.until_ms)
     kept = [k for k in cand.plan["choices"]]
     assert all(whole["choices"][k] == cand.plan["choices"][k] for k in kept if k in whole["choices"])
     assert [s for s in whole["workload"] if s[0] < cand.until_ms] == [s for s in e.plan["workload"] if s[0] < cand.until_ms]
@@ -93,7 +94,7 @@ def test_features_name_points_rules_and_margins():
 
 def test_the_same_seed_gives_the_same_runs_and_another_seed_others():
     def runs(seed):
-        out = Search("correct", "swarm", None, seed, max_runs=30).run()
+        out = Search(RunSpec("correct", "swarm"), seed, max_runs=30).run()
         return [r.sha256 for r in out.results], out.ops
 
     a, b, c = runs(3), runs(3), runs(4)
@@ -104,7 +105,7 @@ def test_the_same_seed_gives_the_same_runs_and_another_seed_others():
 
 def test_a_failing_run_is_a_plan_that_replays_and_fails():
     """OR-9's broken model (BM-3, caught by INV-6/INV-1): the search's counterexample fails on replay."""
-    out = Search("unlocked_resolver", "swarm", None, 1, max_runs=400).run()
+    out = Search(RunSpec("unlocked_resolver", "swarm"), 1, max_runs=400).run()
     assert out.failure is not None, out.ops
     h = run_plan(out.failure)
     assert h.sha256() == out.failure["history_sha256"]
@@ -114,7 +115,7 @@ def test_a_failing_run_is_a_plan_that_replays_and_fails():
 
 
 def test_the_correct_model_is_not_caught():
-    out = Search("correct", "swarm", None, 2, max_runs=60).run()
+    out = Search(RunSpec("correct", "swarm"), 2, max_runs=60).run()
     assert out.failure is None and out.runs == 60
 
 

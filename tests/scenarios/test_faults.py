@@ -211,3 +211,19 @@ def test_a_kind_s_hooks_run_only_in_seeds_that_use_it():
     assert calm.send_early == [] and calm.reply_early == [] and calm.send_late == [] and calm.reply_late == []
     lossy = SimWorld(1, MODEL, "lossy", Params())
     assert KINDS["fail_fast"].send_early in lossy.send_early and KINDS["late"].send_late in lossy.send_late
+
+
+def test_a_fault_event_must_be_registered():
+    """faults.FAULT_EVENTS is the list of what a `fault` event may say: the world refuses any other, naming it
+    (a kind's new fault is registered first); clock_step (issue 39's NTP steps) is there."""
+    from scenarios.sim import SimWorld
+    from model.node import MODEL
+
+    w = SimWorld(3, MODEL, "calm")
+    w.fault_event(-1, "clock_step", "m0", 250, "stepped")
+    assert w.history.events[-1].fields.what == "clock_step"
+    with pytest.raises(ValueError, match="'melted'"):
+        w.fault_event(-1, "melted", "m0")
+    # every `what` a run records is registered (the swarm's seeds strike with most kinds)
+    seen = {e.fields.what for s in range(6) for e in run_seed(s, MODEL, "swarm").events if e.kind == "fault"}
+    assert seen and seen <= set(faults.FAULT_EVENTS)

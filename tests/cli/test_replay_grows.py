@@ -1,0 +1,159 @@
+"""Reports and plans that survive the tool's growth (issue 46, part 3).
+
+The run's hash leaves a fault kind's options at their off values out (history/record.py), so a kind
+added to the tool, off in a seed, leaves that seed's hash as it was: `replay` says "the same run, the
+options grew" apart from "the run changed" (exit 5). A report or plan hashed the way it was before
+(every option) still replays as itself. And `replay --continue PLAN` replays a plan until the first
+decision the code no longer asks for or asks anew, draws the rest, and says where it diverged.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from counterexamples.shrink import continue_run, record_seed, run_plan
+from scenarios import faults
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SEED = 7
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, COLUMNS="80")
+    env.pop("PYTHONHASHSEED", None)
+    return subprocess.run([sys.executable, "runner.py", *args], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    """Seed 7 of the swarm recorded as a plan (every decision in it, in the order its run made them)."""
+    plan, history = record_seed(SEED, "correct", "swarm", {})
+    plan["history_sha256"] = history.sha256()
+    return plan, history
+
+
+def _off_kind(options: dict) -> str:
+    """A fault kind off in this run, whose options are all at their off values."""
+    return next(k for k, kind in faults.KINDS.items()
+                if kind.options and all(options.get(o) == off for o, off in kind.options.items()))
+
+
+def test_a_kind_off_in_a_run_is_not_in_its_hash(recorded):
+    """The hash of a plan without one kind's options (as if written before the kind existed) is the run's."""
+    plan, history = recorded
+    kind = _off_kind(plan["options"])
+    older = copy.deepcopy(plan)
+    for name in faults.KINDS[kind].options:
+        del older["options"][name]
+    assert run_plan(older).sha256() == history.sha256()
+    # while an option that is on is part of it: the same events under another delay bound are another run
+    assert history.sha256_every_option() != history.sha256()
+
+
+def test_replay_says_the_options_grew_and_exits_as_the_run(recorded, tmp_path):
+    plan, _history = recorded
+    kind = _off_kind(plan["options"])
+    older = copy.deepcopy(plan)
+    for name in faults.KINDS[kind].options:
+        del older["options"][name]
+    path = tmp_path / "older.json"
+    path.write_text(json.dumps(older))
+    r = run("replay", str(path))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "the same run; the options grew since the counterexample was written" in r.stdout and kind in r.stdout
+
+
+def test_a_report_from_before_a_kind_replays_as_the_same_run(tmp_path):
+    """A report that does not know a kind (its `fault_kinds` without it) replays its seed: the same run."""
+    path = str(tmp_path / "r.json")
+    r = run("--seeds", "1", "--start", str(SEED), "--workers", "1", "--report", path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    report = json.load(open(path))
+    assert report["fault_kinds"] == list(faults.KINDS)
+    gone = report["fault_kinds"].pop()  # the newest kind: unknown when this report was written
+    json.dump(report, open(path, "w"))
+    r = run("replay", path, "--seed", str(SEED))
+    if r.returncode == 5:  # the kind is on in this seed: the run did change, and replay says which kind
+        assert f"{gone}, added to the tool since, on in this run" in r.stdout
+    else:
+        assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+        assert "the same run; the options grew since the report was written: " + gone in r.stdout
+    # a hash that is not the run's: exit 5, "the run changed"
+    report["seed_hashes"] = ["0" * 64]
+    json.dump(report, open(path, "w"))
+    r = run("replay", path, "--seed", str(SEED))
+    assert r.returncode == 5 and "the run changed" in r.stdout, r.stdout[-2000:]
+
+
+def test_a_hash_of_the_old_kind_still_matches(recorded, tmp_path):
+    """A plan whose hash covers every option (written before issue 46) replays as itself."""
+    plan, history = recorded
+    old = dict(plan, history_sha256=history.sha256_every_option())
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    r = run("replay", str(path))
+    assert r.returncode == 0 and "its hash covers every option, as before issue 46" in r.stdout, r.stdout[-2000:]
+
+
+def test_continue_replays_a_plan_the_code_still_asks_for_whole(recorded):
+    plan, history = recorded
+    h, choices = continue_run(plan, SEED)
+    assert choices.diverged is None and choices.read == len(plan["choices"]) and choices.drawn == 0
+    assert h.sha256() == history.sha256()
+
+
+def test_continue_sees_a_decision_asked_anew_and_draws_the_rest(recorded):
+    """A decision the plan lacks (the code asks for one the old code never did): the replay stops reading the
+    plan there and draws the rest from the seed given."""
+    plan, _history = recorded
+    keys = list(plan["choices"])
+    missing = keys[len(keys) // 2]
+    cut = copy.deepcopy(plan)
+    del cut["choices"][missing]
+    h, choices = continue_run(cut, 99)
+    d = choices.diverged
+    assert d is not None and d["how"] == "asks anew" and d["asked"] == missing
+    assert choices.read == len(keys) // 2 and choices.drawn > 0 and isinstance(d["t_ms"], int)
+    assert h.seed == 99
+
+
+def test_continue_sees_a_decision_no_longer_asked_for(recorded):
+    """A decision the code no longer asks for (a request the old code sent): the replay diverges where the
+    code asks for the next one instead."""
+    plan, _history = recorded
+    keys = list(plan["choices"])
+    k = len(keys) // 3
+    table = {}
+    for i, key in enumerate(keys):
+        if i == k:
+            table["send m9 PUT owners/never #0"] = ["ok", 1]
+        table[key] = plan["choices"][key]
+    _h, choices = continue_run(dict(plan, choices=table), SEED)
+    d = choices.diverged
+    assert d is not None and d["how"] == "no longer asks for" and d["expected"] == "send m9 PUT owners/never #0"
+    assert d["asked"] == keys[k] and choices.read == k
+
+
+def test_replay_continue_on_the_command_line(recorded, tmp_path):
+    plan, _history = recorded
+    keys = list(plan["choices"])
+    cut = copy.deepcopy(plan)
+    del cut["choices"][keys[5]]
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(cut))
+    out = tmp_path / "continued.json"
+    r = run("replay", "--continue", str(path), "--seed", "3", "--report", str(out))
+    assert r.returncode in (0, 1), r.stdout[-2000:] + r.stderr[-2000:]
+    assert f"after 5 of the plan's {len(keys) - 1} decisions: the code asks anew for {keys[5]}" in r.stdout
+    assert "the rest drawn from seed 3" in r.stdout
+    continued = json.load(open(out))
+    assert continued["seed"] == 3 and continued["source"]["diverged"]["asked"] == keys[5]
+    r = run("replay", str(out))  # the continued run is a plan like any other: it replays as itself
+    assert r.returncode in (0, 1) and "matches the counterexample" in r.stdout, r.stdout[-2000:]
