@@ -136,7 +136,8 @@ def test_a_prefix_holding_objects_is_refused_unless_reused_and_cleanup_deletes_o
     assert code == 2
     assert err.count("\n") == 1 and "already holds objects" in err and "--reuse-prefix" in err
     assert not (tmp_path / "r.json").exists()
-    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "used/", "--duration", "6",
+    # (10 s: a run that judges no acquisition does not pass, and a loaded machine's real-S3 world acquires late)
+    code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "used/", "--duration", "10",
                              "--nodes", "2", "--seed", "1", "--scenario", "calm", "--reuse-prefix", "--cleanup",
                              "--report", str(tmp_path / "r.json"))
     report = json.loads((tmp_path / "r.json").read_text())
@@ -508,9 +509,9 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
     a report of its own. A run too short for a quiet phase says that INV-4, INV-7, CONV-1 and CONV-2
     were not judged, in the report and on the console."""
     monkeypatch.chdir(tmp_path)  # reports land under the working directory's reports/
-    seed = str(_a_seed_that_acquires(6_000, at_least=3, scenario="calm"))  # (a run with nothing judged is exit 3)
+    seed = str(_a_seed_that_acquires(8_000, at_least=5, scenario="calm"))  # (a run with nothing judged is exit 3)
     for extra in ((), ("--reuse-prefix",)):
-        code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "same/", "--duration", "6",
+        code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "same/", "--duration", "8",
                                  "--scenario", "calm", "--seed", seed, *extra)
         assert code == 0, err
         assert "INV-4 not judged" in out and "no quiet phase" in out
@@ -613,6 +614,9 @@ def _check_s3_interrupted(code: int, err: str, path: Path, tmp_path) -> None:
         assert err == "", err
         return
     assert "Traceback" not in err and err.count("\n") == 1, err
+    if code == Exit.ENVIRONMENT:  # over before the signal, with nothing judged (a loaded machine acquires late)
+        assert "no acquisition was judged" in err and f"under the prefix sig-{tmp_path.name}/" in err, err
+        return
     assert code == Exit.INTERRUPTED, err
     assert f"under the prefix sig-{tmp_path.name}/ of bucket {BUCKET}" in err and "keys it wrote" in err, err
     if path.exists():
