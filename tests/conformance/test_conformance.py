@@ -159,8 +159,16 @@ def test_the_documented_flavour_of_each_server(server):
 
 def test_racing_conditional_writes_have_one_winner(server):
     """Writers racing with one If-Match token: exactly one lands; the others fail their
-    condition (412) or, on AWS only, conflict (409). Few rounds: losers may be held back."""
+    condition (412) or, on AWS only, conflict (409). Few rounds: losers may be held back.
+
+    Except on moto: moto 5.2.1 checks If-Match and then writes, with no lock between
+    (moto/s3/responses.py, put_object), so two racing writers can both land: seen in the
+    default suite on a loaded machine (outcomes ok, ok, 412, 412). It is a row of
+    differences.DIFFERENCES ("conditional writes racing on one key"); on moto this test holds
+    it to that row (one or more winners, never a status outside the set), on every other server
+    to exactly one."""
     real = real_bucket(server)
+    winners_at_least_one = server.name == "moto"  # differences.py: moto's race has no lock
     for round_ in range(3):
         key = f"race{round_}"
         base = real.call(Request(PUT, key, None, None, "base"))[0].version
@@ -177,7 +185,10 @@ def test_racing_conditional_writes_have_one_winner(server):
             t.start()
         for t in threads:
             t.join(30)
-        assert outcomes.count(OK) == 1, outcomes
+        if winners_at_least_one:
+            assert outcomes.count(OK) >= 1, outcomes
+        else:
+            assert outcomes.count(OK) == 1, outcomes
         assert set(outcomes) <= {OK, PRECONDITION_FAILED, CONFLICT}, outcomes
 
 
