@@ -161,6 +161,9 @@ class Network:
                 if action not in ("lose_reply", "delay_reply"):
                     raise UnknownFate(f"a scripted network rule gave the fate {action!r}: the network knows "
                                       f"{', '.join(SCRIPTED)}, lose_reply, delay_reply")
+                # noted as it leaves, and again when the bucket answers (`reply_route`): the scripts' findings
+                # were written against both
+                w.note_fault(proc, SCRIPTED_FAULTS[action], req, ms if action == "delay_reply" else None, "scripted")
                 carried = fate
         lose = w._lose
         if lose and req.op == PUT and lose.get(proc.node_id) and req.key.startswith(lose[proc.node_id]):
