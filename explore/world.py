@@ -258,7 +258,7 @@ class ExploreWorld(SimWorld):
             p.slot = copies[id(p.slot)]
         w.slots = [copies[id(s)] for s in self.slots]
         w.procs = procs
-        w.network = self.network.of(w)  # (the network decides with its own world's state)
+        w.network = self.network.for_world(w)  # (the network decides with its own world's state)
         w.old_slots = [copies[id(s)] for s in self.old_slots]  # an upgrade's old binaries (section 6)
         if self.operator is not None:
             w.operator = procs[self.operator.index]

@@ -122,7 +122,7 @@ class Network:
         self.reply_observers: list = []
         self._given_by = None  # who gave the last drawn fate (a kind's id): named by an unknown fate
 
-    def of(self, world) -> "Network":
+    def for_world(self, world) -> "Network":
         """The same network for a copy of its world (the explorer's branches), its observers kept."""
         net = Network(world)
         net.observers, net.reply_observers = list(self.observers), list(self.reply_observers)
