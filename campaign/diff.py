@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 
+from house import inputs
 from house.errors import Exit, UsageError
 
 COVERAGE_TOL_PP = 1.0  # percentage points of the seeds a coverage point's share may fall
@@ -60,16 +61,16 @@ FINDING_COUNT = "count (a report lists no seeds): any rise"
 def options(p) -> None:
     p.add_argument("old", metavar="OLD", help="the report to compare against (a `run` or `merge` report, JSON)")
     p.add_argument("new", metavar="NEW", help="the report compared")
-    p.add_argument("--coverage-tol", type=float, default=COVERAGE_TOL_PP, metavar="PP",
+    p.add_argument("--coverage-tol", type=inputs.amount(0), default=COVERAGE_TOL_PP, metavar="PP",
                    help=f"a coverage point's share of the seeds may fall this many percentage points (default "
                         f"{COVERAGE_TOL_PP:g}); a larger fall is worse only beyond chance (their Clopper-Pearson "
                         f"intervals apart); "
                         f"a point OLD reached and NEW never does is worse whatever this says")
-    p.add_argument("--margin-tol-ms", type=int, default=MARGIN_TOL_MS, metavar="MS",
+    p.add_argument("--margin-tol-ms", type=inputs.count(0), default=MARGIN_TOL_MS, metavar="MS",
                    help=f"a margin's minimum may shrink this many ms (default {MARGIN_TOL_MS}); a larger shrink is "
                         f"worse only beyond chance (precedence test, p < 0.05); one that goes negative is worse "
                         f"whatever this says")
-    p.add_argument("--cost-tol", type=float, metavar="PCT",
+    p.add_argument("--cost-tol", type=inputs.amount(0), metavar="PCT",
                    help="seeds/s may fall this many percent (default: cost is reported, never worse)")
     p.add_argument("--allow-different", action="store_true",
                    help="compare reports of different seeds, scenarios, worlds or timing (each difference a warning)")

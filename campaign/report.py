@@ -16,7 +16,6 @@ print them; it must not know the command line's options (nodelease/cli.py) or ho
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import subprocess
 import sys
@@ -157,8 +156,18 @@ def reports_path(name: str) -> str:
     return os.path.join(os.path.abspath("reports"), name)
 
 
-def default_report_path(model_name: str, scenario: str, start: int, count: int) -> str:
-    return reports_path(f"{model_name}-{scenario}-s{start}-n{count}.json")
+def default_report_path(model_name: str, scenario: str, start: int, count: int, pins: dict | None = None,
+                        strict: bool = False, folder: str | None = None) -> str:
+    """A campaign's report name: what distinguishes the run (model, scenario, seeds, the pinned timing,
+    --strict), so that two runs that differ never share a report; under reports/ of the working directory,
+    or `folder`."""
+    name = f"{model_name}-{scenario}-s{start}-n{count}{pins_suffix(pins)}{'-strict' if strict else ''}.json"
+    return os.path.join(folder, name) if folder is not None else reports_path(name)
+
+
+def pins_suffix(pins: dict | None) -> str:
+    """The pinned timing in a file name: `-ttl_ms=12000-grace_ms=500` (sorted), empty with none."""
+    return "".join(f"-{k}={v}" for k, v in sorted((pins or {}).items()))
 
 
 def shrink_command(report_path: str, seed: int, invariant: str) -> str:
@@ -170,42 +179,32 @@ def replay_command(report_path: str, seed: int | None = None) -> str:
 
 
 def write_report(path: str, report: dict, text: str | None = None, timeline: str | None = None) -> None:
-    """The JSON report at `path`, a summary beside it (.txt: `text`, or the run's summary), and a
-    timeline (.timeline.txt) if given."""
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-        with open(os.path.splitext(path)[0] + ".txt", "w") as f:
-            f.write(summary_text(report) if text is None else text)
-        if timeline is not None:
-            with open(os.path.splitext(path)[0] + ".timeline.txt", "w") as f:
-                f.write(timeline)
-    except OSError as e:
-        raise UsageError(f"cannot write the report {path}: {e.strerror}") from None
+    """The JSON report at `path` first, whole or not at all (UsageError if it cannot be written: the one
+    output a verdict needs); then beside it a summary (.txt: `text`, or the run's summary) and a timeline
+    (.timeline.txt) if given, each a warning if it cannot be written (campaign/outputs.py)."""
+    from .outputs import secondary, write_json, write_text
+
+    write_json(path, report)
+    stem = os.path.splitext(path)[0]
+    secondary(write_text, stem + ".txt", summary_text(report) if text is None else text, "the summary")
+    if timeline is not None:
+        secondary(write_text, stem + ".timeline.txt", timeline, "the timeline")
 
 
 def write_junit(path: str, xml: str) -> None:
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(xml)
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
-    print(f"junit: {os.path.relpath(path)}")
+    """The JUnit XML (after the report: a warning if it cannot be written)."""
+    from .outputs import secondary, write_text
+
+    if secondary(write_text, path, xml, "the JUnit XML"):
+        print(f"junit: {os.path.relpath(path)}")
 
 
 def load_json(path: str, what: str = "report"):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"no {what} at {path}") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"cannot read the {what} {path}: {e}") from None
-    except json.JSONDecodeError as e:
-        raise UsageError(f"the {what} {path} is not valid JSON (line {e.lineno}: {e.msg})") from None
+    """A JSON file the user named, read strictly (campaign/outputs.py: one line and exit 2 for anything
+    that is not a JSON document of a sane depth)."""
+    from .outputs import load_json_file
+
+    return load_json_file(path, what)
 
 
 def fault_kinds() -> list[str]:
@@ -223,28 +222,6 @@ def load_report(path: str, report=None, merging: bool = False) -> dict:
     if report is None:
         report = load_json(path)
     return check_report(report, path, merging)
-
-
-def check_writable(path: str, what: str = "the report") -> None:
-    """Before a run: `path` (and its .txt summary beside it) can be created and written, its folder
-    made, so that no run ends unable to save what it found."""
-    targets = [path] + ([os.path.splitext(path)[0] + ".txt"] if path.endswith(".json") else [])
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"cannot write {what} {path}: {e.strerror} ({os.path.dirname(os.path.abspath(path))})") \
-            from None
-    for target in targets:
-        if os.path.isdir(target):
-            raise UsageError(f"cannot write {what} {path}: {target} is a directory")
-        existed = os.path.exists(target)
-        try:
-            with open(target, "a"):
-                pass
-        except OSError as e:
-            raise UsageError(f"cannot write {what} {path}: {e.strerror}") from None
-        if not existed:
-            os.remove(target)
 
 
 def timeline_text(history) -> str:
@@ -793,41 +770,77 @@ def _what_ran(report: dict) -> str:
             f"{first + report['seeds']['count'] - 1}")
 
 
-def exit_status(report: dict) -> Exit:
-    """The exit status a run's report ends it with. A tool failure outranks a violation: seeds that
-    raised were not judged (what they would have shown is unknown), so the run has no verdict to
-    trust; its violations are still in the report and its summary, listed apart."""
+def assess(report: dict) -> tuple[Exit, str | None]:
+    """The exit status a run's report ends it with, and why it did not pass (None when it did): the one
+    reading of a report as a verdict. A signal outranks all (the run has no verdict); a tool failure
+    outranks a violation (seeds that raised were not judged, so the run has no verdict to trust; its
+    violations are still in the report and its summary, listed apart); a violation outranks the
+    environment; and a run that judged no acquisition did no work to pass on (issue 50)."""
+    from house.errors import SIGNAL_STATUS
+
     partial = report.get("partial")
     if partial:
-        from house.errors import SIGNAL_STATUS
-
-        return SIGNAL_STATUS.get(partial.get("signal"), Exit.INTERRUPTED)
-    if report.get("tool_failures"):
-        return Exit.TOOL
-    if not report["passed"]:
-        return Exit.VIOLATION
+        name = partial.get("signal", "SIGINT")
+        of = (partial.get("of") or {}).get("count")
+        return (SIGNAL_STATUS.get(name, Exit.INTERRUPTED),
+                f"interrupted by {name} after {report['seeds']['count']} seeds" + (f" of {of}" if of else "")
+                + ": no verdict")
+    tool = report.get("tool_failures") or []
+    if tool:
+        return Exit.TOOL, (f"the tool failed in {len(tool)} seeds (an exception in a model, a world or a "
+                           f"checker): no verdict")
+    failures = report.get("failures") or []
+    if failures:
+        invariants = sorted({f["invariant"] for f in failures})
+        return Exit.VIOLATION, (f"{len({f['seed'] for f in failures})} violating seeds "
+                                f"({', '.join(invariants)})")
+    missed = report.get("coverage_missed") or []
+    if missed:
+        return Exit.VIOLATION, f"coverage: {len(missed)} points never reached ({', '.join(missed)})"
     if report.get("environment_failure"):
-        return Exit.ENVIRONMENT
-    return Exit.PASSED
+        return Exit.ENVIRONMENT, f"the environment failed: {report['environment_failure']}"
+    counts = report.get("counts") or {}
+    if not counts.get("acquisitions"):
+        n = counts.get("seeds_run", 0)
+        return Exit.ENVIRONMENT, (f"no work: no acquisition was judged in {n} seed{'s' if n != 1 else ''} "
+                                  f"(a pass needs something judged)")
+    return Exit.PASSED, None
+
+
+def settle(report: dict) -> Exit:
+    """The report's verdict written into it: `passed` (true only with exit status 0), `exit_status`, and
+    `why_not_passed` (null when it passed). Returns the status."""
+    status, why = assess(report)
+    report["passed"] = status == Exit.PASSED
+    report["exit_status"] = int(status)
+    report["why_not_passed"] = why
+    return status
+
+
+def exit_status(report: dict) -> Exit:
+    """The exit status a run's report ends it with (`assess`)."""
+    return assess(report)[0]
 
 
 def verdict(report: dict) -> str:
-    """PASSED, FAILED (n violating seeds), TOOL FAILED or ENVIRONMENT FAILED: one word for the run."""
+    """PASSED, FAILED (n violating seeds), TOOL FAILED, ENVIRONMENT FAILED or INTERRUPTED: one word for
+    the run."""
+    status, _why = assess(report)
     partial = report.get("partial")
     if partial:
         of = partial["of"]
         return (f"INTERRUPTED by {partial['signal']} ({report['seeds']['count']} of {of['count']} seeds run; "
                 f"{report['counts'].get('failing_seeds', 0)} violating so far)")
-    tool = report.get("tool_failures") or []
-    if tool:
+    if status == Exit.TOOL:
         violating = report["counts"].get("failing_seeds", 0)
-        return f"TOOL FAILED ({len(tool)} seeds raised" + (f"; {violating} violating seeds)" if violating else ")")
-    if not report["passed"] and not report["failures"] and report.get("coverage_missed"):
+        return (f"TOOL FAILED ({len(report['tool_failures'])} seeds raised"
+                + (f"; {violating} violating seeds)" if violating else ")"))
+    if status == Exit.VIOLATION and not report["failures"]:
         return f"FAILED (coverage: {len(report['coverage_missed'])} points never reached)"
-    if not report["passed"]:
+    if status == Exit.VIOLATION:
         return f"FAILED ({report['counts'].get('failing_seeds', 0)} violating seeds)"
-    if report.get("environment_failure"):
-        return "ENVIRONMENT FAILED"
+    if status == Exit.ENVIRONMENT:
+        return "ENVIRONMENT FAILED" if report.get("environment_failure") else "NO WORK JUDGED"
     return "PASSED"
 
 
@@ -911,6 +924,8 @@ def _figures(report: dict) -> list[tuple[str, str]]:
                      + (f"; NEVER: {', '.join(missed)}" if missed else "")))
     if report.get("environment_failure"):
         rows.append(("environment", report["environment_failure"]))
+    if report.get("why_not_passed"):
+        rows.append(("why not passed", report["why_not_passed"]))
     rows.append(("violating seeds", str(c.get("failing_seeds", 0))))
     if report.get("tool_failures"):
         rows.append(("TOOL FAILURES", f"{len(report['tool_failures'])} seeds raised (not judged; exit 4)"))

@@ -15,12 +15,14 @@ import time
 
 from typing import TYPE_CHECKING
 
-from house.errors import Exit, Stopped, ToolFailure, UsageError, signal_name
+from house.errors import EnvironmentFailure, Exit, Stopped, ToolFailure, UsageError, signal_name
 from house.pool import run_tasks
 from .report import (
     Progress,
-    check_writable,
     invoked_as,
+    pins_suffix,
+    settle,
+    summary_text,
     build_report,
     default_report_path,
     exit_status,
@@ -28,7 +30,6 @@ from .report import (
     print_summary,
     reports_path,
     write_junit,
-    write_report,
 )
 
 if TYPE_CHECKING:  # (hot modules: imported when a run needs them, after the compiled modules' finder is in)
@@ -214,6 +215,16 @@ def _reachable(address: str) -> None:
         raise UsageError(f"--dask {address}: cannot reach the scheduler ({e.strerror or e})") from None
 
 
+def dask_workers(address: str) -> int | None:
+    """The W of `--dask local:W` (worker processes this run starts: house.inputs' cap), None for a
+    scheduler's address."""
+    from house.inputs import worker_count
+
+    if not address.startswith("local:"):
+        return None
+    return worker_count(address[len("local:"):], f"--dask {address}: local:W")
+
+
 def run_seeds_dask(address: str, spec: RunSpec, start, count):
     """Yield SeedResults as their chunks finish, on a Dask cluster: `local:W` starts W worker processes
     on 127.0.0.1 for this run; anything else is a scheduler's address. A chunk whose worker is lost
@@ -225,12 +236,7 @@ def run_seeds_dask(address: str, spec: RunSpec, start, count):
     cluster = None
     try:
         if address.startswith("local:"):
-            try:
-                n = int(address[len("local:"):])
-            except ValueError:
-                n = 0
-            if n < 1:
-                raise UsageError(f"--dask local:W wants a number of workers, got {address!r}")
+            n = dask_workers(address)
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None)
             client = Client(cluster)
@@ -310,9 +316,12 @@ def run_campaign(console, spec: RunSpec, start, count, workers, report_path, lab
 
 def draw_failures(report: dict, report_path: str, spec: RunSpec) -> None:
     """One picture per failing invariant, of its first failing seed, beside the report
-    (report["pictures"]: invariant -> path)."""
+    (report["pictures"]: invariant -> path). A picture that cannot be written is a warning: the
+    verdict is the report's, already written."""
     from counterexamples.picture import write_html
     from counterexamples.shrink import violations
+
+    from .outputs import secondary
 
     pictures = {}
     stem = os.path.splitext(report_path)[0]
@@ -325,9 +334,51 @@ def draw_failures(report: dict, report_path: str, spec: RunSpec) -> None:
             continue
         chosen = [v for v in violations(history, spec.strict) if v.invariant == inv]
         path = f"{stem}-{inv}.html"
-        write_html(path, history, chosen[0] if chosen else None)
-        pictures[inv] = os.path.relpath(path)
-    report["pictures"] = pictures
+        pictures[inv] = os.path.relpath(path) if secondary(write_html, path, history, chosen[0] if chosen else None) \
+            else None
+    report["pictures"] = {inv: p for inv, p in pictures.items() if p is not None}
+
+
+def campaign_outputs(path: str, junit: str | None = None, force: bool = False, outputs=None):
+    """Register a campaign's outputs (campaign/outputs.py): its report, the summary and a picture per
+    invariant beside it, its JUnit file."""
+    from checkers import CHECKERS
+
+    from .outputs import Outputs
+
+    out = outputs if outputs is not None else Outputs(force)
+    out.report(path, pictures=list(CHECKERS))
+    if junit:
+        out.add(junit, "the JUnit XML")
+    return out
+
+
+def save_campaign(report: dict, path: str, spec: RunSpec | None, text: str | None = None,
+                  pictures: bool = True) -> bool:
+    """A settled campaign's report written: the JSON first (the verdict), then its pictures and its
+    summary, each a warning if it cannot be written. If the JSON itself cannot be written, the verdict is
+    printed whole instead, and a run that passed ends as an environment failure (nothing records its
+    pass); a failing one keeps its status with a warning. Whether the JSON was written."""
+    from .outputs import secondary, warn, write_json, write_text
+
+    if report["failures"] and pictures:
+        report["pictures"] = {}  # (drawn after the verdict is saved: the report is written again with them)
+    try:
+        write_json(path, report)
+    except UsageError as e:
+        print(summary_text(report), end="", flush=True)
+        if report.get("passed"):
+            raise EnvironmentFailure(f"{e}: the run passed, but no report records it (its summary is above)") \
+                from None
+        warn(f"{e}: the verdict is in the summary above")
+        return False
+    if report["failures"] and pictures and spec is not None:
+        draw_failures(report, path, spec)
+        if report["pictures"]:
+            secondary(write_json, path, report, "the report (with its pictures)")
+    secondary(write_text, os.path.splitext(path)[0] + ".txt", summary_text(report) if text is None else text,
+              "the summary")
+    return True
 
 
 def tool_failure(report: dict) -> ToolFailure:
@@ -358,8 +409,6 @@ def command(console, args) -> int:
     the seeds finished is written, marked partial; `run --resume REPORT` continues it."""
     if getattr(args, "resume", None):
         return resume(console, args)
-    if args.time_budget is not None and args.time_budget <= 0:
-        raise UsageError(f"--time-budget must be positive, got {args.time_budget:g}")
     if args.dask and args.time_budget:
         raise UsageError("--dask and --time-budget go one at a time")
     if args.dask and type(args.workers) is int:  # given (the default is nodelease.cli._AllCores)
@@ -372,12 +421,14 @@ def command(console, args) -> int:
     # the run spec, resolved once: the model, the scenario, the values pinned for every seed (the rest is drawn
     # per seed, checked for the seeds to run) and strictness
     spec = resolve(args.model, args.scenario, args.param, args.strict, start, count)
-    path = args.report or default_report_path(args.model, args.scenario, start, count)
+    if args.dask:
+        dask_workers(args.dask)
+    pins = dict(spec.pins)
+    path = args.report or default_report_path(args.model, args.scenario, start, count, pins, args.strict)
     if args.time_budget and not args.report:
-        path = reports_path(f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s.json")
-    check_writable(path)
-    if args.junit:
-        check_writable(args.junit, "the JUnit XML")
+        path = reports_path(f"{args.model}-{args.scenario}-s{start}-t{args.time_budget:g}s{pins_suffix(pins)}"
+                            f"{'-strict' if args.strict else ''}.json")
+    campaign_outputs(path, args.junit, args.force).check()
     report = run_campaign(console, spec, start, count, args.workers, path,
                           budget_s=args.time_budget, extra={"shard": shard} if shard else None,
                           dask=args.dask, keep_partial=True)
@@ -385,21 +436,26 @@ def command(console, args) -> int:
 
 
 def _finish(console, report: dict, path: str, spec: RunSpec, args) -> int:
-    """A campaign's report written (its pictures drawn), summed up, its exit status; a partial one
-    (a signal stopped the run) written at once and ended with the signal's status."""
+    """A campaign's report settled and written (the JSON first, then its pictures and its summary),
+    summed up, its exit status; a partial one (a signal stopped the run) written at once and ended with
+    the signal's status."""
+    settle(report)
     partial = report.get("partial")
     if partial:
-        _save_partial(path, report)
         s, of = report["seeds"], partial["of"]
         of_text = f"{of['count']} seeds" if not args.time_budget else f"a {args.time_budget:g} s budget"
-        raise Stopped(f"{partial['signal']} after {s['count']} seeds of {of_text}: the report of seeds "
-                      f"{s['start']}..{s['start'] + s['count'] - 1} is {os.path.relpath(path)} (partial)"
+        head = f"{partial['signal']} after {s['count']} seeds of {of_text}: "
+        try:
+            _save_partial(path, report)
+        except UsageError as e:
+            raise Stopped(head + f"no partial report could be written ({e}); nothing of the run is saved",
+                          partial["signal"]) from None
+        raise Stopped(head + f"the report of seeds {s['start']}..{s['start'] + s['count'] - 1} is "
+                      f"{os.path.relpath(path)} (partial)"
                       + (f"; continue with: {partial['resume']}" if partial.get("resume") else ""),
                       partial["signal"])
-    if report["failures"]:
-        draw_failures(report, path, spec)
-    write_report(path, report)
-    print_summary(console, report, path)
+    if save_campaign(report, path, spec):
+        print_summary(console, report, path)
     if args.time_budget:
         print(f"time budget {args.time_budget:g} s: {report['seeds']['count']} seeds run "
               f"({report['seeds']['start']}..{report['seeds']['start'] + report['seeds']['count'] - 1})")
@@ -407,18 +463,24 @@ def _finish(console, report: dict, path: str, spec: RunSpec, args) -> int:
 
 
 def _save_partial(path: str, report: dict) -> None:
-    """The partial report written with further signals held off (a second Ctrl-C must not leave
-    half a file)."""
+    """The partial report written, JSON first (a second signal is held by the command line's guard,
+    house/signals.py; here, for a caller without it, signals are held off while it writes)."""
     import signal
+
+    from house.signals import STOPPING, Guard
+
+    from .outputs import secondary, write_json, write_text
 
     held = {}
     try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            held[sig] = signal.signal(sig, signal.SIG_IGN)
+        for sig in STOPPING:
+            if not isinstance(getattr(signal.getsignal(sig), "__self__", None), Guard):
+                held[sig] = signal.signal(sig, signal.SIG_IGN)
     except ValueError:  # not the main thread: nothing to hold off
         pass
     try:
-        write_report(path, report)
+        write_json(path, report)
+        secondary(write_text, os.path.splitext(path)[0] + ".txt", summary_text(report), "the summary")
     finally:
         for sig, handler in held.items():
             signal.signal(sig, handler)
@@ -457,9 +519,7 @@ def resume(console, args) -> int:
     start, count = s["start"] + s["count"], of["count"] - s["count"]
     spec = resolve(before["model"], before["scenario"], [], bool(before.get("strict")), start, count, before["params"])
     path = args.report or args.resume
-    check_writable(path)
-    if args.junit:
-        check_writable(args.junit, "the JUnit XML")
+    campaign_outputs(path, args.junit, args.force).check()
     shard = before.get("shard")
     print(f"resuming {os.path.relpath(args.resume)}: seeds {start}..{start + count - 1} of "
           f"{of['start']}..{of['start'] + of['count'] - 1} ({s['count']} already run)", flush=True)
@@ -496,12 +556,12 @@ def merge_command(console, args) -> int:
     starts = [r["seeds"]["start"] for r in reports]
     first = reports[starts.index(min(starts))]
     total = sum(r["seeds"]["count"] for r in reports)
-    path = args.report or default_report_path(first["model"], first["scenario"], min(starts), total)
-    check_writable(path)
-    if args.junit:
-        check_writable(args.junit, "the JUnit XML")
+    path = args.report or default_report_path(first["model"], first["scenario"], min(starts), total,
+                                              first["params"], bool(first.get("strict")))
+    campaign_outputs(path, args.junit, args.force).check()
     report = merge_reports(reports, path)
-    write_report(path, report)
-    print_summary(console, report, path)
+    settle(report)
+    if save_campaign(report, path, None, pictures=False):
+        print_summary(console, report, path)
     print(f"merged {len(reports)} reports: seeds {min(starts)}..{min(starts) + total - 1}")
     return _status(report, args.junit)

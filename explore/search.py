@@ -40,6 +40,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import math
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
@@ -58,6 +59,7 @@ MARGINS = {"ttl_ms": 6_000, "grace_ms": 500, "safety_ms": 1_500, "max_skew_ms": 
            "heartbeat_period_ms": 2_000, "attempt_timeout_ms": 1_500}
 
 
+MAX_STATES = 10_000_000  # states the explorer takes, counted before it begins (12 nodes, 1 actor: at least 6.9 M)
 INJECTIONS = {"ask": "requests", "hibernate": "hibernations", "crash": "crashes", "fence": "fences",
               "outage": "outages", "twin": "twins", "stop": "stops", "drain": "drains",
               "delete": "deletes"}  # what -> its budget
@@ -97,11 +99,15 @@ class Bounds:
     max_states: int | None = None
     budget_s: float | None = None
 
-    def combinations(self, skew: int) -> list[tuple[int, ...]]:
-        """The clock offsets of each exploration: the nodes' machines, then (an upgrade) the old ones'."""
+    def clocks(self) -> int:
+        """The machines whose clock offsets are explored: the nodes', then (an upgrade) the old ones'."""
+        return self.nodes * (2 if self.upgrade else 1)
+
+    def combinations(self, skew: int):
+        """The clock offsets of each exploration, one at a time (there are 3^clocks of them: never listed)."""
         if self.offsets is not None:
-            return [tuple(c) for c in self.offsets]
-        return list(itertools.product((-skew, 0, skew), repeat=self.nodes * (2 if self.upgrade else 1)))
+            return (tuple(c) for c in self.offsets)
+        return itertools.product((-skew, 0, skew), repeat=self.clocks())
 
     def variants(self) -> list:
         """An upgrade's (how the old binaries stop, the gap before the new nodes start, ms), each an
@@ -110,9 +116,44 @@ class Bounds:
             return [None]
         return [(stop, gap) for stop in self.old_stops or ("clean", "crash") for gap in self.gaps_ms or (0,)]
 
-    def runs(self, skew: int) -> list[tuple]:
-        """Every exploration: (clock offsets, upgrade variant or None)."""
-        return [(c, v) for c in self.combinations(skew) for v in self.variants()]
+    def runs(self, skew: int):
+        """Every exploration, one at a time: (clock offsets, upgrade variant or None)."""
+        variants = self.variants()
+        return ((c, v) for c in self.combinations(skew) for v in variants)
+
+    def count_runs(self) -> int:
+        """How many explorations `runs` yields, counted without making them."""
+        combos = len(self.offsets) if self.offsets is not None else 3 ** self.clocks()
+        return combos * len(self.variants())
+
+    def first_choices(self) -> int:
+        """How many successors the first instant of injections has at least (each a state): a request per
+        node and actor, a hibernation per actor, each other injection per node, and nothing (an upgrade's new
+        nodes have not started then: counted as nothing)."""
+        if self.upgrade:
+            return 1
+        per = {"requests": self.nodes * self.actors, "hibernations": self.actors}
+        return 1 + sum(per.get(name, self.nodes) for name in INJECTIONS.values() if getattr(self, name))
+
+    def too_many(self) -> str | None:
+        """Why the explorer refuses these bounds before it begins, or None: they have more than MAX_STATES states
+        by a count made without making any (each exploration has at least `first_choices` states, and there are
+        3^clocks explorations: judged by its logarithm, never even written out)."""
+        variants = len(self.variants())
+        first = self.first_choices()
+        if self.offsets is not None:
+            combos = f"{len(self.offsets):,} clock combination{'s' if len(self.offsets) != 1 else ''}"
+            digits = math.log10(len(self.offsets) * variants * first)
+        else:
+            combos = f"3^{self.clocks()} clock combinations (-max_skew, 0, +max_skew per clock)"
+            digits = self.clocks() * math.log10(3) + math.log10(variants * first)
+        if digits <= math.log10(MAX_STATES):
+            return None
+        shown = f"{round(10 ** digits):,}" if digits < 12 else f"about 10^{int(digits)}"
+        return (f"at least {shown} states ({combos}{f' x {variants} upgrade variants' if variants > 1 else ''}, each "
+                f"an exploration of its own, with {first:,} choices at its first instant): more than the "
+                f"{MAX_STATES:,} the explorer takes; explore fewer --nodes or --actors, or name the clock "
+                f"combinations with --offsets")
 
 
 def run_label(offsets, variant) -> tuple:
@@ -168,6 +209,7 @@ class Explorer:
         self.steps = 0  # atomic steps taken on paths (Outcome.steps): each callback once, not its re-runs
         self._events = (sorted({e for e in bounds.events if e is not None})
                         + ([None] if None in bounds.events else [])) if bounds.events else self._instant
+        self.deadline: float | None = None  # time.monotonic() past which the search stops (--budget-s)
 
     # --- the initial world ----------------------------------------------------------------
 
@@ -268,6 +310,7 @@ class Explorer:
             choices += [("delete", n, None) for n in w.node_ids if "nodes/" + n in w.bucket.objects]
         q = self.bounds.quantum_ms
         for what, node_id, actor in choices:
+            self._in_time()
             c = w.clone()
             c.budget[INJECTIONS[what]] -= 1
             c.inject(what, node_id, actor, q if what == "stop" else
@@ -300,6 +343,7 @@ class Explorer:
             base.advance()
         result = []
         for alt in nd.alternatives:
+            self._in_time()
             w = base.clone()
             w.queue = queued + [alt]
             said = labels + ((f"{nd.key}: runs {alt} ms" if alt is not None else
@@ -316,17 +360,23 @@ class Explorer:
             result.append(w)
         return result
 
+    def _in_time(self) -> None:
+        """The budget bounds every phase (issue 50): a state's successors are many where nodes are many (8 nodes'
+        first choice point has 24,057), so each new branch checks it, not only each state taken."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise _OutOfTime
+
     # --- the search -----------------------------------------------------------------------------
 
     def run(self, workers: int = 1) -> Outcome:
         """Every clock combination in turn (in `workers` processes at once); the first combination, in
         order, with a violation gives the counterexample."""
         combos = self.bounds.runs(self.params.max_skew_ms)
-        if workers > 1 and len(combos) > 1:
+        if workers > 1 and self.bounds.count_runs() > 1:
             return self._run_parallel(combos, workers)
         return self._run(combos)
 
-    def _run_parallel(self, combos: list, workers: int) -> Outcome:
+    def _run_parallel(self, combos, workers: int) -> Outcome:
         """One clock combination per task, in the one worker pool (house/pool.py: forked workers, each with its
         own pipe; a worker that dies is the tool's failure at once). The progress line adds up the finished
         combinations and what each running one last reported from its worker (about once a second, a note up
@@ -336,8 +386,15 @@ class Explorer:
         out = Outcome()
         t0 = time.monotonic()
         deadline = None if self.bounds.budget_s is None else time.time() + self.bounds.budget_s
-        tasks = [(self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline, k,
-                  self.progress_every_s, self.progress is not None) for k, (c, v) in enumerate(combos)]
+        labels: dict[int, tuple] = {}  # combination -> its label, as handed out (never the whole list: 3^N of them)
+
+        def made():
+            for k, (c, v) in enumerate(combos):
+                labels[k] = run_label(c, v)
+                yield (self.model_name, self.params.to_dict(), asdict(self.bounds), list(c), v, self.strict, deadline,
+                       k, self.progress_every_s, self.progress is not None)
+
+        runs = self.bounds.count_runs()
         running: dict[int, tuple] = {}  # combination -> (states, distinct, depth, frontier, steps) as last reported
         finished: set[int] = set()  # a report can arrive after its combination's outcome: ignored
         current = [0]
@@ -354,15 +411,16 @@ class Explorer:
             view = Outcome(states=out.states + sum(r[0] for r in live), distinct=out.distinct + sum(r[1] for r in live),
                            combinations=out.combinations, steps=out.steps + sum(r[4] for r in live))
             self.progress(view, max([out.depth] + [r[2] for r in live]), sum(r[3] for r in live),
-                          time.monotonic() - t0, run_label(*combos[current[0]]))
+                          time.monotonic() - t0, labels.get(current[0], ()))
 
-        results = run_tasks(iter(tasks), _explore_one, min(workers, len(combos)), on_note=noted, on_tick=show,
+        results = run_tasks(made(), _explore_one, min(workers, runs), on_note=noted, on_tick=show,
                             tick_s=self.progress_every_s, what="the exploration",
                             describe=lambda held: "clock combinations " + ", ".join(str(t[3]) for t in held))
         try:
             for k, part in enumerate(results):
-                current[0] = min(k + 1, len(combos) - 1)
+                current[0] = min(k + 1, runs - 1)
                 running.pop(k, None)
+                labels.pop(k, None)
                 finished.add(k)
                 out.combinations += 1
                 out.states += part.states
@@ -380,7 +438,7 @@ class Explorer:
         out.wall_s = time.monotonic() - t0
         return out
 
-    def _run(self, combos: list) -> Outcome:
+    def _run(self, combos) -> Outcome:
         out = Outcome()
         before = ExploreWorld.callbacks
         self.steps = 0
@@ -389,14 +447,21 @@ class Explorer:
         # scanning them over and over. Collect rarely, not never (clones hold cycles: process <-> slot).
         thresholds = gc.get_threshold()
         gc.set_threshold(50_000, 20, 20)
+        t0 = time.monotonic()
+        self.deadline = None if self.bounds.budget_s is None else t0 + self.bounds.budget_s
         try:
             return self._search(combos, out)
+        except _OutOfTime:  # mid-state: what was found so far stands, the state being expanded is dropped
+            out.status = f"stopped: the budget of {self.bounds.budget_s:g} s"
+            out.wall_s = time.monotonic() - t0
+            return out
         finally:
+            self.deadline = None
             gc.set_threshold(*thresholds)
             out.callbacks = ExploreWorld.callbacks - before
             out.steps = self.steps
 
-    def _search(self, combos: list, out: Outcome) -> Outcome:
+    def _search(self, combos, out: Outcome) -> Outcome:
         from counterexamples.shrink import violations
 
         t0 = time.monotonic()
@@ -537,6 +602,10 @@ def _same_history(a, b) -> bool:
     return (a.end_ms == b.end_ms and a.events == b.events and a.processes == b.processes and a.rules == b.rules
             and a.counts == b.counts and a.params == b.params and a.options == b.options and a.seed == b.seed
             and a.model == b.model and a.scenario == b.scenario)
+
+
+class _OutOfTime(Exception):
+    """The budget ran out while a state's successors were being made (Explorer._in_time)."""
 
 
 class FidelityError(RuntimeError):

@@ -17,7 +17,8 @@ class Exit(IntEnum):
     PASSED = 0  # every seed judged passed (or, for `broken`, every broken model was caught)
     VIOLATION = 1  # an invariant was violated (or a broken model was not caught; diff: something got worse)
     USAGE = 2  # bad usage, input or setup: nothing was judged
-    ENVIRONMENT = 3  # the environment failed during the run (a real bucket stopped answering, or stalled)
+    ENVIRONMENT = 3  # the environment failed during the run (a bucket stopped answering, stalled, refused every
+    # write; memory ran out), or gave it no work to judge (no acquisition)
     TOOL = 4  # the tool itself failed: an exception in a model, a world or a checker
     REPLAY_DIFFERS = 5  # a replay ran, but its history hash differs from the one its report or counterexample holds
     INTERRUPTED = 130  # SIGINT (Ctrl-C) stopped the run (128 + 2, as a shell says): the seeds finished are saved
@@ -34,7 +35,8 @@ _MEANING = {
     Exit.VIOLATION: "a violation: an invariant failed (broken: a broken model not caught, or the control failed; "
                     "diff: something got worse beyond its tolerance)",
     Exit.USAGE: "bad usage, input or setup: nothing was judged",
-    Exit.ENVIRONMENT: "the environment failed (a real bucket stopped answering or stalled past ttl + grace): "
+    Exit.ENVIRONMENT: "the environment failed (a real bucket stopped answering, stalled past ttl + grace or "
+                      "refused every write; memory ran out) or gave the run no work (no acquisition judged): "
                       "no verdict",
     Exit.TOOL: "the tool itself failed (an exception in a model, a world or a checker): no verdict",
     Exit.REPLAY_DIFFERS: "a replay whose history hash differs from its report's or counterexample's: the run "

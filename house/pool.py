@@ -42,11 +42,10 @@ def _serve(conn, work, init, init_args) -> None:
     """A worker process: tasks come down its own pipe and their results go back up it, until None or the
     parent is gone. Signals are the parent's to handle: Ctrl-C (sent to the whole process group) is ignored
     here, and SIGTERM ends the process outright."""
-    import signal
+    from .signals import worker_handlers
 
     global _conn
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # (the parent's handler came with the fork)
+    worker_handlers()  # (the parent's handlers came with the fork, held off until now: house/signals.py)
     _conn = conn
     if init is not None:
         init(*init_args)
@@ -74,7 +73,12 @@ def run_tasks(tasks: Iterable, work: Callable, workers: int, *, init: Callable |
     """Yield `work(task)` for each task, in the tasks' order, computed in `workers` forked processes (in this
     process with one worker, `init` called first). `tasks` may be endless (a run bounded by time): they are
     taken as they are handed out. `describe(held)` names the tasks a dead worker held, `hint` says what to do
-    then (the error's words)."""
+    then (the error's words). Never more workers than the machine runs at once (house/inputs.py: a command
+    refuses more where it reads the count; here, whoever calls, they are capped)."""
+    from .inputs import max_workers
+    from .signals import no_signals_while_starting
+
+    workers = min(workers, max_workers())
     if workers <= 1:
         if init is not None:
             init(*init_args)
@@ -93,7 +97,8 @@ def run_tasks(tasks: Iterable, work: Callable, workers: int, *, init: Callable |
         for _ in range(workers):
             mine, theirs = ctx.Pipe()
             p = ctx.Process(target=_serve, args=(theirs, work, init, init_args), daemon=True)
-            p.start()
+            with no_signals_while_starting():  # (a signal in the fork would land in the worker, as the parent's)
+                p.start()
             theirs.close()
             procs.append(p)
             conns.append(mine)

@@ -39,6 +39,8 @@ from __future__ import annotations
 import json
 import os
 
+from campaign.outputs import FORCE_HELP, Outputs, secondary, write_text
+from house import inputs
 from house.errors import Exit, UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the directory holding the packages
@@ -51,16 +53,18 @@ REBASE_SEEDS = 200  # as `broken`'s default
 
 def options(p) -> None:
     p.add_argument("names", nargs="*", metavar="VARIANT", help="only these variants (default: all)")
-    p.add_argument("--seeds", type=int, default=DEFAULT_SEEDS,
+    p.add_argument("--seeds", type=inputs.count(1), default=DEFAULT_SEEDS,
                    help=f"seeds per campaign, the variant's and the correct model's (default {DEFAULT_SEEDS})")
-    p.add_argument("--workers", type=int, default=1, help="processes per campaign (default 1)")
+    p.add_argument("--workers", type=inputs.workers(), default=1, help="processes per campaign (default 1)")
     p.add_argument("--rebase", action="store_true",
                    help="also re-base every broken model on each variant and check it is still caught")
-    p.add_argument("--rebase-seeds", type=int, default=REBASE_SEEDS, metavar="N",
+    p.add_argument("--rebase-seeds", type=inputs.count(1), default=REBASE_SEEDS, metavar="N",
                    help=f"seeds a re-based broken model gets to be caught in (default {REBASE_SEEDS})")
     p.add_argument("--record", action="store_true",
                    help="write the verdicts measured to amendments/verdicts.json (at this --seeds) instead of comparing")
-    p.add_argument("--json", metavar="PATH", help="also write every measurement as JSON here")
+    p.add_argument("--json", metavar="PATH", help="also write every measurement as JSON here; each variant's "
+                                                  "counterexample beside it (default: under reports/)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
 def run_plans(name: str, plans) -> dict:
@@ -114,12 +118,21 @@ def changed_runs(name: str, seeds: int) -> tuple[int, int]:
     return sum(1 for s in range(n) if _events_sha(s, name) != _CORRECT_EVENTS[s]), n
 
 
-def counterexample(name: str, report: dict) -> str | None:
-    """The first seed failing a violation no finding explains, recorded as a plan under reports/."""
+def counterexample_path(name: str, seed: int, invariant: str, folder: str | None = None) -> str:
+    """Where a variant's counterexample goes: beside the --json the user named, else under reports/."""
+    from campaign.report import reports_path
+
+    base = f"{name}-s{seed}-{invariant}.json"
+    return os.path.join(folder, base) if folder else reports_path(base)
+
+
+def counterexample(name: str, report: dict, folder: str | None = None, force: bool = False) -> str | None:
+    """The first seed failing a violation no finding explains, recorded as a plan beside the --json named
+    (or under reports/); never over a file of the user's (campaign/outputs.py: a warning instead)."""
+    from campaign.outputs import Outputs, secondary
     from counterexamples.shrink import record_seed, write_plan
 
     from campaign.run import parse_pins
-    from campaign.report import reports_path
 
     if not report["failures"]:
         return None
@@ -127,12 +140,18 @@ def counterexample(name: str, report: dict) -> str | None:
     seed = f["seed"]
     plan, history = record_seed(seed, name, "swarm", parse_pins([], scenario="swarm", start=seed, count=1))
     plan.update(invariant=f["invariant"], strict=False, history_sha256=history.sha256())
-    path = reports_path(f"{name}-s{seed}-{f['invariant']}.json")
-    write_plan(path, plan)
-    return os.path.relpath(path)
+    path = counterexample_path(name, seed, f["invariant"], folder)
+
+    def write() -> None:
+        outputs = Outputs(force)
+        outputs.add(path, f"{name}'s counterexample")
+        outputs.check()
+        write_plan(path, plan)
+
+    return os.path.relpath(path) if secondary(write) else None
 
 
-def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
+def measure(v, seeds: int, base: dict, workers: int = 1, folder: str | None = None, force: bool = False) -> dict:
     """Everything a verdict is taken from, for the variant `v` (an amendments.Variant or any object
     with name, kind, addresses, plans) against the correct model's report `base`."""
     from checkers.paired import finding_seeds, findings_paired
@@ -153,7 +172,7 @@ def measure(v, seeds: int, base: dict, workers: int = 1) -> dict:
          "violating_seeds": len(rep.get("failing_seeds") or []), "findings": findings,
          "correct_findings": base_findings, "findings_paired": paired, "diff_worse": worse_diff,
          "changed_runs": None, "reach_seeds": None,
-         "history_digest": rep.get("history_digest"), "counterexample": counterexample(v.name, rep)}
+         "history_digest": rep.get("history_digest"), "counterexample": counterexample(v.name, rep, folder, force)}
     m["changed_runs"], m["reach_seeds"] = changed_runs(v.name, seeds)
     m["verdict"] = verdict(v, m)
     return m
@@ -295,11 +314,13 @@ def command(console, args) -> int:
     for n in chosen:
         if not is_variant(n):
             raise UsageError(f"unknown variant {n!r} (choices: {', '.join(names())})")
-    if args.seeds < 1:
-        raise UsageError(f"--seeds must be at least 1, got {args.seeds}")
     workers = getattr(args, "workers", 1) or 1
-    if workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {workers}")
+    folder = os.path.dirname(os.path.abspath(args.json)) if args.json else None
+    force = getattr(args, "force", False)
+    if args.json:
+        outputs = Outputs(force)
+        outputs.add(args.json, "the measurements")
+        outputs.check()
     missing = [p for n in chosen for p in variant(n).plans if not os.path.exists(os.path.join(ROOT, p))]
     if missing:
         raise UsageError(f"amendments runs from a checkout of the project: the findings' plans its variants replay "
@@ -310,7 +331,7 @@ def command(console, args) -> int:
     measured, changed, lost = {}, [], []
     for n in chosen:
         v = variant(n)
-        m = measure(v, args.seeds, base, workers)
+        m = measure(v, args.seeds, base, workers, folder, force)
         if getattr(args, "rebase", False):
             m["rebase"] = rebase(n, args.rebase_seeds)
             if m["rebase"]["lost"]:
@@ -322,8 +343,8 @@ def command(console, args) -> int:
             changed.append(n)
         print(line(v, m) + mark, flush=True)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(measured, f, indent=1, sort_keys=True)
+        secondary(write_text, args.json, json.dumps(measured, indent=1, sort_keys=True, allow_nan=False),
+                  "the measurements")
     if args.record:
         record = load_record()  # read again: another `amendments --record` may have written since
         for n, m in measured.items():

@@ -101,15 +101,35 @@ def _child(lane: str, model_name: str, scenario: str, reps: int, cap_s: float) -
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def targets(mutants_report: str | None) -> list[dict]:
+def read_mutants_report(path: str) -> dict:
+    """A `mutants --report` JSON, checked for what `targets` reads (UsageError, one line, for a file that
+    is not one: not JSON, a run's report, a mutant without its fields)."""
+    from campaign.report import invoked_as, load_json
+    from house.errors import UsageError
+
+    rep = load_json(path, "mutants report")
+    make = f"make one: {invoked_as()} mutants --seeds 200 --report {path}"
+    if not isinstance(rep, dict) or not isinstance(rep.get("mutants"), list):
+        raise UsageError(f"{path} is not a mutants report (it has no list of mutants; {make})")
+    if not (isinstance(rep.get("seeds"), int) and not isinstance(rep["seeds"], bool) and rep["seeds"] >= 1):
+        raise UsageError(f"the mutants report {path} is malformed: seeds must be a positive integer")
+    for i, m in enumerate(rep["mutants"]):
+        if not (isinstance(m, dict) and isinstance(m.get("id"), str) and isinstance(m.get("status"), str)
+                and isinstance(m.get("rule"), str) and isinstance(m.get("failing_seeds"), int)
+                and not isinstance(m.get("failing_seeds"), bool)):
+            raise UsageError(f"the mutants report {path} is malformed: mutants[{i}] must hold id, rule, status "
+                             f"and failing_seeds")
+    return rep
+
+
+def targets(mutants_report: dict | None) -> list[dict]:
     """Every broken model, and the catalogue mutants the uniform mix caught in under 5 % of seeds
-    (read from a mutants report: `runner.py mutants --seeds N --report R`)."""
+    (read from a mutants report: `runner.py mutants --seeds N --report R`, `read_mutants_report`)."""
     from broken_models import entries
 
     out = [{"id": e.name, "kind": "broken model", "rule": e.rule, "rate": None} for e in entries() if e.kind != "correct"]
     if mutants_report:
-        with open(mutants_report) as f:
-            rep = json.load(f)
+        rep = mutants_report
         n = rep["seeds"]
         for m in rep["mutants"]:
             if m["status"] == "killed" and m["failing_seeds"] < RARE * n:

@@ -10,7 +10,8 @@ import os
 import time
 
 from campaign import compiled
-from campaign.report import git_commit, reports_path, write_report
+from campaign.outputs import Outputs
+from campaign.report import command_line, git_commit, pins_suffix, reports_path, write_report
 from campaign.run import MAIN_MODEL, resolve, run_campaign, tool_failure
 from house.errors import Exit
 
@@ -42,6 +43,11 @@ def command(console, args) -> int:
     from rich.table import Table
 
     spec = resolve(MAIN_MODEL, args.scenario, args.param)
+    path = args.report or reports_path(f"bench-{args.scenario}-s{args.start}-n{args.seeds}"
+                                       f"{pins_suffix(dict(spec.pins))}.json")
+    outputs = Outputs(args.force)
+    outputs.report(path, "the benchmark's report")
+    outputs.check()
     n = args.seeds
     raw_s = min(raw_simpy_event_s() for _ in range(3))
     figures = {}
@@ -72,14 +78,17 @@ def command(console, args) -> int:
         "same_digest_1_and_2_workers": one["history_digest"] == two["history_digest"],
         "compiled": compiled.status(),
         "git_commit": git_commit(),
+        "command": command_line(),
     }
+    same = out["same_digest_1_and_2_workers"]
+    out.update(passed=same, exit_status=int(Exit.PASSED if same else Exit.VIOLATION),
+               why_not_passed=None if same else "the digests of 1 and 2 workers differ")
     t = Table(title=f"benchmark: {n} seeds of {args.scenario}, every checker on")
     t.add_column("measure")
     t.add_column("value", justify="right")
     for k, v in out.items():
         t.add_row(k, str(v))
     console.print(t)
-    path = args.report or reports_path("bench.json")
     write_report(path, out, text="\n".join(f"{k}: {v}" for k, v in out.items()) + "\n")
     print(f"report: {os.path.relpath(path)}")
-    return Exit.PASSED if out["same_digest_1_and_2_workers"] else Exit.VIOLATION
+    return Exit(out["exit_status"])

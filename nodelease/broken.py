@@ -12,15 +12,26 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from campaign.run import DEFAULT_SCENARIO, MAIN_MODEL, check_scenario, draw_failures, parse_pins, run_campaign
+from campaign.outputs import Outputs
+from campaign.run import (
+    DEFAULT_SCENARIO,
+    MAIN_MODEL,
+    campaign_outputs,
+    check_scenario,
+    parse_pins,
+    run_campaign,
+    save_campaign,
+)
 from house.errors import Exit, ToolFailure, UsageError
 from campaign.report import (
     command_line,
     default_report_path,
     git_commit,
     junit_xml,
+    pins_suffix,
     replay_command,
     reports_path,
+    settle,
     share_text,
     write_junit,
     write_report,
@@ -108,16 +119,28 @@ def command(console, args) -> int:
     used = [args.scenario] + sorted({scenario_of(e, args.scenario) for e in models} - {args.scenario})
     control = entry(MAIN_MODEL)
     runs = [(control, s) for s in used] + [(e, scenario_of(e, args.scenario)) for e in models]
+    # every output named before any seed (campaign/outputs.py): the report the user named, and beside it
+    # each model's campaign report, named as `run` names its own
+    path = args.report or reports_path(f"broken-{args.scenario}-s{args.start}-n{args.seeds}{pins_suffix(params)}.json")
+    folder = os.path.dirname(os.path.abspath(path))
+    outputs = Outputs(args.force)
+    outputs.report(path, "the broken models' report")
+    if args.junit:
+        outputs.add(args.junit, "the JUnit XML")
+    paths = {(e.name, scenario): default_report_path(e.name, scenario, args.start, args.seeds, params, folder=folder)
+             for e, scenario in runs}
+    for where in paths.values():
+        campaign_outputs(where, outputs=outputs)
+    outputs.check()
     rows = []
     warnings = []
     controls: dict[str, dict] = {}  # scenario -> the correct model's finding seeds there (the controls run first)
     for e, scenario in runs:
-        path = default_report_path(e.name, scenario, args.start, args.seeds)
+        where = paths[(e.name, scenario)]
         spec = RunSpec.of(e.name, scenario, params)  # (its model and scenario looked up above, the pins checked)
-        rep = run_campaign(console, spec, args.start, args.seeds, args.workers, path)
-        if rep["failures"]:
-            draw_failures(rep, path, spec)
-        write_report(path, rep)
+        rep = run_campaign(console, spec, args.start, args.seeds, args.workers, where)
+        settle(rep)
+        save_campaign(rep, where, spec)
         catch = count_catch(e.catches, rep)
         failing = rep["failing_seeds"]
         ok, verdict = judge_row(e.kind, catch, len(failing))
@@ -145,9 +168,9 @@ def command(console, args) -> int:
                      "first_failing_seed": failing[0] if failing else None, "failing_seeds": len(failing),
                      "tool_failing_seeds": catch.tool_failures, "seeds_run": rep["counts"]["seeds_run"],
                      "findings": {fid: len(seeds) for fid, seeds in sorted(mine.items())}, "findings_over_control": rises,
-                     "ok": ok, "verdict": verdict, "report": os.path.relpath(path),
-                     "replay": replay_command(path, first) if first is not None else None,
-                     "tool_replay": replay_command(path, tool[0]["seed"]) if tool else None})
+                     "ok": ok, "verdict": verdict, "report": os.path.relpath(where),
+                     "replay": replay_command(where, first) if first is not None else None,
+                     "tool_replay": replay_command(where, tool[0]["seed"]) if tool else None})
     t = Table(title=f"broken models, seeds {args.start}..{args.start + args.seeds - 1}, scenario {args.scenario}"
                     + (" (or the one a model names)" if len(used) > 1 else ""))
     for col in ("model", "scenario", "rule broken", "must be caught by", "caught by (seeds)", "first caught",
@@ -161,11 +184,16 @@ def command(console, args) -> int:
     console.print(t)
     for line in warnings:
         console.print(f"[yellow]{line}[/yellow]", highlight=False)
-    path = args.report or reports_path(f"broken-{args.scenario}-s{args.start}-n{args.seeds}.json")
-    passed = all(r["ok"] for r in rows)
+    raised = [r for r in rows if r["tool_failing_seeds"]]
+    failed = [r["model"] for r in rows if not r["ok"]]
+    passed = not failed
+    status = Exit.TOOL if raised else Exit.PASSED if passed else Exit.VIOLATION
     report = {"world": "sim", "kind": "broken", "scenario": args.scenario, "params": params,
-              "seeds": {"start": args.start, "count": args.seeds}, "passed": passed, "models": rows,
-              "warnings": warnings, "git_commit": git_commit(), "command": command_line()}
+              "seeds": {"start": args.start, "count": args.seeds}, "passed": passed, "exit_status": int(status),
+              "why_not_passed": None if passed else
+              (f"the tool failed in the seeds of {', '.join(r['model'] for r in raised)}" if raised else
+               f"not caught by its invariant, or the control failed: {', '.join(failed)}"),
+              "models": rows, "warnings": warnings, "git_commit": git_commit(), "command": command_line()}
     text = "\n".join(
         f"{r['model']:<28} ({r['scenario']}) breaks {r['rule_broken']:<6} must be caught by {r['must_catch']:<8} "
         f"caught by "
@@ -176,7 +204,6 @@ def command(console, args) -> int:
     console.print(f"report: {os.path.relpath(path)}", highlight=False)
     if args.junit:
         write_junit(args.junit, junit_xml(report))
-    raised = [r for r in rows if r["tool_failing_seeds"]]
     if raised:
         raise ToolFailure(f"{len(raised)} model(s) raised in their seeds ({', '.join(r['model'] for r in raised)}): "
                           f"not a catch; replay: {raised[0]['tool_replay']}")

@@ -44,8 +44,10 @@ from dataclasses import dataclass  # noqa: E402
 
 from campaign import diff  # noqa: E402
 from campaign import run as campaign  # noqa: E402
+from campaign.outputs import FORCE_HELP  # noqa: E402
 from campaign.report import program  # noqa: E402
-from house.errors import SIGNAL_STATUS, Exit, Interrupted, ToolError, UsageError, signal_name  # noqa: E402
+from house import inputs, signals  # noqa: E402
+from house.errors import SIGNAL_STATUS, Exit, ToolError, UsageError, signal_name  # noqa: E402
 
 from . import amendments, bench, broken, exhaustive, guided, listing, replay, s3  # noqa: E402
 
@@ -53,24 +55,9 @@ from . import amendments, bench, broken, exhaustive, guided, listing, replay, s3
 # --- option types and the options several subcommands share -------------------------------------------
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
-def _natural(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
-    return v
+_positive = inputs.count(1)  # (every number an option reads goes through house/inputs.py: one reading)
+_natural = inputs.count(0)
+_seconds = inputs.seconds()  # a budget or a duration: finite and positive
 
 
 def _model(p, what: str = "the model") -> None:
@@ -98,13 +85,18 @@ class _AllCores(int):
 
 
 def _workers(p) -> None:
-    p.add_argument("--workers", type=_positive, default=_AllCores(os.cpu_count() or 1),
-                   help="worker processes (default: all cores)")
+    p.add_argument("--workers", type=inputs.workers(), default=_AllCores(os.cpu_count() or 1),
+                   help=f"worker processes (default: all cores; at most {inputs.WORKERS_PER_CORE} per core)")
 
 
 
 def _report(p, default: str) -> None:
     p.add_argument("--report", metavar="PATH", help=f"where to write the JSON report (default: {default})")
+    _force(p)
+
+
+def _force(p) -> None:
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
 def _strict(p) -> None:
@@ -125,11 +117,11 @@ def _run_options(p) -> None:
     _model(p)
     _scenario(p)
     _param(p)
-    _report(p, "reports/<model>-<scenario>-s<start>-n<count>.json under the working directory")
+    _report(p, "reports/<model>-<scenario>-s<start>-n<count>[-<pins>][-strict].json under the working directory")
     _strict(p)
     ci = p.add_argument_group("CI: slices, budgets, a cluster, JUnit (join slices with: merge REPORT...)")
     ci.add_argument("--shard", metavar="K/N", help="run only the K-th of N contiguous slices of the seeds")
-    ci.add_argument("--time-budget", type=float, metavar="S",
+    ci.add_argument("--time-budget", type=_seconds, metavar="S",
                     help="run seeds in order until S seconds have passed (--seeds: at most that many)")
     ci.add_argument("--dask", metavar="ADDRESS", help="run on a Dask cluster: a scheduler's address, or local:W "
                                                       "for W local worker processes (pip install -e '.[dask]')")
@@ -154,11 +146,11 @@ def _shrink_options(p) -> None:
     p.add_argument("report_path", metavar="REPORT|PLAN", help="a run's report, or a counterexample (guided, shrink)")
     p.add_argument("--seed", type=_natural, help="the seed to shrink (default: the report's first failing seed)")
     p.add_argument("--invariant", metavar="INV", help="the invariant to keep failing (default: the seed's first)")
-    p.add_argument("--budget-s", "--shrink-budget", dest="budget_s", type=float, default=120.0, metavar="S",
+    p.add_argument("--budget-s", "--shrink-budget", dest="budget_s", type=_seconds, default=120.0, metavar="S",
                    help="stop after S seconds, keeping the smallest counterexample so far (default 120)")
     p.add_argument("--html", metavar="PATH", help="also draw the counterexample as one HTML file")
     _strict(p)
-    _report(p, "reports/<model>-s<seed>-<invariant>-shrunk.json under the working directory")
+    _report(p, "reports/<model>-<scenario>-s<seed>[-<pins>]-<invariant>-shrunk.json under the working directory")
 
 
 # the explorer's budgets of injections per run: (option, default, what)
@@ -178,10 +170,11 @@ def _explore_options(p) -> None:
     p.add_argument("--actors", type=_positive, default=1, metavar="K", help="actors explored (default 1)")
     _workers(p)
     _strict(p)
-    _report(p, "reports/explore-<model>.json under the working directory; a counterexample beside it")
+    _report(p, "reports/explore-<model>-<N>n<K>a[-<pins>]-<digest of the other bounds>.json under the "
+               "working directory; a counterexample beside it")
     g = p.add_argument_group("bounds: every run within them, breadth-first")
-    g.add_argument("--horizon-s", type=float, default=20.0, metavar="S", help="simulated seconds per run (default 20)")
-    g.add_argument("--quantum-ms", type=int, default=500, metavar="MS",
+    g.add_argument("--horizon-s", type=_seconds, default=20.0, metavar="S", help="simulated seconds per run (default 20)")
+    g.add_argument("--quantum-ms", type=_positive, default=500, metavar="MS",
                    help="the time quantum: delays and injections fall on its multiples (default 500)")
     g.add_argument("--delays", metavar="MS,...", default="1", help="a request's and a reply's delays to explore "
                    "(default 1; e.g. 1,500,1000: each multiplies the states)")
@@ -190,17 +183,17 @@ def _explore_options(p) -> None:
                    "clean stop (CS-1) (e.g. 0,straggler); default: every event ends at once")
     g.add_argument("--focus", action="append", metavar="'OP PREFIX'", help="only requests starting so "
                    "(e.g. 'PUT owners/') get delays and faults; the rest are answered in 1 ms (repeatable)")
-    g.add_argument("--faults", type=int, default=1, metavar="N", help="requests lost, writes applied late, "
+    g.add_argument("--faults", type=_natural, default=1, metavar="N", help="requests lost, writes applied late, "
                    "replies lost, per run (default 1)")
     for name, default, what in _INJECTIONS:
-        g.add_argument(f"--{name}", type=int, default=default, metavar="N", help=f"{what} per run (default {default})")
+        g.add_argument(f"--{name}", type=_natural, default=default, metavar="N", help=f"{what} per run (default {default})")
     g.add_argument("--offsets", metavar="A,B;C,D", help="clock offsets per node to explore, ms, e.g. "
                    "--offsets=-1000,1000 (default: every combination of -max_skew, 0, +max_skew); with "
                    "--upgrade the old nodes' after the new ones'")
     u = p.add_argument_group("an upgrade (section 6): an old per-actor-lease node per node first")
     u.add_argument("--upgrade", action="store_true", help="an old binary per node (model/old_lease.py) starts "
                    "first and is asked for each actor half a quantum in; it stops, and the new nodes start after it")
-    u.add_argument("--old-stop-s", type=float, default=2.0, metavar="S",
+    u.add_argument("--old-stop-s", type=_seconds, default=2.0, metavar="S",
                    help="when the old binaries stop (default 2)")
     u.add_argument("--old-stops", default="clean,crash", metavar="HOW,...",
                    help="how they stop, each an exploration: clean, crash (default clean,crash)")
@@ -209,11 +202,11 @@ def _explore_options(p) -> None:
     u.add_argument("--same-ids", action="store_true", help="the new nodes take the old ones' ids")
     u.add_argument("--gc", action="store_true", help="the old garbage collection runs at the switch: each "
                    "released lease of an idle actor deleted or kept, a branch")
-    g.add_argument("--from-s", type=float, default=0.0, metavar="S", help="no choice before S seconds "
+    g.add_argument("--from-s", type=inputs.amount(0), default=0.0, metavar="S", help="no choice before S seconds "
                    "(requests answered in 1 ms, nothing injected): skips the start's interleavings (default 0)")
-    g.add_argument("--budget-s", "--explore-budget", dest="budget_s", type=float, metavar="S",
+    g.add_argument("--budget-s", "--explore-budget", dest="budget_s", type=_seconds, metavar="S",
                    help="stop cleanly after S seconds")
-    g.add_argument("--max-states", type=int, metavar="N", help="stop cleanly after N distinct states")
+    g.add_argument("--max-states", type=_positive, metavar="N", help="stop cleanly after N distinct states")
 
 
 def _broken_options(p) -> None:
@@ -223,7 +216,8 @@ def _broken_options(p) -> None:
     _workers(p)
     _scenario(p)
     _param(p)
-    _report(p, "reports/broken-<scenario>-s<start>-n<count>.json under the working directory")
+    _report(p, "reports/broken-<scenario>-s<start>-n<count>[-<pins>].json under the working directory; each "
+               "model's campaign report beside it")
     _junit(p, "a test case per model")
 
 
@@ -231,12 +225,12 @@ def _bench_options(p) -> None:
     _seeds(p, 1000, "seeds per run (one run with 1 worker, one with 2)")
     _scenario(p)
     _param(p)
-    _report(p, "reports/bench.json under the working directory")
+    _report(p, "reports/bench-<scenario>-s<start>-n<count>[-<pins>].json under the working directory")
 
 
 def _merge_options(p) -> None:
     p.add_argument("reports", nargs="+", metavar="REPORT", help="the reports of `run --shard K/N`, in any order")
-    _report(p, "reports/<model>-<scenario>-s<start>-n<count>.json under the working directory")
+    _report(p, "reports/<model>-<scenario>-s<start>-n<count>[-<pins>][-strict].json under the working directory")
     _junit(p, "a test case per invariant")
 
 
@@ -244,7 +238,7 @@ def _s3_options(p) -> None:
     p.add_argument("url", metavar="URL", help="the S3 endpoint (http:// or https://)")
     p.add_argument("--bucket", metavar="NAME", help="the bucket (it must exist)")
     p.add_argument("--prefix", metavar="P", help="the run's key prefix (default: a fresh one)")
-    p.add_argument("--duration", type=float, default=30.0, metavar="S", help="seconds to run (default 30)")
+    p.add_argument("--duration", type=_seconds, default=30.0, metavar="S", help="seconds to run (default 30)")
     p.add_argument("--nodes", type=_positive, metavar="N", help="node ids (default: as the scenario draws them)")
     p.add_argument("--actors", type=_positive, metavar="K", help="actors (default: as the scenario draws them)")
     p.add_argument("--reuse-prefix", action="store_true", help="run in a prefix that holds objects")
@@ -268,14 +262,21 @@ def _mutants_options(p) -> None:
     p.add_argument("ids", nargs="*", metavar="MUTANT", help="mutant ids (default: the whole catalogue)")
     p.add_argument("--seeds", type=_positive, default=300, help="seeds per mutant (default 300)")
     _scenario(p)
-    p.add_argument("--jobs", type=_positive, default=1, help="mutants run at once, each in its own copy (default 1)")
+    p.add_argument("--jobs", type=inputs.workers(), default=1, help="mutants run at once, each in its own copy (default 1)")
     p.add_argument("--report", metavar="PATH", help="write the results as JSON here")
+    _force(p)
     p.add_argument("--list", action="store_true", help="list the catalogue and exit")
 
 
 def _mutants(console, args) -> int:
+    from campaign.outputs import Outputs
     from mutants.probe import probe
 
+    campaign.check_scenario(args.scenario)
+    if args.report:
+        out = Outputs(args.force)
+        out.add(args.report, "the mutants report")
+        out.check()
     return probe(console, args.ids, args.seeds, args.scenario, args.jobs, args.report, args.list)
 
 
@@ -426,12 +427,49 @@ def translate(argv: list[str]) -> list[str]:
     return [sub.name, *first, *(t for k, t in enumerate(argv) if k not in drop)]
 
 
+# options that do nothing unless another is given, or that another makes pointless: (subcommand, option) ->
+# (the other option, whether it must be given (True) or not (False)). Given anyway, each is refused, never
+# silently ignored (issue 50).
+NEEDS = {
+    **{("explore", o): ("--upgrade", True) for o in ("--old-stop-s", "--old-stops", "--gaps-ms", "--same-ids", "--gc")},
+    ("amendments", "--rebase-seeds"): ("--rebase", True),
+    **{("mutants", o): ("--list", False) for o in ("--seeds", "--jobs", "--report", "--scenario", "--force")},
+}
+
+
 def parse(argv: list[str]) -> argparse.Namespace:
     parser, parsers = build_parser()
-    args, extras = parser.parse_known_args(translate(argv))
+    translated = translate(argv)
+    args, extras = parser.parse_known_args(translated)
     if extras:
         raise UsageError(_refusal(args.command, extras, parsers))
+    _needs(args.command, translated, parsers[args.command])
     return args
+
+
+def _given(argv: list[str], parser) -> set[str]:
+    """The options given on the command line, each by its first spelling (`--budget-s` for
+    `--explore-budget`)."""
+    given = set()
+    for token in argv:
+        if token == "--":
+            break
+        action = parser._option_string_actions.get(token.partition("=")[0])
+        if action is not None:
+            given.add(action.option_strings[0])
+    return given
+
+
+def _needs(command: str, argv: list[str], parser) -> None:
+    """An option given where it has no effect (NEEDS) is refused in one line, naming what it needs."""
+    spelled = _given(argv, parser)
+    for (sub, option), (other, must) in NEEDS.items():
+        if sub != command or option not in spelled:
+            continue
+        if must and other not in spelled:
+            raise UsageError(f"{option} has no effect without {other}")
+        if not must and other in spelled:
+            raise UsageError(f"{option} has no effect with {other}")
 
 
 def _refusal(command: str, extras: list[str], parsers: dict) -> str:
@@ -448,38 +486,53 @@ def _refusal(command: str, extras: list[str], parsers: dict) -> str:
             + (f"; {hint}" if hint else ""))
 
 
-def _on_sigterm():
-    """SIGTERM (what a CI timeout sends) stops a run as Ctrl-C does: a KeyboardInterrupt, so that
-    the run saves what finished (house.errors.Interrupted)."""
-    import signal
-    import threading
-
-    def terminated(_signum, _frame):
-        raise Interrupted("SIGTERM")
-
-    if threading.current_thread() is not threading.main_thread():
-        return None
-    return signal.signal(signal.SIGTERM, terminated)
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit status (house.errors.Exit: 130 on SIGINT, 143 on SIGTERM)."""
+    """Run the command line; the exit status (house.errors.Exit: 130 on SIGINT, 143 on SIGTERM). Called
+    without `argv` it is the process's entry point: from its return to the process's exit, signals are
+    only counted (the exit cannot print a traceback); with `argv` (in-process, by a test) the signal
+    handlers are restored as they were."""
+    guard = signals.Guard()
+    try:
+        try:
+            guard.install()  # first: SIGINT, SIGTERM raise Interrupted once, then only count
+            status = _main(argv, guard)
+            guard.first = guard.first or "done"  # (a plain store, no call: from here no signal raises)
+            return status
+        except KeyboardInterrupt as e:  # the first signal, landing between the handlers of _main
+            return _interrupted(e, guard)
+    finally:
+        if argv is None:
+            guard.quiet()
+        else:
+            guard.restore()
+
+
+def _interrupted(e: BaseException, guard) -> int:
+    """A signal where no work was there to save (run saves its own: Stopped): one line, its status."""
+    name = signal_name(e)
+    print(f"{program()}: interrupted by {name}: no verdict{guard.later()}", file=sys.stderr)
+    return int(SIGNAL_STATUS.get(name, Exit.INTERRUPTED))
+
+
+def _main(argv: list[str] | None, guard) -> int:
     from rich.console import Console
 
     console = Console() if sys.stdout.isatty() else Console(width=160)
-    before = _on_sigterm()
     try:
         args = parse(sys.argv[1:] if argv is None else list(argv))
         return int(BY_NAME[args.command].command(console, args))
     except _Done as done:
         return done.status
     except ToolError as e:
-        print(f"{program()}: {e.what}: {' '.join(str(e).split())}", file=sys.stderr)
+        print(f"{program()}: {e.what}: {' '.join(str(e).split())}" + (guard.later() if guard.first else ""),
+              file=sys.stderr)
         return int(e.status)
     except KeyboardInterrupt as e:  # a signal where no work was there to save (run saves its own: Stopped)
-        name = signal_name(e)
-        print(f"{program()}: interrupted by {name}: no verdict", file=sys.stderr)
-        return int(SIGNAL_STATUS.get(name, Exit.INTERRUPTED))
+        return _interrupted(e, guard)
+    except MemoryError:  # the machine's memory ran out: the environment failed, the run has no verdict
+        print(f"{program()}: environment failure: out of memory: no verdict (explore fewer nodes, or with "
+              f"--budget-s or --max-states; run with fewer --workers)", file=sys.stderr)
+        return int(Exit.ENVIRONMENT)
     except BrokenPipeError:  # stdout closed by its reader (`list | head`): stop quietly
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (so that the exit's flush is quiet)
@@ -487,15 +540,14 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return int(Exit.PIPE_CLOSED)
     except Exception as e:  # a bug of the tool outside any seed's run: one line; the traceback on asking
-        if os.environ.get("NODELEASE_TRACEBACK"):
-            traceback.print_exc()
-        where = traceback.extract_tb(e.__traceback__)[-1]
-        print(f"{program()}: tool failure: {type(e).__name__}: {' '.join(str(e).split())} (at "
-              f"{os.path.relpath(where.filename)}:{where.lineno}; NODELEASE_TRACEBACK=1 shows the traceback)",
-              file=sys.stderr)
-        return int(Exit.TOOL)
-    finally:
-        if before is not None:
-            import signal
+        return _failure(e)
 
-            signal.signal(signal.SIGTERM, before)
+
+def _failure(e: BaseException) -> int:
+    if os.environ.get("NODELEASE_TRACEBACK"):
+        traceback.print_exc()
+    where = traceback.extract_tb(e.__traceback__)[-1]
+    print(f"{program()}: tool failure: {type(e).__name__}: {' '.join(str(e).split())} (at "
+          f"{os.path.relpath(where.filename)}:{where.lineno}; NODELEASE_TRACEBACK=1 shows the traceback)",
+          file=sys.stderr)
+    return int(Exit.TOOL)

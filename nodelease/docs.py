@@ -519,7 +519,8 @@ def steps(page: str, model: str) -> list[str]:
     run = f"python runner.py --model {model} --seeds {EXAMPLE_SEEDS}"
     return ["```bash", f"{run:<59} # fails; its report names the failing seeds",
             _command(model, "shrink") + " --html cx.html",
-            f"python runner.py replay reports/{model}-s{f['seed']}-{f['invariant']}-shrunk.json --html cx.html", "```"]
+            f"python runner.py replay reports/{model}-swarm-s{f['seed']}-{f['invariant']}-shrunk.json --html cx.html",
+            "```"]
 
 
 def story(page: str, model: str) -> list[str]:

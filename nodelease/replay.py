@@ -12,9 +12,10 @@ import json
 import os
 import time
 
+from campaign.outputs import Outputs, secondary
 from campaign.run import check_scenario, load_model, parse_pins, resolve, run_one
 from house.errors import Exit, ReplayDiffers, ToolFailure, UsageError
-from campaign.report import git_commit, invoked_as, load_json, load_report, reports_path, timeline_text
+from campaign.report import git_commit, invoked_as, load_json, load_report, pins_suffix, reports_path, timeline_text
 
 
 def pick_seed(report: dict, seed: int | None, what: str) -> int:
@@ -40,8 +41,69 @@ def write_picture(path: str, history, plan: dict | None, strict: bool = False, i
 
     found = violations(history, strict)
     chosen = [v for v in found if v.invariant == invariant] or found
-    write_html(path, history, chosen[0] if chosen else None, plan)
-    print(f"picture: {os.path.relpath(path)}")
+    if secondary(write_html, path, history, chosen[0] if chosen else None, plan):
+        print(f"picture: {os.path.relpath(path)}")
+
+
+# --- reading a counterexample back: its format, and its numbers by value ----------------------------
+
+
+def plan_or_report(doc, path: str) -> bool:
+    """Whether `doc` is a counterexample (a plan) rather than a report; a counterexample of another
+    format version is named as such (UsageError), never taken for a malformed report."""
+    from counterexamples.shrink import is_plan
+    from scenarios.plan import FORMAT
+
+    if is_plan(doc):
+        return True
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if isinstance(fmt, str) and fmt.startswith(FORMAT.rsplit("/", 1)[0] + "/"):
+        raise UsageError(f"{path} is a counterexample of format {fmt!r}; this version of the tool reads {FORMAT!r} "
+                         f"(replay it with the version that wrote it, or make it again)")
+    if isinstance(fmt, str):
+        raise UsageError(f"{path} is of format {fmt!r}: neither a report nor a counterexample of this tool")
+    return False
+
+
+def as_written(plan: dict) -> dict:
+    """The plan with the number types its writer gave it: a counterexample is compared by value, not by its
+    JSON text. A JSON tool may write 0.0 as 0 (`jq .` does); the world runs the same either way, but a
+    history's hash encodes the options as they are, so a rate read back as the integer 0 would hash apart
+    from the 0.0 the counterexample was made with (exit 5, "the code changed", for the same run). Each
+    integer where the world keeps a float (in the options the plan's own seed draws, in the calm world's, or
+    in an option named p_*, a probability) is a float again."""
+    from model.params import Params
+    from scenarios.script import calm_options
+    from scenarios.swarm import draw
+
+    options = plan.get("options")
+    if not isinstance(options, dict):
+        return plan
+    templates: list = []
+    try:
+        params = Params(**plan["params"])
+        templates.append(calm_options(1, params))
+        templates.append(draw(plan["seed"], plan["scenario"], params))
+    except Exception:  # (a plan of a world no draw knows: the calm world and the names say enough)
+        pass
+    return dict(plan, options=_floats_where(options, templates))
+
+
+def _floats_where(value, templates: list, key: str = ""):
+    """`value` with each integer made a float where a template holds a float (or its key is p_*)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if key.startswith("p_") or any(isinstance(t, float) for t in templates):
+            return float(value)
+        return value
+    if isinstance(value, dict):
+        return {k: _floats_where(v, [t.get(k) for t in templates if isinstance(t, dict)], str(k))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_floats_where(v, [t[i] for t in templates if isinstance(t, list) and i < len(t)], key)
+                for i, v in enumerate(value)]
+    return value
 
 
 # --- replay --------------------------------------------------------------------------------------
@@ -84,17 +146,23 @@ def same_run(expected: str | None, history, known: list | None, what: str,
 
 def replay(console, args) -> int:
     """`replay REPORT|PLAN [--seed S] [--html PATH]`."""
-    from counterexamples.shrink import is_plan
-
-    doc = load_json(args.report_or_plan)
+    outputs = Outputs(getattr(args, "force", False))
+    if args.html:
+        outputs.add(args.html, "the picture")
+    if getattr(args, "report", None):
+        outputs.add(args.report, "the continued run")
+    outputs.check()
+    doc = load_json(args.report_or_plan, "report or counterexample")
+    is_plan = plan_or_report(doc, args.report_or_plan)
     if getattr(args, "cont", False):
-        if not is_plan(doc):
+        if not is_plan:
             raise UsageError(f"--continue takes a counterexample (a plan); {args.report_or_plan} is a report: "
                              f"a report's seed replays without it")
-        return continue_plan(args.report_or_plan, doc, args.seed, args.html, getattr(args, "report", None))
+        return continue_plan(args.report_or_plan, doc, args.seed, args.html, getattr(args, "report", None),
+                             getattr(args, "force", False))
     if getattr(args, "report", None):
         raise UsageError("--report goes with --continue (a replay writes nothing else)")
-    if is_plan(doc):
+    if is_plan:
         if args.seed is not None:
             raise UsageError(f"{args.report_or_plan} is a counterexample (one run): it takes no --seed "
                              f"(but with --continue: the seed its rest is drawn from)")
@@ -167,7 +235,7 @@ def replay_plan(path: str, doc: dict, html: str | None) -> int:
     from counterexamples.shrink import check_plan, run_plan, violations
     from counterexamples.story import tell
 
-    plan = check_plan(doc, path)
+    plan = as_written(check_plan(doc, path))
     load_model(plan["model"])
     check_scenario(plan["scenario"])
     try:
@@ -202,13 +270,14 @@ def replay_plan(path: str, doc: dict, html: str | None) -> int:
     return Exit.PASSED
 
 
-def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_path: str | None) -> int:
+def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_path: str | None,
+                  force: bool = False) -> int:
     """`replay --continue PLAN [--seed S]`: the plan replayed until the first decision the code no longer asks
     for or asks anew (scenarios/plan.py, `Continuing`), the rest drawn from seed S (the plan's by default); where
     it diverged, the run's verdict, and the run written as a plan (a starting point for `shrink`)."""
     from counterexamples.shrink import check_plan, continue_run, violations, write_plan
 
-    plan = check_plan(doc, path)
+    plan = as_written(check_plan(doc, path))
     load_model(plan["model"])
     check_scenario(plan["scenario"])
     seed = plan["seed"] if seed is None else seed
@@ -248,6 +317,10 @@ def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_
     if plan.get("invariant"):
         continued.update(invariant=plan["invariant"], strict=bool(plan.get("strict")))
     target = out_path or reports_path(os.path.splitext(os.path.basename(path))[0] + "-continued.json")
+    if out_path is None:  # (a --report given was checked before the run)
+        outputs = Outputs(force)
+        outputs.add(target, "the continued run")
+        outputs.check()
     write_plan(target, json.loads(json.dumps(continued)))
     print(f"the continued run, as a plan: {os.path.relpath(target)} (replay it, or shrink it)")
     if html:
@@ -265,14 +338,12 @@ def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_
 def shrink(console, args) -> int:
     """`shrink REPORT [--seed S]`: the seed's run as data, shrunk while the same invariant fails;
     `shrink PLAN`: a counterexample (a guided search's) shrunk the same way."""
-    from counterexamples.shrink import check_plan, is_plan, record_seed, violations
+    from counterexamples.shrink import check_plan, record_seed, violations
 
-    if args.budget_s <= 0:
-        raise UsageError(f"--budget-s must be positive, got {args.budget_s:g}")
-
+    _shrink_outputs(args, args.report)  # the paths given, before anything runs (the default one needs the invariant)
     doc = load_json(args.report_path, "report or counterexample")
-    if is_plan(doc):  # a counterexample (a guided search's, or one shrunk before): shrunk further
-        return _shrink_plan(console, args, check_plan(doc, args.report_path))
+    if plan_or_report(doc, args.report_path):  # a counterexample (a guided search's, or one shrunk before)
+        return _shrink_plan(console, args, as_written(check_plan(doc, args.report_path)))
     report = load_report(args.report_path)
     if report.get("world", "sim") != "sim":
         raise UsageError(f"the report {args.report_path} is of the {report['world']} world; only sim runs shrink")
@@ -290,7 +361,18 @@ def shrink(console, args) -> int:
         raise UsageError(f"seed {seed} fails {', '.join(sorted({v.invariant for v in found}))}, not {invariant}")
     return _shrunk(console, args, plan, history, found, invariant, strict,
                    {"report": os.path.relpath(args.report_path), "seed": seed, "git_commit": git_commit()},
-                   f"seed {seed} of {os.path.relpath(args.report_path)}", f"{model_name}-s{seed}")
+                   f"seed {seed} of {os.path.relpath(args.report_path)}",
+                   f"{model_name}-{scenario}-s{seed}{pins_suffix(report['params'])}{'-strict' if strict else ''}")
+
+
+def _shrink_outputs(args, path: str | None) -> None:
+    """A shrink's outputs (its counterexample, its picture) checked (campaign/outputs.py)."""
+    outputs = Outputs(args.force)
+    if path:
+        outputs.add(path, "the counterexample")
+    if args.html:
+        outputs.add(args.html, "the picture")
+    outputs.check()
 
 
 def _shrink_plan(console, args, plan: dict) -> int:
@@ -320,6 +402,8 @@ def _shrunk(console, args, plan, history, found, invariant, strict, source, what
     from counterexamples.shrink import Shrinker, size, write_plan
     from counterexamples.story import tell
 
+    path = args.report or reports_path(f"{name}-{invariant}-shrunk.json")
+    _shrink_outputs(args, path)  # before the shrink's runs
     before = size(plan, history)
     model_name = plan["model"]
     print(f"shrinking {what}: model {model_name} fails {invariant}; "
@@ -342,7 +426,6 @@ def _shrunk(console, args, plan, history, found, invariant, strict, source, what
                 shrunk={"before": before, "after": after, "runs": shrinker.runs, "steps": shrinker.accepted,
                         "seconds": round(elapsed, 1), "budget_s": args.budget_s,
                         "stopped_by": "the budget" if shrinker.out_of_time() else "no smaller failing plan"})
-    path = args.report or reports_path(f"{name}-{invariant}-shrunk.json")
     write_plan(path, best)
     t = Table(title=f"shrunk in {elapsed:.0f} s, {shrinker.runs} runs ({best['shrunk']['stopped_by']})")
     for col in ("", "nodes", "actors", "processes", "faults", "client requests", "events", "simulated s"):

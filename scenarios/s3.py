@@ -258,6 +258,8 @@ class S3World(World):
         self.bucket = bucket
         self.duration_ms = self.options["fault_ms"] + self.options.get("quiet_ms", 0)
         self.notes: Counter = Counter()  # unexpected outcomes by kind (HTTP 500, ReadTimeoutError, ...)
+        self.answers: Counter = Counter()  # (reads or writes, what the bucket answered): did it do any work
+
         self.versions = _Versions()
         self.keys_written: set[str] = set()  # every key a PUT or DELETE was sent for (for --cleanup)
         self.failure: tuple[str, str] | None = None  # an exception in the model or the world
@@ -463,6 +465,27 @@ class S3World(World):
             counts["outcome " + note] = n
         return counts
 
+    def answers_text(self) -> str:
+        """What the bucket answered, for a person: writes and reads apart, most frequent first."""
+        parts = []
+        for kind in ("writes", "reads"):
+            got = sorted(((n, a) for (k, a), n in self.answers.items() if k == kind), reverse=True)
+            parts.append(f"{kind}: " + (", ".join(f"{a} {n}" for n, a in got) or "none"))
+        return "; ".join(parts)
+
+    def answered_nothing(self) -> str | None:
+        """Why the bucket gave the run no work to judge, or None: it refused every request (each answered
+        with an error), or every write (no lease could be written); naming the answers it got."""
+        fine = (OK, NOT_FOUND, PRECONDITION_FAILED, CONFLICT)
+        answered = {k for (k, a) in self.answers if a in fine}
+        if not self.answers or answered == {"writes", "reads"}:
+            return None
+        if not answered:
+            return f"the bucket refused every request ({self.answers_text()})"
+        if "writes" not in answered and any(k == "writes" for k, _a in self.answers):
+            return f"the bucket refused every write ({self.answers_text()})"
+        return None
+
     def acquisitions(self) -> int:
         """Holds begun so far (for progress), counted from the history as it grows."""
         events = self.history.events
@@ -496,6 +519,7 @@ class S3World(World):
         self._inbox.put((self._answered, (proc, rid, req, reply, note, fate, sent_ms)))
 
     def _answered(self, proc, rid, req, reply, note, fate, sent_ms) -> None:
+        self.answers[("writes" if req.op in (PUT, DELETE) else "reads", note or reply.status)] += 1
         if note is not None:
             self.notes[note] += 1
             if self.in_quiet:

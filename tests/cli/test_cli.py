@@ -279,7 +279,7 @@ def test_broken_says_when_a_model_shows_a_finding_more_often_than_the_control(tm
                 "counts": {"seeds_run": count}, "raw": {"finding_seeds": {"F-2": seeds}}}
 
     monkeypatch.setattr(nb, "run_campaign", fake)
-    monkeypatch.setattr(nb, "draw_failures", lambda *a, **k: None)
+    monkeypatch.setattr(nb, "save_campaign", lambda *a, **k: True)
     monkeypatch.setattr(nb, "write_report", lambda *a, **k: None)
     assert main(["broken", "pending_release_rereads", "--seeds", "8", "--workers", "1"]) == Exit.PASSED
     out = " ".join(capsys.readouterr().out.split())

@@ -223,4 +223,4 @@ def test_different_campaigns_compared_when_allowed_are_warned(campaigns, capsys,
 
 def test_negative_tolerances_are_refused(campaigns, capsys):
     status, _out, err = diff(capsys, campaigns["a"], campaigns["b"], "--margin-tol-ms", "-1")
-    assert status == 2 and "tolerances must be at least 0" in err
+    assert status == 2 and "--margin-tol-ms: must be at least 0, got -1" in err

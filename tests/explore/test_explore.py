@@ -285,7 +285,7 @@ def test_cli_exhausts_and_is_deterministic_across_hash_seeds(tmp_path):
     (["--offsets", "0,5000"], "skew band"),
     (["--offsets", "0"], "names 1 clocks for 2 nodes"),
     (["--delays", "0"], "--delays"),
-    (["--faults", "-1"], "must not be negative"),
+    (["--faults", "-1"], "--faults: must be at least 0, got -1"),
     (["--explore-budget", "5", "--broken"], "--explore and --broken go one at a time"),
     (["--seeds", "5"], "explore takes no --seeds"),
     (["--nodes", "1", "--upgrade", "--offsets", "0"], "names 1 clocks for 1 nodes and 1 old ones"),
@@ -396,7 +396,8 @@ def test_an_upgrade_explores_the_old_clocks_and_each_variant():
     b = Bounds(nodes=1, upgrade=True, gaps_ms=[0, 6000])
     assert sorted(b.combinations(1000)) == sorted((a, c) for a in (-1000, 0, 1000) for c in (-1000, 0, 1000))
     assert b.variants() == [("clean", 0), ("clean", 6000), ("crash", 0), ("crash", 6000)]
-    assert len(b.runs(1000)) == 36 and Bounds(nodes=2).runs(1000)[0] == ((-1000, -1000), None)
+    assert b.count_runs() == len(list(b.runs(1000))) == 36
+    assert next(Bounds(nodes=2).runs(1000)) == ((-1000, -1000), None)
 
 
 def test_an_upgrade_world_clones_its_old_binaries_apart():
