@@ -118,32 +118,32 @@ class ExploreWorld(SimWorld):
             self.push(t, self.chain_seq["hibernate"], self._explored_step, ("hibernate", actor))
         elif what == "crash":
             self.injected["crashes"].append([node_id, t])
-            self.push(t, self.base_seq + CRASH_AT + len(self.injected["crashes"]) * 1e-6, self._crash_node, (node_id,))
+            self.push(t, self.base_seq + CRASH_AT + len(self.injected["crashes"]) * 1e-6, self.crash_node, (node_id,))
         elif what == "fence":
             self.injected["operator_fences"].append([node_id, t])
-            self.push(t, self.base_seq + FENCE_AT + len(self.injected["operator_fences"]) * 1e-6, self._operator,
+            self.push(t, self.base_seq + FENCE_AT + len(self.injected["operator_fences"]) * 1e-6, self.operator_command,
                       (Command("cluster_fence", (node_id,)),))
         elif what == "outage":
             self.injected["outages"].append([node_id, t, length_ms, "blackhole"])
-            self.push(t, self.base_seq + OUTAGE_AT + len(self.injected["outages"]) * 1e-6, self._outage_begins,
+            self.push(t, self.base_seq + OUTAGE_AT + len(self.injected["outages"]) * 1e-6, self.outage,
                       (node_id, length_ms, "blackhole"))
         elif what == "twin":
             k = len(self.injected["twins"])
             self.injected["twins"].append([node_id, t, length_ms])
-            self.push(t, self.base_seq + TWIN_AT + (k + 1) * 1e-6, self._twin_begins, (node_id, f"t{k}", length_ms))
+            self.push(t, self.base_seq + TWIN_AT + (k + 1) * 1e-6, self.start_twin, (node_id, f"t{k}", length_ms))
         elif what == "stop":  # CS-1..CS-4: a clean stop; the supervisor starts it again `length_ms` after
             k = len(self.injected["stops"])
             self.injected["stops"].append([node_id, t, length_ms])
-            self.push(t, self.base_seq + STOP_AT + (k + 1) * 1e-6, self._stop_node, (node_id, length_ms))
+            self.push(t, self.base_seq + STOP_AT + (k + 1) * 1e-6, self.stop_node, (node_id, length_ms))
         elif what == "drain":  # OR-11, CS-5: a drain, then a clean stop `length_ms` later (a rolling restart)
             k = len(self.injected["drains"])
             self.injected["drains"].append([node_id, t, length_ms, "stop"])
             at = self.base_seq + DRAIN_AT + (k + 1) * 1e-6
-            self.push(t, at, self._command_node, (node_id, Command("drain")))
-            self.push(t + length_ms, at + 1e-7, self._stop_node, (node_id, self.tg // 3))
+            self.push(t, at, self.command_node, (node_id, Command("drain")))
+            self.push(t + length_ms, at + 1e-7, self.stop_node, (node_id, self.tg // 3))
         elif what == "delete":
             self.injected["deletes"].append([node_id, t, False])
-            self.push(t, self.base_seq + DELETE_AT + len(self.injected["deletes"]) * 1e-6, self._delete,
+            self.push(t, self.base_seq + DELETE_AT + len(self.injected["deletes"]) * 1e-6, self.delete_record,
                       ("nodes/" + node_id,))
         else:
             raise ValueError(f"unknown injection {what!r}")
@@ -258,6 +258,7 @@ class ExploreWorld(SimWorld):
             p.slot = copies[id(p.slot)]
         w.slots = [copies[id(s)] for s in self.slots]
         w.procs = procs
+        w.network = self.network.for_world(w)  # (the network decides with its own world's state)
         w.old_slots = [copies[id(s)] for s in self.old_slots]  # an upgrade's old binaries (section 6)
         if self.operator is not None:
             w.operator = procs[self.operator.index]
@@ -327,6 +328,7 @@ def _copy_proc(p: Proc) -> Proc:
     q.stragglers, q.events, q.watched = p.stragglers.copy(), p.events.copy(), p.watched.copy()
     q.reading = None if p.reading is None else p.reading.copy()
     q.record_reqs, q.asked = p.record_reqs.copy(), p.asked.copy()  # (history bookkeeping: CONV-1, CONV-2)
+    q.paused_until = p.paused_until
     return q
 
 

@@ -39,8 +39,6 @@ from history import Clock, History
 from history.schema import FIELDS, Event, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
-    CONFLICT,
-    FAILED_FAST,
     GET,
     IF_MATCH,
     IF_NONE_MATCH,
@@ -49,7 +47,6 @@ from model.io import (
     OK,
     PRECONDITION_FAILED,
     PUT,
-    TIMED_OUT,
     CancelTimer,
     Command,
     Exit,
@@ -65,8 +62,8 @@ from model.io import (
 from model.params import Params
 from model.records import LEASES_PREFIX, NODE_HEADER_3, NODES_PREFIX, OWNERS_PREFIX, RELEASED, state_line
 
-from .faults import FAULT_EVENTS, KINDS, NO_FAULTS, RATES, defaults, steps
-from .faults.fail_fast import FAIL_FAST_MS_MAX
+from .faults import FAULT_EVENTS, KINDS, RATES, defaults, steps
+from .network import ALWAYS, ANSWER, AWAIT, BUCKET, CONFLICT_409, CONFLICTED, NO_ANSWER, TIMEOUT, Network
 from .processes import Proc, Processes, Slot
 from .quiet import QuietPhase
 from .streams import Streams
@@ -75,15 +72,9 @@ from .workload import Workload
 
 WORLD = -1  # the proc index of events the world itself records
 
-FAILED = Reply(FAILED_FAST)
-CONFLICTED = Reply(CONFLICT)
-NO_ANSWER = Reply(TIMED_OUT)
 # a `released` node lease: the state line, the second of the body, within its first bytes
 RELEASED_LINE = "\n" + RELEASED + " "
 RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
-# a scripted network rule's action (scenarios.script) -> the fault it is, named as drawn ones are
-SCRIPTED_FAULTS = {"lose_request": "request_lost", "fail_fast": "fail_fast", "delay_apply": "held_back",
-                   "lose_reply": "reply_lost", "delay_reply": "slow_reply", "answer_5xx": "fast_5xx"}
 SDK_RETRY_MS_MAX = 50  # an SDK's retry follows within this (botocore's standard mode: a jitter of at most 50 ms)
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 SentFields = FIELDS["sent"]
@@ -132,6 +123,7 @@ class World(Processes, Workload, QuietPhase):
         self._upload_ms_max = o.get("upload_ms_max", 0)
         self.tg = self.params.ttl_ms + self.params.grace_ms  # T-5's takeover span: the world's schedule scales with it
         self.net_rules: list = []  # scripted network faults (scenarios.script); none in drawn worlds
+        self.network = Network(self)  # every request's fate and every reply's (scenarios/network.py)
         # the fault rates in force: the drawn ones, zero once the quiet phase begins
         self.fault = {k: o.get(k, 0.0) for k in RATES}
         # losses and delays hit only requests of this [op, key prefix] (None: every request; op None: any op)
@@ -177,15 +169,16 @@ class World(Processes, Workload, QuietPhase):
         self.send_late = [k.send_late for k in active if k.send_late is not None]
         self.reply_early = [k.reply_early for k in active if k.reply_early is not None]
         self.reply_late = [k.reply_late for k in active if k.reply_late is not None]
-        self.acked_hooks = [k.on_lease_acked for k in active if hasattr(k, "on_lease_acked")]
-        self.released_hooks = [k.on_released_sent for k in active if hasattr(k, "on_released_sent")]
-        self.event_hooks = [k.on_event_begins for k in active if hasattr(k, "on_event_begins")]
-        self.answered_hooks = [k.on_answered for k in active if hasattr(k, "on_answered")]
+        # the event hooks: each kind's that overrides the base's (FaultKind), in ORDER
+        self.acked_hooks = [k.on_lease_acked for k in active if k.overrides("on_lease_acked")]
+        self.released_hooks = [k.on_released_sent for k in active if k.overrides("on_released_sent")]
+        self.event_hooks = [k.on_event_begins for k in active if k.overrides("on_event_begins")]
+        self.answered_hooks = [k.on_answered for k in active if k.overrides("on_answered")]
         # a request leaving a process, which a kind's race may hold back in the network (restart_races.py)
-        self.sent_hooks = [k.on_sent for k in active if hasattr(k, "on_sent")]
-        self.record_hooks = [k.on_record_reply for k in active if hasattr(k, "on_record_reply")]
-        self.fence_hooks = [k.on_fence_sent for k in active if hasattr(k, "on_fence_sent")]
-        self.quiet_acts = [k.quiet_acts for k in KINDS.values() if hasattr(k, "quiet_acts")]
+        self.sent_hooks = [k.on_sent for k in active if k.overrides("on_sent")]
+        self.record_hooks = [k.on_record_reply for k in active if k.overrides("on_record_reply")]
+        self.fence_hooks = [k.on_fence_sent for k in active if k.overrides("on_fence_sent")]
+        self.quiet_acts = [k.quiet_acts for k in KINDS.values() if k.overrides("quiet_acts")]
 
     # --- what a world supplies ----------------------------------------------------------
 
@@ -313,6 +306,9 @@ class World(Processes, Workload, QuietPhase):
         if not proc.alive:
             return
         now = self.now
+        if proc.paused_until > now:  # paused (World.pause): the input waits until it resumes, in order
+            self.later(proc.paused_until - now, self.deliver, proc, inp)
+            return
         # what the input is to the background task (BD-2..BD-4): its timer, or the answer to one of its requests
         ti = type(inp)
         ctx = None
@@ -426,6 +422,13 @@ class World(Processes, Workload, QuietPhase):
         self.later((c.true_at(at_ms) if c.drift_ppm else at_ms - c.offset_ms) - self.now, self._timer_fires, proc,
                    key, token)
 
+    def rearm_timer(self, proc: Proc, key: str, delay_ms: int) -> None:
+        """The process's timer `key` fires `delay_ms` from now instead (a clock stepped under it: clock_steps.py)."""
+        self._timer_seq += 1
+        token = self._timer_seq
+        proc.timers[key] = token
+        self.later(delay_ms, self._timer_fires, proc, key, token)
+
     def _timer_fires(self, proc, key, token) -> None:
         if proc.timers.get(key) == token:
             del proc.timers[key]
@@ -433,7 +436,7 @@ class World(Processes, Workload, QuietPhase):
 
     # --- requests: their fate, the bucket's answer, the reply --------------------------------
 
-    def _is_cut(self, machine: str) -> str | None:
+    def is_cut(self, machine: str) -> str | None:
         if not self.cut:
             return None
         return self.cut.get(machine) or self.cut.get("*")
@@ -480,86 +483,30 @@ class World(Processes, Workload, QuietPhase):
         lazy = self.lazy_timeouts
         if not lazy:
             self.later(timeout, self._timed_out, proc, rid)
-        if self.sent_hooks:
-            for hook in self.sent_hooks:
-                if hook(self, proc, rid, req, timeout):
-                    return  # held back in the network by a kind's race, which lets it go (restart_races.py)
-        cuts = self.cut
-        cut = (cuts.get(proc.machine) or cuts.get("*")) if cuts else None  # _is_cut, inlined
-        if cut == "blackhole" or cut == "lease" and req.op == PUT and req.key == NODES_PREFIX + proc.node_id:
-            if lazy:  # ("lease": only the node's own lease writes are lost; see _race_cut)
-                self.later(timeout, self._timed_out, proc, rid)
-            return
-        fate = self.scripted_fate(proc, req) if self.net_rules else None
-        if fate is not None:
-            action, ms = fate
-            if action in SCRIPTED_FAULTS:
-                self.note_fault(proc, SCRIPTED_FAULTS[action], req, ms if action.startswith("delay") else None,
-                                "scripted")
-            if action == "lose_request":
-                return
-            if action == "fail_fast":
-                self.later(1, self._reply, proc, rid, FAILED)
-                return
-            if action == "delay_apply":
-                self.later(ms, self.to_bucket, proc, rid, req, None, now)
-                return
-            if action == "answer_5xx":  # a 500/503 at once: never applied; the model cannot know that
-                self.later(max(ms, 1), self._reply, proc, rid, NO_ANSWER)
-                return
-            if action == "conflict":  # 409 ConditionalRequestConflict: never applied
-                self.later(max(ms, 1), self._conflict_at_bucket, proc, rid, req, now)
-                return
-            if action == "sdk_retry":  # applied, its answer lost, retried by the SDK (the retry's answer comes)
-                self.later(max(ms, 1), self.to_bucket, proc, rid, req, ("sdk_retry", 0), now)
-                return
-        if self._lose and req.op == PUT and self._lose.get(proc.node_id) and req.key.startswith(self._lose[proc.node_id]):
-            del self._lose[proc.node_id]
-            self.note_fault(proc, "request_lost", req, None, "the write lost just before a drain")
-            if lazy:
-                self.later(timeout, self._timed_out, proc, rid)
-            return
-        if cut == "refuse":
-            self.note_fault(proc, "fail_fast", req, None, "refused: cut off")
-            ms = self.choose("refused", proc.machine, self.rngs["refused"].randint, 1, FAIL_FAST_MS_MAX)
-            if lazy:
-                self._await(proc, rid, timeout, ms)
-            self.later(ms, self._reply, proc, rid, FAILED)
-            return
-        what, ms = self._send_fate(proc, req) if self._drawn else self._fate("send", self._send_fate, proc, req)
-        if what == "ok":
+        # the network decides the request's fate (scenarios/network.py); the world notes it and keeps the clock
+        route = self.network.route(proc, rid, req, timeout)
+        if route is None:
+            return  # held back in the network by a kind's race, which lets it go (restart_races.py)
+        fault, wait, act, ms, arg = route
+        if fault is not None:
+            self.note_fault(proc, fault[0], req, fault[1], fault[2])
+        if wait is AWAIT:
             if lazy:  # _await, inlined
                 if ms >= timeout:
                     self.later(timeout, self._timed_out, proc, rid)
                 else:
                     proc.deadlines[rid] = now + timeout
-            self.later(ms, self.to_bucket, proc, rid, req, fate, now)
-        elif what == "sdk_retry":  # applied `ms` from now, its answer lost; the SDK's retry answers it
-            self.later(timeout, self._timed_out, proc, rid)  # (scheduled now: the retry may come past it)
-            self.later(ms, self.to_bucket, proc, rid, req, ("sdk_retry", 0), now)
-        elif what == "fast_5xx":
-            self.note_fault(proc, "fast_5xx", req, ms, "answered 5xx at once, never applied")
-            if lazy:
-                self._await(proc, rid, timeout, ms)
-            self.later(ms, self._reply, proc, rid, NO_ANSWER)
-        elif what == "fail_fast":
-            self.note_fault(proc, "fail_fast", req)
-            if lazy:
-                self._await(proc, rid, timeout, ms)
-            self.later(ms, self._reply, proc, rid, FAILED)
-        elif what == "lost":
-            self.note_fault(proc, "request_lost", req)  # lost on the way: never applied, never answered
+        elif wait is TIMEOUT:
             if lazy:
                 self.later(timeout, self._timed_out, proc, rid)
-        elif what == "conflict":  # answered 409 ConditionalRequestConflict after `ms`: never applied
-            if lazy:
-                self._await(proc, rid, timeout, ms)
+        elif wait is ALWAYS:
+            self.later(timeout, self._timed_out, proc, rid)
+        if act is BUCKET:
+            self.later(ms, self.to_bucket, proc, rid, req, arg, now)
+        elif act is ANSWER:
+            self.later(ms, self._reply, proc, rid, arg)
+        elif act is CONFLICT_409:
             self.later(ms, self._conflict_at_bucket, proc, rid, req, now)
-        else:  # late: applied `ms` after its sender gave up
-            self.note_fault(proc, "late", req, timeout + ms, "applied past its timeout")
-            if lazy:
-                self.later(timeout, self._timed_out, proc, rid)
-            self.later(timeout + ms, self.to_bucket, proc, rid, req, fate, now)
 
     def sdk_retried(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
         """A write the bucket just applied (fate `sdk_retry`) lost its answer (a 5xx, a closed connection):
@@ -577,7 +524,7 @@ class World(Processes, Workload, QuietPhase):
         self.conflicted(proc, req, sent_ms)
         self.bucket_answered(proc, rid, req, CONFLICTED, None)
 
-    def _await(self, proc: Proc, rid: int, timeout: int, answered_in: int) -> None:
+    def await_answer(self, proc: Proc, rid: int, timeout: int, answered_in: int) -> None:
         """Lazy timeouts: schedule the timeout now if the answer comes no sooner; else note when it
         would fire, for the reply's path to schedule it if the reply is lost or comes too late."""
         if answered_in >= timeout:
@@ -598,24 +545,6 @@ class World(Processes, Workload, QuietPhase):
         sender's machine and the request (scenarios/plan.py)."""
         ch = self.choices
         return draw(proc, req) if ch is None else ch.pick(site, f"{proc.machine} {req.op} {req.key}", draw, proc, req)
-
-    def _send_fate(self, proc: Proc, req) -> tuple[str, int]:
-        """A request's fate, drawn: (ok, delay), (fail_fast, ms to the answer), (lost, 0), (conflict, ms to
-        its 409), or (late, ms past its timeout). The fault kinds this seed uses are asked in turn (faults.ORDER):
-        those before its delay is drawn, then those after."""
-        f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
-        for hook in self.send_early:
-            fate = hook(self, proc, req, f)
-            if fate is not None:
-                return fate
-        delay = self.delay()
-        if self._upload_ms_max and req.body is not None and len(req.body) >= 1024:
-            delay += self.rngs["uploads"].randint(0, self._upload_ms_max)  # a segment upload takes its time (bandwidth)
-        for hook in self.send_late:
-            fate = hook(self, proc, req, f, delay)
-            if fate is not None:
-                return fate
-        return "ok", delay
 
     def targeted(self, req) -> bool:
         """The request is of the [op, key prefix] the seed's losses and delays aim at (fault_target)."""
@@ -676,46 +605,23 @@ class World(Processes, Workload, QuietPhase):
         if self.answered_hooks:
             for hook in self.answered_hooks:
                 hook(self, proc, req, reply)
-        if fate is not None:
-            if fate[0] in SCRIPTED_FAULTS:
-                self.note_fault(proc, SCRIPTED_FAULTS[fate[0]], req, fate[1] if fate[0].startswith("delay") else None,
-                                "scripted")
-            if fate[0] == "lose_reply":
-                return
-            if fate[0] == "delay_reply":
-                self.later(fate[1], self._reply, proc, rid, reply, req)
-                return
-        what, ms = self._reply_fate(proc, req) if self._drawn else self._fate("reply", self._reply_fate, proc, req)
-        if what == "lost":
-            self.note_fault(proc, "reply_lost", req, None, reply.status)
+        ms = self.network.reply_route(proc, req, reply, fate)
+        if ms is None:
             if proc.deadlines:
                 self._deadline_due(proc, rid, None)
             return
         if proc.deadlines:
             self._deadline_due(proc, rid, self.now + ms)
-        if what == "slow":
-            self.note_fault(proc, "slow_reply", req, ms)
         self.later(ms, self._reply, proc, rid, reply, req)
 
-    def _reply_fate(self, proc: Proc, req) -> tuple[str, int]:
-        """A reply's fate, drawn: (ok, delay), (lost, 0) or (slow, delay), the kinds asked in turn."""
-        f = self.fault if not (self._calm or self._shield) or not self.shielded(proc.node_id) else NO_FAULTS
-        for hook in self.reply_early:
-            fate = hook(self, proc, req, f)
-            if fate is not None:
-                return fate
-        delay = self.delay()
-        for hook in self.reply_late:
-            fate = hook(self, proc, req, f, delay)
-            if fate is not None:
-                return fate
-        return "ok", delay
-
     def _reply(self, proc, rid, reply, req=None) -> None:
+        if proc.paused_until > self.now:  # paused (World.pause): the reply waits in its socket until it resumes
+            self.later(proc.paused_until - self.now, self._reply, proc, rid, reply, req)
+            return
         sent = proc.pending.pop(rid, None)
         if sent is None:
             return  # timed out already, or the process is gone
-        if self.cut and reply.status != FAILED_FAST and self._is_cut(proc.machine) in ("blackhole", "refuse"):
+        if self.cut and self.network.cut_on_arrival(proc, reply):
             proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
             if req is not None:  # a world fact like any lost reply (F-3: a first write its writer never learnt of)
                 self.note_fault(proc, "reply_lost", req, None, "cut off")
@@ -750,6 +656,9 @@ class World(Processes, Workload, QuietPhase):
                 hook(self, proc, sent)
 
     def _timed_out(self, proc, rid) -> None:
+        if proc.paused_until > self.now:  # paused: its timeout fires when it resumes
+            self.later(proc.paused_until - self.now, self._timed_out, proc, rid)
+            return
         sent = proc.pending.pop(rid, None)
         if sent is None:
             return
@@ -815,15 +724,15 @@ class World(Processes, Workload, QuietPhase):
 
     # --- what faults share: cut-offs, shields, calm, armed losses --------------------------
 
-    def _outage_begins(self, who, length_ms, mode) -> None:
+    def outage(self, who, length_ms, mode) -> None:
         """Cut the bucket off from node `who`'s machine, or from everyone ("*")."""
         if who != "*" and who.startswith("n"):
             who = "m" + who[1:]
-        if self._disturbs_a_race(None if who == "*" else "n" + who[1:]):
+        if self.disturbs_a_race(None if who == "*" else "n" + who[1:]):
             return
-        self._cut_off(who, length_ms, mode)
+        self.cut_off(who, length_ms, mode)
 
-    def _cut_off(self, who, length_ms, mode) -> None:
+    def cut_off(self, who, length_ms, mode) -> None:
         self.cut[who] = mode
         self.record(WORLD, "outage", (who, self.now + length_ms))
         self.fault_event(WORLD, "outage", who, length_ms, mode)
@@ -831,6 +740,23 @@ class World(Processes, Workload, QuietPhase):
 
     def _outage_ends(self, who) -> None:
         self.cut.pop(who, None)
+
+    def keep_calm(self, node_id: str, until: int) -> None:
+        """No fault but a race's own touches this node until `until` (or later, if calm longer already)."""
+        calm = self._calm
+        calm[node_id] = max(calm.get(node_id, 0), until)
+
+    def set_calm(self, node_id: str, until: int) -> None:
+        """The node is calm until exactly `until` (a race's span, set anew)."""
+        self._calm[node_id] = until
+
+    def set_shield(self, node_id: str, until: int) -> None:
+        """No random network fault touches this node's requests until exactly `until` (any phase)."""
+        self._shield[node_id] = until
+
+    def extend_shield(self, node_id: str, until: int) -> None:
+        """The node's shield lasts at least until `until` (any phase; `shield_until` outside the quiet phase)."""
+        self._shield[node_id] = max(self._shield.get(node_id, 0), until)
 
     def lose_next(self, node_id: str, prefix: str) -> None:
         """The node's next write under `prefix` is lost on the way (a drain's lost acquire, F-2)."""
@@ -856,7 +782,7 @@ class World(Processes, Workload, QuietPhase):
         until = self._calm.get(node_id)
         return until is not None and self.now < until
 
-    def _disturbs_a_race(self, node_id: str | None) -> bool:
+    def disturbs_a_race(self, node_id: str | None) -> bool:
         """A drawn fault aimed at `node_id` (None: at every node) waits for no race: it is skipped."""
         if not self._calm:
             return False

@@ -23,7 +23,7 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained", "reading", "background", "bg_ctx", "record_reqs", "asked")
+                 "resume_when_drained", "reading", "background", "bg_ctx", "record_reqs", "asked", "paused_until")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -66,6 +66,9 @@ class Proc:
         # client request id -> its actor: a request the world delivered to it in the quiet phase and that it has
         # not answered yet (the world records its answer, `answer`: CONV-1)
         self.asked: dict[int, str] = {}
+        # paused (SIGSTOP, a long GC pause) until this instant (true time): its inputs wait until then, in order
+        # (World.pause; issue 47 builds its clocks on it)
+        self.paused_until = 0
 
 
 class Slot:
@@ -166,6 +169,15 @@ class Processes:
         if slot.proc is None or not slot.proc.alive:
             self.start_process(slot)
 
+    def pause(self, proc: Proc, ms: int) -> None:
+        """Stop the process for `ms` (SIGSTOP, a stop-the-world GC pause): every input that reaches it meanwhile
+        (a reply, a timer, a command) waits until it resumes, in order; its clock runs on, so it wakes to find
+        the time gone (the ADR's reason for local-clock validity, NL-4). Its requests in flight still land."""
+        if not proc.alive:
+            return
+        proc.paused_until = max(proc.paused_until, self.now + ms)
+        self.fault_event(proc.index, "pause", proc.machine, ms, "the process stopped: its inputs wait")
+
     def crash(self, proc: Proc) -> None:
         """Kill without any write: requests in flight may still land."""
         self.record(proc.index, "crash")
@@ -191,56 +203,56 @@ class Processes:
             self.record(proc.index, "running", (max(proc.events.values()),))
         self.deliver(proc, command)
 
-    def _command_node(self, node_id, command) -> None:
-        if command.name == "drain" and self._disturbs_a_race(node_id):
+    def command_node(self, node_id, command) -> None:
+        if command.name == "drain" and self.disturbs_a_race(node_id):
             return
         proc = self.live_proc(node_id)
         if proc is not None and proc.slot.machine.startswith("m"):
             self.tell(proc, command)
 
-    def _command_node_any(self, node_id, command) -> None:
+    def command_node_any(self, node_id, command) -> None:
         proc = self.live_proc(node_id)
         if proc is not None:
             self.deliver(proc, command)
 
-    def _stop_node(self, node_id, restart_after_ms, retire: bool = False) -> None:
+    def stop_node(self, node_id, restart_after_ms, retire: bool = False) -> None:
         """A clean stop (CS-1) of the node's supervised process, started again `restart_after_ms`
         after it exits (None: it stays down). In the quiet phase only the retirement it draws
         stops a node (`retire`): a stop drawn for the fault phase that comes late is skipped."""
         if self.in_quiet and not retire:
             return
         slot = self.slots[self.node_ids.index(node_id)]
-        if slot.proc is not None and slot.proc.alive and not self._disturbs_a_race(node_id):
+        if slot.proc is not None and slot.proc.alive and not self.disturbs_a_race(node_id):
             slot.restart_after_stop = restart_after_ms
             self.tell(slot.proc, Command("stop"))
 
-    def _operator(self, command) -> None:
-        if self._disturbs_a_race(command.args[0]):
+    def operator_command(self, command) -> None:
+        if self.disturbs_a_race(command.args[0]):
             return
         self.record(self.operator.index, "operator", (command.name, command.args[0]))
         self.deliver(self.operator, command)
 
-    def _delete(self, key) -> None:
+    def delete_record(self, key) -> None:
         """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
-        if key.startswith("nodes/") and self._disturbs_a_race(key[len("nodes/"):]):
+        if key.startswith("nodes/") and self.disturbs_a_race(key[len("nodes/"):]):
             return
         self.record(WORLD, "fault_delete", (key,))
         self.remove_object(key)
 
-    def _crash_node(self, node_id) -> None:
-        if self._disturbs_a_race(node_id):
+    def crash_node(self, node_id) -> None:
+        if self.disturbs_a_race(node_id):
             return
         for slot in self.slots:
             if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
                 self.crash(slot.proc)
 
-    def _twin_begins(self, node_id, machine, life_ms, silence: bool = False) -> None:
+    def start_twin(self, node_id, machine, life_ms, silence: bool = False) -> None:
         """A second process under `node_id` on `machine` for `life_ms`. `silence`: the original's own
         lease writes are lost meanwhile for ttl + grace + a third (an outage of mode "lease"), so that
         the twin's start check finds the object unchanged and writes live over it (NL-5, NL-6); back,
         the original's next write fails its condition and its re-read meets the twin's instance (NL-9,
         NL-10)."""
-        if self.in_quiet or self._disturbs_a_race(node_id):
+        if self.in_quiet or self.disturbs_a_race(node_id):
             return  # faults stopped: a twin or replacement drawn for the fault phase comes too late
         slot = Slot(node_id, machine)
         self.slots.append(slot)
@@ -248,7 +260,7 @@ class Processes:
         self.start_process(slot)
         self.later(life_ms, self._twin_ends, slot)
         if silence:
-            self._outage_begins(node_id, self.tg + self.tg // 3, "lease")
+            self.outage(node_id, self.tg + self.tg // 3, "lease")
 
     def _twin_ends(self, slot) -> None:
         slot.wanted = False

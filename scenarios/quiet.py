@@ -62,12 +62,12 @@ class QuietPhase:
             slot.restart_after_stop = self.tg // 15  # one still stopping now comes back once it exits
             if slot.down_for_good:
                 if self.options.get("forget_gone"):
-                    self.later(forget_after, self._operator, Command("cluster_forget", (slot.node_id,)))
+                    self.later(forget_after, self.operator_command, Command("cluster_forget", (slot.node_id,)))
                 # its machine is gone: peers fence it (FN-3) to free its records; and where its
                 # nodes/<id> was deleted by mistake too, only the operator's fence of the absent
                 # object frees them (FN-7), which the operator runs for a machine it knows gone
                 if any(f and f[0] == slot.node_id for f in self.options.get("deletes", ())):
-                    self.later(self.tg // 3, self._operator, Command("cluster_fence", (slot.node_id,)))
+                    self.later(self.tg // 3, self.operator_command, Command("cluster_fence", (slot.node_id,)))
                 continue
             if slot.proc is None or not slot.proc.alive:
                 self.start_process(slot)

@@ -202,17 +202,17 @@ class ScriptedWorld(SimWorld):
         self.start_process(slot, None if model is None else model.step)
 
     def _step_fence(self, node_id) -> None:
-        self._operator(Command("cluster_fence", (node_id,)))
+        self.operator_command(Command("cluster_fence", (node_id,)))
 
     def _step_forget(self, node_id) -> None:
-        self._operator(Command("cluster_forget", (node_id,)))
+        self.operator_command(Command("cluster_forget", (node_id,)))
 
     def _step_outage(self, who, length_ms, mode="blackhole") -> None:
-        self._outage_begins(who, length_ms, mode)
+        self.outage(who, length_ms, mode)
 
     def _step_delete(self, key) -> None:
         """An operator deletes an object by mistake (recorded as a fault, not a protocol write)."""
-        self._delete(key)
+        self.delete_record(key)
 
     def _step_put_raw(self, key, body) -> None:
         """Bytes written outside the protocol (an old binary's heartbeat, say)."""

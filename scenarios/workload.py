@@ -51,7 +51,7 @@ class Workload:
         elif what == "hibernate":
             self._broadcast(Command("hibernate", (args[0],)))
         elif what == "move":
-            self._move_to(args[0], args[1])
+            self.move_to(args[0], args[1])
         return True
 
     def _forwarded(self, node_id, command) -> None:
@@ -69,7 +69,7 @@ class Workload:
         else:
             actor = self.actors[rng.below(len(self.actors))]
         node_id = self.request_ids[rng.below(len(self.request_ids))]
-        if self._idle and self._idle.get(actor, -1) > self.now:
+        if self.idle_actors and self.idle_actors.get(actor, -1) > self.now:
             pass  # an idle actor: no client asks for it now (a restart race waits on its record, restart_races.py)
         else:
             self._requests += 1  # (numbered once asked: a plan replays the asks it noted, no others)
@@ -89,7 +89,7 @@ class Workload:
                 proc.asked[req] = actor  # its answer is recorded (`answer`: CONV-1)
             self.deliver(proc, Command("request", (actor, req, 0)))
 
-    def _ask_new(self, node_id: str, actor: str) -> None:
+    def ask_new(self, node_id: str, actor: str) -> None:
         self._requests += 1
         self._ask(node_id, actor, self._requests)
 
@@ -150,10 +150,10 @@ class Workload:
         target = others[rng.below(len(others))]
         if self.choices is not None:
             self.choices.note(self.now, "move", actor, target)
-        self._move_to(actor, target)
+        self.move_to(actor, target)
         self.later(rng.randint(1, 2 * self.options["move_gap_ms"]), self._move)
 
-    def _move_to(self, actor: str, target: str) -> None:
+    def move_to(self, actor: str, target: str) -> None:
         self._requests += 1
         self.record(WORLD, "moved", (actor, target))
         self._broadcast(Command("move", (actor, target, self._requests)))

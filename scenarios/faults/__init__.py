@@ -72,6 +72,7 @@ FAULT_EVENTS: dict[str, str] = {
     "race_read": "a read of the freer in a restart race was applied (detail: before or after the held write)",
     "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
     "clock_step": "a machine's clock was stepped (NTP): ms the step, the detail true time's offset after it",
+    "pause": "a process was stopped (SIGSTOP, a GC pause) for ms: its inputs waited, its clock ran on",
 }
 
 
@@ -129,11 +130,50 @@ class FaultKind:
     def quiet(self, world) -> None:
         """The quiet phase begins: this kind's faults stop."""
 
-    # request fates: None, or a fate (what, ms) as World._send_fate / _reply_fate return them
+    # request fates: None, or a fate (what, ms) as the network's draws return them (scenarios/network.py:
+    # SEND_FATES, REPLY_FATES name every fate; another is a loud error naming the kind)
     send_early = None  # (world, proc, req, f) -> fate | None, before the request's delay is drawn
     send_late = None  # (world, proc, req, f, delay) -> fate | None, after it
     reply_early = None  # (world, proc, req, f) -> fate | None
     reply_late = None  # (world, proc, req, f, delay) -> fate | None
+
+    # --- event hooks: the moments a kind may strike at. A kind that overrides one is asked at that moment
+    # (in the seeds where it is active; `quiet_acts` in every seed), in faults.ORDER; the world finds them by
+    # override (`overrides`), never by a name's presence. `w` is the world, through its port (scenarios/port.py).
+
+    def on_sent(self, w, proc, rid: int, req, timeout: int) -> bool:
+        """A request left `proc`: True holds it back in the network (the kind lets it go later, restart_races)."""
+        return False
+
+    def on_fence_sent(self, w, proc, req, in_flight: int) -> None:
+        """A fence (a write of another node's nodes/ record) left `proc`, `in_flight` of its fences now (BD-1)."""
+
+    def on_released_sent(self, w, proc) -> None:
+        """`proc` sent its own `released` node lease (a clean stop's, CS-1)."""
+
+    def on_lease_acked(self, w, proc, sent_ms: int) -> None:
+        """`proc`'s own lease write (sent at `sent_ms`) was acknowledged: the moment some races strike."""
+
+    def on_answered(self, w, proc, req, reply) -> None:
+        """The bucket answered `req` (before the reply's fate is drawn)."""
+
+    def on_record_reply(self, w, proc, req, status: str, serial: int, named) -> None:
+        """A request of `proc` on an owners/ record or its own node lease was answered or timed out (CONV-2)."""
+
+    def on_event_begins(self, w, proc):
+        """A served request's event begins on `proc`: its length in ms, None (a straggler), or NotImplemented
+        (not this kind's to say: it is drawn)."""
+        return NotImplemented
+
+    def quiet_acts(self, w) -> None:
+        """The quiet phase begins and its turned-off faults are quiet: the kind acts once more (quiet_stop)."""
+
+    HOOKS = ("on_sent", "on_fence_sent", "on_released_sent", "on_lease_acked", "on_answered", "on_record_reply",
+             "on_event_begins", "quiet_acts")
+
+    def overrides(self, hook: str) -> bool:
+        """Whether this kind acts at the moment `hook` names (it overrides the base's method)."""
+        return getattr(type(self), hook) is not getattr(FaultKind, hook)
 
     # --- the shrinker ------------------------------------------------------------------------
 

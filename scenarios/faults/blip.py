@@ -39,7 +39,7 @@ class Blip(FaultKind):
     def schedule(self, w, base: int) -> None:
         if w.options.get("blip"):
             at, length_ms, mode = w.options["blip"]
-            w.later(base + at, w._outage_begins, "*", length_ms, mode)
+            w.later(base + at, w.outage, "*", length_ms, mode)
 
 
 KIND = Blip()

@@ -79,10 +79,7 @@ class ClockSteps(FaultKind):
                 at = w.timer_at.get((k, key)) if w.timer_at is not None else None
                 if at is None:
                     continue
-                w._timer_seq += 1
-                token = w._timer_seq
-                proc.timers[key] = token
-                w.later(max(0, at - new - now), w._timer_fires, proc, key, token)
+                w.rearm_timer(proc, key, max(0, at - new - now))
 
 
 KIND = ClockSteps()

@@ -28,7 +28,7 @@ class CrashForGood(FaultKind):
 
     def strike(self, w, node_id) -> None:
         """The machine dies and never comes back: no supervisor restart, not even in the quiet phase."""
-        if w._disturbs_a_race(node_id):
+        if w.disturbs_a_race(node_id):
             return
         slot = w.slots[w.node_ids.index(node_id)]
         slot.down_for_good = True

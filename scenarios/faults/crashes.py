@@ -27,7 +27,7 @@ class Crashes(FaultKind):
 
     def schedule(self, w, base: int) -> None:
         for node_id, at in filter(None, w.options.get("crashes", ())):
-            w.later(base + at, w._crash_node, node_id)
+            w.later(base + at, w.crash_node, node_id)
 
 
 KIND = Crashes()

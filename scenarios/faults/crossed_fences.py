@@ -76,8 +76,8 @@ class CrossedFences(FaultKind):
             world.shield_until("operator", world.now + a)
             world.shield_until(proc.node_id, world.quiet_at_ms or world.now + a)
             if world.quiet_at_ms:
-                world._calm[proc.node_id] = max(world._calm.get(proc.node_id, 0), min(world.quiet_at_ms, world.now + 2 * world.tg))
-            world.later(0, world._operator, Command("cluster_fence", (req.key[len(NODES_PREFIX):],)))
+                world.keep_calm(proc.node_id, min(world.quiet_at_ms, world.now + 2 * world.tg))
+            world.later(0, world.operator_command, Command("cluster_fence", (req.key[len(NODES_PREFIX):],)))
 
     @staticmethod
     def send_late(world, proc, req, f, delay):

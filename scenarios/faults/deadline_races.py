@@ -25,7 +25,7 @@ class DeadlineRaces(FaultKind):
     settings = {"lapse_acquires": False}
     scheduled = ("deadline_races",)
     at_field = {"deadline_races": -1}
-    state = {"_races": dict}  # node -> deadline races armed: cut it off after its next acknowledged write
+    state = {"deadline_races_armed": dict}  # node -> deadline races armed: cut it off after its next acknowledged write
 
     def draw_main(self, ctx) -> None:
         rng, tg, o = ctx.rng, ctx.tg, ctx.o
@@ -49,27 +49,28 @@ class DeadlineRaces(FaultKind):
             w.later(base + at, w.fault_step, self.id, "arm")
 
     def quiet(self, w) -> None:
-        w._races.clear()
+        w.deadline_races_armed.clear()
 
     def arm(self, w) -> None:
         slow_fast = w.options.get("slow_fast")
         if slow_fast and not w.in_quiet:
             node = "n" + slow_fast[0][1:]
             taker = "n" + slow_fast[1][1:]
-            if w._disturbs_a_race(node) or w._disturbs_a_race(taker):
+            if w.disturbs_a_race(node) or w.disturbs_a_race(taker):
                 return  # a race is under way on one of them already
             if w.live_proc(node) is None or w.live_proc(taker) is None:
                 return  # one of them is down: no race to run
-            w._races[node] = w._races.get(node, 0) + 1
+            w.deadline_races_armed[node] = w.deadline_races_armed.get(node, 0) + 1
             # nothing else disturbs the two from now until the race is over (set again at the cut)
-            w._calm[node] = w._calm[taker] = w.now + 2 * w.tg
+            w.set_calm(node, w.now + 2 * w.tg)
+            w.set_calm(taker, w.now + 2 * w.tg)
             # the owner-to-be is asked for every actor, so that it owns some when it is cut off
             for actor in w.actors:
-                w._ask_new(node, actor)
+                w.ask_new(node, actor)
 
     @staticmethod
     def on_lease_acked(w, proc, sent_ms: int) -> None:
-        if w._races.get(proc.node_id):
+        if w.deadline_races_armed.get(proc.node_id):
             KIND.cut(w, proc, sent_ms)
 
     def cut(self, w, proc, sent_ms: int) -> None:
@@ -79,9 +80,9 @@ class DeadlineRaces(FaultKind):
         actors = sorted(a for a, n in w.holders.items() if n == node)
         if not actors or proc.slot is not w.slots[w.node_ids.index(node)]:
             return  # it owns nothing yet (or this is a twin): wait for a later write
-        if w._rr and any(node in (n, r["freer"]) and w.now < r["until"] for n, r in w._rr.items()):
+        if w.restart_race_state and any(node in (n, r["freer"]) and w.now < r["until"] for n, r in w.restart_race_state.items()):
             return  # a restart race plays out on it (restart_races.py): a later write
-        w._races[node] -= 1
+        w.deadline_races_armed[node] -= 1
         p = w.params
         fast = w.options["slow_fast"][1]
         taker = "n" + fast[1:]
@@ -94,11 +95,12 @@ class DeadlineRaces(FaultKind):
         deadline = proc.clock.true_at(proc.clock.local(sent_ms) + p.lease_span_ms)
         # nothing else disturbs the two until the race is over
         calm_until = max(t_free, deadline) + 2 * p.period_ms + 2 * p.attempt_timeout_ms
-        w._calm[node] = w._calm[taker] = calm_until
+        w.set_calm(node, calm_until)
+        w.set_calm(taker, calm_until)
         lapse = w.options.get("lapse_acquires")
         # cut off from the bucket; or (lapse_acquires) only its lease writes are lost: it reaches
         # the records and the data to the end, and past it (OR-2, OR-4, NL-11 at the deadline)
-        w._cut_off(proc.machine, 2 * w.tg + p.period_ms + p.attempt_timeout_ms, "lease" if lapse else "blackhole")
+        w.cut_off(proc.machine, 2 * w.tg + p.period_ms + p.attempt_timeout_ms, "lease" if lapse else "blackhole")
         # the owner is asked up to its deadline and a little past it; the taker from half a
         # takeover span before it may free them (a model that frees early shows) to well after;
         # every eighth of a lease period, for three of the owner's actors at most. With
@@ -115,22 +117,22 @@ class DeadlineRaces(FaultKind):
         for actor in actors[:3]:
             if lapse:
                 for at in range(deadline - p.period_ms // 2, deadline, max(1, p.period_ms // 16)):
-                    w.later(at - w.now, w._command_node_any, node, Command("hibernate", (actor,)))
+                    w.later(at - w.now, w.command_node_any, node, Command("hibernate", (actor,)))
                 first = deadline - w.choose("later", f"lapse {node} {actor}", randint, 0, trip)
             else:
                 for at in range(deadline - 2 * p.period_ms, deadline - p.period_ms // 2, step):
-                    w.later(at - w.now, w._ask_new, node, actor)
+                    w.later(at - w.now, w.ask_new, node, actor)
                 first = deadline - p.period_ms // 2
             # densest where a takeover too early would overlap: the owner's last half period
             for at in range(first, deadline + p.period_ms // 4, dense):
-                w.later(at - w.now, w._ask_new, node, actor)
+                w.later(at - w.now, w.ask_new, node, actor)
             for at in range(t_free - w.tg // 2, t_free + 2 * p.period_ms, step):
-                w.later(at - w.now, w._ask_new, taker, actor)
+                w.later(at - w.now, w.ask_new, taker, actor)
         if lapse:
             for actor in [x for x in w.actors if x not in w.holders][:3]:
                 for at in range(deadline - w.choose("later", f"lapse {node} {actor}", randint, 0, trip),
                                 deadline + p.period_ms // 4, dense):
-                    w.later(at - w.now, w._ask_new, node, actor)
+                    w.later(at - w.now, w.ask_new, node, actor)
 
 
 KIND = DeadlineRaces()

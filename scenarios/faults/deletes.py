@@ -26,7 +26,7 @@ class Deletes(FaultKind):
     node_field = {"deletes": 0}
     # node -> (follow-ups, a replacement at once, a replacement at all, give up at): a delete armed to
     # strike right after the node's next acknowledged lease write
-    state = {"_delete_races": dict}
+    state = {"delete_races": dict}
 
     def draw_main(self, ctx) -> None:
         rng = ctx.rng
@@ -45,61 +45,61 @@ class Deletes(FaultKind):
             if follow or soon:
                 w.later(base + at, w.fault_step, self.id, "arm", node_id, follow, soon, replacement)
             else:
-                w.later(base + at, w._delete, NODES_PREFIX + node_id)
+                w.later(base + at, w.delete_record, NODES_PREFIX + node_id)
                 if replacement:
                     # the operator, thinking the machine gone, starts a replacement under that id
                     after = w.choose("later", "replacement " + node_id, w.rngs[self.id].randint, 0, tg // 3)
-                    w.later(base + at + after, w._twin_begins, node_id, "r0", 4 * tg)
+                    w.later(base + at + after, w.start_twin, node_id, "r0", 4 * tg)
 
     def quiet(self, w) -> None:
-        w._delete_races.clear()
+        w.delete_races.clear()
 
     def arm(self, w, node_id: str, follow: bool, soon: bool, replacement: bool) -> None:
         if w.in_quiet:
             return
-        if w._disturbs_a_race(node_id):  # a deadline race plays out there: after it
+        if w.disturbs_a_race(node_id):  # a deadline race plays out there: after it
             w.later(w.tg // 3, w.fault_step, self.id, "arm", node_id, follow, soon, replacement)
             return
-        w._delete_races[node_id] = (follow, soon, replacement, w.now + 2 * w.tg)
+        w.delete_races[node_id] = (follow, soon, replacement, w.now + 2 * w.tg)
         for actor in w.actors:  # so that it owns some when the delete strikes
-            w._ask_new(node_id, actor)
+            w.ask_new(node_id, actor)
         w.later(2 * w.tg, w.fault_step, self.id, "due", node_id)
 
     def due(self, w, node_id: str) -> None:
         """No acknowledged write while it owned something: the delete strikes anyway."""
-        race = w._delete_races.get(node_id)
-        if race is not None and w._disturbs_a_race(node_id):
+        race = w.delete_races.get(node_id)
+        if race is not None and w.disturbs_a_race(node_id):
             w.later(w.tg // 3, w.fault_step, self.id, "due", node_id)
         elif race is not None and w.now >= race[3]:
             proc = w.live_proc(node_id)
             if proc is not None:
                 self.strike(w, proc, anyway=True)
             else:
-                del w._delete_races[node_id]
+                del w.delete_races[node_id]
 
     @staticmethod
     def on_lease_acked(w, proc, sent_ms: int) -> None:
-        if proc.node_id in w._delete_races:
+        if proc.node_id in w.delete_races:
             KIND.strike(w, proc)
 
     def strike(self, w, proc, anyway: bool = False) -> None:
         """The delete strikes right after an acknowledged lease write of `proc` (its whole period
         ahead of it)."""
         node = proc.node_id
-        if w.in_quiet or w._disturbs_a_race(node) or not anyway and (
+        if w.in_quiet or w.disturbs_a_race(node) or not anyway and (
                 proc.slot is not w.slots[w.node_ids.index(node)]
                 or not any(n == node for n in w.holders.values())):
             return  # a twin, it owns nothing yet, or a deadline race plays out there: a later write
-        follow, soon, replacement, _ = w._delete_races.pop(node)
-        w._delete(NODES_PREFIX + node)
+        follow, soon, replacement, _ = w.delete_races.pop(node)
+        w.delete_record(NODES_PREFIX + node)
         P = w.params.period_ms
         # the race plays out undisturbed by random network faults: its own moves, then the
         # deleted node's next lease write, within a period and an attempt
         for n in [node, "operator"] + w.node_ids:
-            w._shield[n] = w.now + P + w.params.attempt_timeout_ms
+            w.set_shield(n, w.now + P + w.params.attempt_timeout_ms)
         if follow:
             if not soon:  # (a replacement at once meets the absent object, not the operator's fence)
-                w.later(w.choose("later", "fence " + node, w.rngs[self.id].randint, 1, P // 8), w._operator,
+                w.later(w.choose("later", "fence " + node, w.rngs[self.id].randint, 1, P // 8), w.operator_command,
                         Command("cluster_fence", (node,)))
             mine = [a for a in w.actors if w.holders.get(a) == node][:3]
             for k in range(16):
@@ -108,17 +108,17 @@ class Deletes(FaultKind):
         if replacement:
             # the operator, thinking the machine gone, starts a replacement under that id
             lo, hi = (1, P // 8) if soon else (0, w.tg // 3)
-            w.later(w.choose("later", "replacement " + node, w.rngs[self.id].randint, lo, hi), w._twin_begins, node,
+            w.later(w.choose("later", "replacement " + node, w.rngs[self.id].randint, lo, hi), w.start_twin, node,
                     "r0", 4 * w.tg)
 
     def ask_around(self, w, node_id: str, actors: list[str]) -> None:
         """Requests for `actors` (its own when the race began), at `node_id` and at another node."""
         others = [n for n in w.node_ids if n != node_id]
         for actor in actors:
-            w._ask_new(node_id, actor)
+            w.ask_new(node_id, actor)
             if others:
                 other = w.choose("around", node_id, w.rngs["deletes"].one_of, others)
-                w._ask_new(other if other in others else others[0], actor)
+                w.ask_new(other if other in others else others[0], actor)
 
 
 KIND = Deletes()

@@ -77,18 +77,18 @@ class Drains(FaultKind):
             if lost or o.get("drains_with_holds"):
                 # the node is asked for every actor just before: it drains holds, not an empty node (CS-3)
                 for actor in w.actors:
-                    w.later(base + at - before + 1, w._ask_new, node_id, actor)
+                    w.later(base + at - before + 1, w.ask_new, node_id, actor)
             if not lost and o.get("drains_with_holds") and o.get("drains_wait_for_holds"):
                 w.later(base + at, w.fault_step, self.id, "drain_holding", node_id, after_ms, then, DRAIN_WAITS)
                 continue
-            w.later(base + at, w._command_node, node_id, Command("drain"))
+            w.later(base + at, w.command_node, node_id, Command("drain"))
             self.after_drain(w, node_id, base + at + after_ms, then)
 
     def after_drain(self, w, node_id: str, at: int, then: str) -> None:
         if then == "resume":
-            w.later(at - w.now, w._command_node, node_id, Command("resume"))
+            w.later(at - w.now, w.command_node, node_id, Command("resume"))
         else:
-            w.later(at - w.now, w._stop_node, node_id, w.tg // 3)
+            w.later(at - w.now, w.stop_node, node_id, w.tg // 3)
 
     def drain_holding(self, w, node_id: str, after_ms: int, then: str, waits: int) -> None:
         """A drain judged with the holds it drains (CS-3, INV-11): told once an applied record names
@@ -103,10 +103,10 @@ class Drains(FaultKind):
             w.shield_until(node_id, until)
             w.busy_until(node_id, until)
             for actor in w.actors:
-                w._ask_new(node_id, actor)
+                w.ask_new(node_id, actor)
             w.later(w.tg // 6, w.fault_step, self.id, "drain_holding", node_id, after_ms, then, waits - 1)
             return
-        w._command_node(node_id, Command("drain"))
+        w.command_node(node_id, Command("drain"))
         self.after_drain(w, node_id, w.now + after_ms, then)
 
 

@@ -69,7 +69,7 @@ class FenceCrowd(FaultKind):
 
     def strike(self, w, left: str) -> None:
         """Every machine but `left`'s is gone for good; `left` is cut off for ttl + grace and a period."""
-        if w._disturbs_a_race(None):
+        if w.disturbs_a_race(None):
             return
         for node_id in w.node_ids:
             if node_id != left:
@@ -82,14 +82,14 @@ class FenceCrowd(FaultKind):
         # from now until its fences are done no other fault touches it (World.calm), but this kind's own
         until = w.now + wait + w.tg + w.params.period_ms + 2 * w.tg + 2 * w.params.period_ms
         if not w.in_quiet:
-            w._calm[left] = until
+            w.set_calm(left, until)
         w.fences_slow_until[left] = until
         w.later(wait, w.fault_step, self.id, "cut", left)
 
     def cut(self, w, left: str) -> None:
-        """`left`'s machine cut off the bucket (World._cut_off: its calm keeps the drawn outages away, not
+        """`left`'s machine cut off the bucket (World.cut_off: its calm keeps the drawn outages away, not
         this one) for ttl + grace and a period: its lease lapses."""
-        w._cut_off(w.slots[w.node_ids.index(left)].machine, w.tg + w.params.period_ms, "blackhole")
+        w.cut_off(w.slots[w.node_ids.index(left)].machine, w.tg + w.params.period_ms, "blackhole")
 
     def quiet(self, w) -> None:
         w.fences_slow_until.clear()

@@ -62,17 +62,17 @@ class Mass(FaultKind):
     def hold(self, w, node_id: str) -> None:
         """Many actors on one node, then all released while the bucket refuses that node, then does
         not answer it, for less than its lease's span in all."""
-        if w._disturbs_a_race(node_id):
+        if w.disturbs_a_race(node_id):
             return
         for actor in w.actors:
-            w._ask_new(node_id, actor)
+            w.ask_new(node_id, actor)
         p = w.params
         at = 2 * w.tg
         third = p.lease_span_ms // 3  # the two cut-offs together stay within the lease's span
-        w.later(at, w._outage_begins, node_id, third, "refuse")
-        w.later(at + third + 1, w._outage_begins, node_id, third, "blackhole")
+        w.later(at, w.outage, node_id, third, "refuse")
+        w.later(at + third + 1, w.outage, node_id, third, "blackhole")
         for actor in w.actors:
-            w.later(at + 10, w._command_node_any, node_id, Command("hibernate", (actor,)))
+            w.later(at + 10, w.command_node_any, node_id, Command("hibernate", (actor,)))
 
 
 KIND = Mass()

@@ -124,12 +124,12 @@ def drain_or_move(w, proc, rng, ours: bool = False) -> None:
     others = [n for n in w.node_ids if n != proc.node_id]
     move = w.choose("entry_move", proc.machine, _move, rng, mine, others)
     if move is not None and move[0] in mine and move[1] in others:
-        w._move_to(*move)
+        w.move_to(*move)
         return
     if ours and proc.machine.startswith("m"):
         w.tell(proc, Command("drain"))
     else:
-        w._command_node(proc.node_id, Command("drain"))
+        w.command_node(proc.node_id, Command("drain"))
     if proc.draining:  # (not if a race plays out on the node: the drain waits for no race, it is skipped)
         # resumed within the drain's bound (INV-11 judges no drain resumed inside it), long enough for a
         # record left naming the node to outlast the resolver's bound (CONV-2)

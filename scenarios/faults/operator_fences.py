@@ -26,7 +26,7 @@ class OperatorFences(FaultKind):
 
     def schedule(self, w, base: int) -> None:
         for node_id, at in filter(None, w.options.get("operator_fences", ())):
-            w.later(base + at, w._operator, Command("cluster_fence", (node_id,)))
+            w.later(base + at, w.operator_command, Command("cluster_fence", (node_id,)))
 
 
 KIND = OperatorFences()

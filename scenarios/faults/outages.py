@@ -44,7 +44,7 @@ class Outages(FaultKind):
 
     def schedule(self, w, base: int) -> None:
         for who, at, length_ms, mode in filter(None, w.options.get("outages", ())):
-            w.later(base + at, w._outage_begins, who, length_ms, mode)
+            w.later(base + at, w.outage, who, length_ms, mode)
 
     def drop_node(self, o: dict, node: str) -> None:
         o["outages"] = [None if x is not None and x[0] in (node, "m" + node[1:]) else x for x in o.get("outages") or ()]

@@ -31,10 +31,10 @@ class QuietStop(FaultKind):
         node_id = w.choose("quiet_stop", "", w.rngs["quiet_stop"].one_of, ids)
         slot = running[ids.index(node_id) if node_id in ids else 0]
         slot.wanted = False  # retired: no supervisor brings it back
-        w._stop_node(slot.node_id, None, retire=True)
-        w.later(4 * w.tg // 3, w._operator, Command("cluster_fence", (slot.node_id,)))
+        w.stop_node(slot.node_id, None, retire=True)
+        w.later(4 * w.tg // 3, w.operator_command, Command("cluster_fence", (slot.node_id,)))
         if w.options.get("forget_gone"):
-            w.later(4 * w.tg // 3 + w.forget_after_ms(), w._operator, Command("cluster_forget", (slot.node_id,)))
+            w.later(4 * w.tg // 3 + w.forget_after_ms(), w.operator_command, Command("cluster_forget", (slot.node_id,)))
 
 
 KIND = QuietStop()

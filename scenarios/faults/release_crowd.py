@@ -84,16 +84,16 @@ class ReleaseCrowd(FaultKind):
         proc = w.live_proc(node_id)
         if w.in_quiet:
             return
-        if proc is None or proc.draining or node_id not in w.crowd_calm and w._disturbs_a_race(node_id):
+        if proc is None or proc.draining or node_id not in w.crowd_calm and w.disturbs_a_race(node_id):
             if tries < GATHER_TRIES:  # not there, or not ready: the clients come back later
                 w.later(w.tg // 2, w.fault_step, self.id, "gather", node_id, count, hang, tries + 1)
             return
         if node_id not in w.crowd_calm:
             w.crowd_calm[node_id] = True
-            w._calm[node_id] = w.now + 3 * w.tg + hang
+            w.set_calm(node_id, w.now + 3 * w.tg + hang)
         for actor in crowd_actors(count):
             if w.holders.get(actor) != node_id:
-                w._ask_new(node_id, actor)
+                w.ask_new(node_id, actor)
         w.later(w.tg // 2, w.fault_step, self.id, "settle", node_id, count, hang, tries + 1)
 
     def settle(self, w, node_id: str, count: int, hang: int, tries: int) -> None:
@@ -120,7 +120,7 @@ class ReleaseCrowd(FaultKind):
         if w.crowd_gathered.get(node_id) != count:
             return
         for actor in crowd_actors(count):
-            w._command_node_any(node_id, Command("hibernate", (actor,)))
+            w.command_node_any(node_id, Command("hibernate", (actor,)))
 
     def quiet(self, w) -> None:
         w.crowd_hang = False

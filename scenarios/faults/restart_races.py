@@ -48,13 +48,13 @@ class RestartRaces(FaultKind):
     options = {"restart_races": []}  # [at, ...]: a node whose process a record names is crashed then
     scheduled = ("restart_races",)
     at_field = {"restart_races": -1}
-    state = {"_rr": dict,  # node -> its race under way: {"stage", "mode", "actor", "freer", ...}
-             "_idle": dict,  # actor -> until when no client asks for it (the crashed node's, until its restart races)
-             "_last_ack": dict,  # node -> when its last lease write was acknowledged (a node to ask: its lease valid)
-             "_valid_until": dict,  # node -> until when its lease is valid by its last acknowledged write (NL-4;
+    state = {"restart_race_state": dict,  # node -> its race under way: {"stage", "mode", "actor", "freer", ...}
+             "idle_actors": dict,  # actor -> until when no client asks for it (the crashed node's, until its restart races)
+             "last_lease_ack": dict,  # node -> when its last lease write was acknowledged (a node to ask: its lease valid)
+             "lease_valid_until": dict,  # node -> until when its lease is valid by its last acknowledged write (NL-4;
              # -1 once a lease write of its failed since: `on_record_reply`)
-             "_freer": dict,  # node -> the node chosen at its crash to free its records
-             "_shielding": set}  # (node, instance): the restarted processes whose freer is shielded (once each)
+             "race_freers": dict,  # node -> the node chosen at its crash to free its records
+             "race_shielding": set}  # (node, instance): the restarted processes whose freer is shielded (once each)
 
     def draw_main(self, ctx) -> None:
         rng, tg, o = ctx.rng, ctx.tg, ctx.o
@@ -73,9 +73,9 @@ class RestartRaces(FaultKind):
             w.later(base + at, w.fault_step, self.id, "arm")
 
     def quiet(self, w) -> None:
-        for n in sorted(w._rr):
+        for n in sorted(w.restart_race_state):
             self.release(w, n, "quiet")
-        w._rr.clear()
+        w.restart_race_state.clear()
 
     def arm(self, w, tries: int = 0) -> None:
         """A node is asked for a few actors, then crashed (its supervisor restarts it): its restart will race
@@ -83,8 +83,8 @@ class RestartRaces(FaultKind):
         if w.in_quiet or len(w.node_ids) < 2:
             return
         recent = w.now - w.params.period_ms
-        nodes = [n for n in w.node_ids if not w._disturbs_a_race(n) and n not in w._rr
-                 and w._last_ack.get(n, -1 << 62) >= recent
+        nodes = [n for n in w.node_ids if not w.disturbs_a_race(n) and n not in w.restart_race_state
+                 and w.last_lease_ack.get(n, -1 << 62) >= recent
                  and (p := w.live_proc(n)) is not None and p.slot.machine.startswith("m")]
         if not nodes:
             if tries < 3:  # no node to ask now (leases lapsed in an outage, races under way): a period later
@@ -104,8 +104,8 @@ class RestartRaces(FaultKind):
         """A client asks `n` for up to three actors, each twice (the first may meet a busy record)."""
         for k in range(min(3, len(free))):
             actor = free[(first + k) % len(free)]
-            w._ask_new(n, actor)
-            w.later(w.params.period_ms // 2, w._ask_new, n, actor)
+            w.ask_new(n, actor)
+            w.later(w.params.period_ms // 2, w.ask_new, n, actor)
 
     @staticmethod
     def strike_after(w) -> int:
@@ -116,7 +116,7 @@ class RestartRaces(FaultKind):
     def strike(self, w, n: str, tries: int = 0) -> None:
         proc = w.live_proc(n)
         actors = sorted(a for a, m in w.holders.items() if m == n)
-        if w.in_quiet or proc is None or w._disturbs_a_race(n):
+        if w.in_quiet or proc is None or w.disturbs_a_race(n):
             return
         if not actors:
             # it holds nothing yet (its acquisitions met busy records, or lost writes): asked again, twice at most
@@ -129,20 +129,20 @@ class RestartRaces(FaultKind):
         # the freer-to-be: another node whose lease is valid, past its start check (else any node that runs:
         # its lease may come back); shielded once the restart began (`on_sent`)
         others = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
-                  and q.reading is None and not w._disturbs_a_race(x)]
-        freers = [x for x in others if w._valid_until.get(x, -1) > w.now]
+                  and q.reading is None and not w.disturbs_a_race(x)]
+        freers = [x for x in others if w.lease_valid_until.get(x, -1) > w.now]
         w.fault_event(WORLD, "restart_race", proc.machine, None,
                                   f"{n}/{proc.instance} crashed; its supervisor restarts it under its id")
         # its actors go idle (no client asks for them) until its restart's first write may come: their
         # records still name it then (a client's silence, nothing more)
         until = w.now + w.options["restart_ms_max"] + w.tg + w.tg // 2
         for actor in actors:
-            w._idle[actor] = until
-        w._crash_node(n)
+            w.idle_actors[actor] = until
+        w.crash_node(n)
         freers = freers or others
         if freers:
             freer = freers[w.choose("restart_race", f"freer {n}", w.rngs[self.id].randrange, len(freers)) % len(freers)]
-            w._freer[n] = freer
+            w.race_freers[n] = freer
         if w.operator is not None:
             # the operator fences the crashed node (`cluster fence`, FN-7: the ADR's remedy for a node that
             # died): peers' views show it fenced, so a request for its actors is acquired where it lands
@@ -162,12 +162,12 @@ class RestartRaces(FaultKind):
         """A request leaves `proc`: the first `live` write of a restarted process starts a race (held: True);
         the freer's read of nodes/A lets it go ("send")."""
         if req.op == "GET":
-            if w._freer and proc.reading is not None and req.key == NODES_PREFIX + proc.node_id \
-                    and w._freer.get(proc.node_id) is not None:
+            if w.race_freers and proc.reading is not None and req.key == NODES_PREFIX + proc.node_id \
+                    and w.race_freers.get(proc.node_id) is not None:
                 KIND.shield_freer(w, proc.node_id, proc.instance)
-            if w._rr and req.key.startswith(NODES_PREFIX):
+            if w.restart_race_state and req.key.startswith(NODES_PREFIX):
                 n = req.key[len(NODES_PREFIX):]
-                race = w._rr.get(n)
+                race = w.restart_race_state.get(n)
                 # the freer's read of nodes/A after its read of the record (not its listing's, before it)
                 if (race is not None and race["stage"] == "held" and race["record_read"]
                         and proc.node_id == race["freer"] and race["read_req"] is None):
@@ -188,21 +188,21 @@ class RestartRaces(FaultKind):
         grace later. The freer is shielded (no random network fault touches its requests; the scheduled faults
         go on: a calm would hold every fault of the cluster back) from two lease periods before until two after,
         so that its lease is valid then."""
-        if (n, instance) in w._shielding:
+        if (n, instance) in w.race_shielding:
             return
-        w._shielding.add((n, instance))
+        w.race_shielding.add((n, instance))
         p = w.params
         start = w.now + w.tg - 2 * p.period_ms
-        w.later(max(0, start - w.now), w.fault_step, self.id, "shield", w._freer[n], w.now + w.tg + 2 * p.period_ms)
+        w.later(max(0, start - w.now), w.fault_step, self.id, "shield", w.race_freers[n], w.now + w.tg + 2 * p.period_ms)
 
     def shield(self, w, node: str, until: int) -> None:
         if not w.in_quiet:
-            w._shield[node] = max(w._shield.get(node, 0), until)
+            w.extend_shield(node, until)
 
     def begin(self, w, proc, rid, req, timeout) -> bool:
         n = proc.node_id
-        chosen = w._freer.pop(n, None)
-        if w.in_quiet or n in w._rr and w._rr[n]["held"] is not None or (w._disturbs_a_race(n) and chosen is None):
+        chosen = w.race_freers.pop(n, None)
+        if w.in_quiet or n in w.restart_race_state and w.restart_race_state[n]["held"] is not None or (w.disturbs_a_race(n) and chosen is None):
             return False
         actors = sorted(a for a, m in w.holders.items() if m == n)
         if not actors or _live_in_bucket(w, n):
@@ -210,13 +210,13 @@ class RestartRaces(FaultKind):
         # a freer whose lease is valid now, by its last acknowledged write (NL-4, on its clock; shielded, it keeps
         # renewing while the race runs), its process past its start check (one restarted since has no lease, UP-1)
         freers = [x for x in w.node_ids if x != n and (q := w.live_proc(x)) is not None and not q.draining
-                  and q.reading is None and (x == chosen or not w._disturbs_a_race(x))
-                  and w._valid_until.get(x, -1) > w.now]
+                  and q.reading is None and (x == chosen or not w.disturbs_a_race(x))
+                  and w.lease_valid_until.get(x, -1) > w.now]
         # an outage under way on either machine (it began before the race: the calm stops new ones only)
         # would lose the race's replies: no race then
-        if w.cut and w._is_cut(proc.machine):
+        if w.cut and w.is_cut(proc.machine):
             return False
-        freers = [x for x in freers if not (w.cut and w._is_cut(w.live_proc(x).machine))]
+        freers = [x for x in freers if not (w.cut and w.is_cut(w.live_proc(x).machine))]
         trip = w.options["delay_ms_max"]
         hold = timeout - trip - 5
         if not freers or hold < 4 * trip:
@@ -225,17 +225,17 @@ class RestartRaces(FaultKind):
         actor = actors[w.choose("race_actor", n, rng.randrange, len(actors)) % len(actors)]
         freer = chosen if chosen in freers else freers[w.choose("race_freer", n, rng.randrange, len(freers)) % len(freers)]
         mode = MODES[w.choose("race_mode", n, rng.randrange, len(MODES)) % len(MODES)]
-        race = w._rr[n] = {"stage": "held", "mode": mode, "actor": actor, "freer": freer, "instance": proc.instance,
+        race = w.restart_race_state[n] = {"stage": "held", "mode": mode, "actor": actor, "freer": freer, "instance": proc.instance,
                            "held": (proc, rid, req, w.now), "slowed": False, "record_read": False, "read_req": None}
         if w.lazy_timeouts:
-            w._await(proc, rid, timeout, hold)
+            w.await_answer(proc, rid, timeout, hold)
         w.fault_event(WORLD, "race_hold", f"PUT {req.key}", hold,
                                   f"{n}/{proc.instance}'s first live write; {freer} asked for {actor} ({mode})")
         # nothing else disturbs the two while the race plays out: the hold, the freer's slow reply, the take-back
         calm = race["until"] = w.now + 3 * w.params.attempt_timeout_ms + 4 * trip
-        w._calm[n] = max(w._calm.get(n, 0), calm)
-        w._calm[freer] = max(w._calm.get(freer, 0), calm)
-        w.later(0, w._ask_new, freer, actor)
+        w.keep_calm(n, calm)
+        w.keep_calm(freer, calm)
+        w.later(0, w.ask_new, freer, actor)
         w.later(hold, w.fault_step, self.id, "release", n, "its hold ran out")
         return True
 
@@ -243,19 +243,19 @@ class RestartRaces(FaultKind):
     def on_answered(w, proc, req, reply) -> None:
         """The bucket answered: the freer's read of the record (then its read of nodes/A is the race's), or its
         read of nodes/A, applied ("applied": the held write goes now)."""
-        if not w._rr or req.op != "GET":
+        if not w.restart_race_state or req.op != "GET":
             return
         if req.key.startswith(OWNERS_PREFIX):
             actor = req.key[len(OWNERS_PREFIX):]
-            for n in sorted(w._rr):
-                race = w._rr[n]
+            for n in sorted(w.restart_race_state):
+                race = w.restart_race_state[n]
                 if race["stage"] == "held" and race["actor"] == actor and proc.node_id == race["freer"]:
                     race["record_read"] = True
             return
         if not req.key.startswith(NODES_PREFIX):
             return
         n = req.key[len(NODES_PREFIX):]
-        race = w._rr.get(n)
+        race = w.restart_race_state.get(n)
         if race is None or race["stage"] != "held" or req is not race["read_req"]:
             return
         w.fault_event(WORLD, "race_read", f"GET {req.key}", None, f"{proc.node_id}: before")
@@ -267,9 +267,9 @@ class RestartRaces(FaultKind):
     def reply_early(w, proc, req, f):
         """The freer's read of nodes/A, applied before the held write ("applied"): its reply comes slowly,
         within the freer's attempt timeout (a trip and a little to spare)."""
-        if not w._rr or req.op != "GET" or not req.key.startswith(NODES_PREFIX):
+        if not w.restart_race_state or req.op != "GET" or not req.key.startswith(NODES_PREFIX):
             return None
-        race = w._rr.get(req.key[len(NODES_PREFIX):])
+        race = w.restart_race_state.get(req.key[len(NODES_PREFIX):])
         if (race is None or race["mode"] != "applied" or race["slowed"] or req is not race["read_req"]
                 or race["stage"] not in ("held", "released")):
             return None
@@ -280,27 +280,27 @@ class RestartRaces(FaultKind):
     def on_lease_acked(w, proc, sent_ms: int) -> None:
         """The restarted process's first live write acknowledged: a client asks it for the actor (it takes it
         back while the freer's slow reply is on its way)."""
-        w._last_ack[proc.node_id] = w.now
+        w.last_lease_ack[proc.node_id] = w.now
         c = proc.clock
-        w._valid_until[proc.node_id] = c.true_at(c.local(sent_ms) + w.params.lease_span_ms)
-        race = w._rr.get(proc.node_id)
+        w.lease_valid_until[proc.node_id] = c.true_at(c.local(sent_ms) + w.params.lease_span_ms)
+        race = w.restart_race_state.get(proc.node_id)
         if race is None or race["stage"] != "released" or race.get("taken") or proc.instance != race["instance"]:
             return
         race["taken"] = True
         step = max(1, w.params.attempt_timeout_ms // 3)
         for k in range(6):  # up to past the freer's slow reply: a robbed instance still serves (INV-1)
-            w.later(k * step, w._ask_new, proc.node_id, race["actor"])
+            w.later(k * step, w.ask_new, proc.node_id, race["actor"])
 
     @staticmethod
     def on_record_reply(w, proc, req, status, serial, named) -> None:
         """A lease write answered with anything but success: its node is no node to ask until its next
         acknowledged write (a failed lease write may end the lease, FN-2, NL-11)."""
         if req.op == "PUT" and status != "ok" and req.key == NODES_PREFIX + proc.node_id:
-            w._valid_until[proc.node_id] = -1
+            w.lease_valid_until[proc.node_id] = -1
 
     def release(self, w, n: str, why: str) -> None:
         """The held write goes to the bucket now (once)."""
-        race = w._rr.get(n)
+        race = w.restart_race_state.get(n)
         if race is None or race.get("held") is None:
             return
         proc, rid, req, sent = race["held"]

@@ -24,7 +24,7 @@ class Stops(FaultKind):
     scheduled = ("stops",)
     at_field = {"stops": 1}
     node_field = {"stops": 0}
-    state = {"_silence_release": dict, "_straggle": dict}
+    state = {"silenced_releases": dict, "stop_stragglers": dict}
 
 
     def draw_main(self, ctx) -> None:
@@ -62,10 +62,10 @@ class Stops(FaultKind):
                 # CS-1: the stop comes right after the node begins an event that outlasts its wait
                 w.later(base + at, w.fault_step, self.id, "arm_straggler", node_id, restart_after_ms)
             else:
-                w.later(base + at, w._stop_node, node_id, restart_after_ms)
+                w.later(base + at, w.stop_node, node_id, restart_after_ms)
 
     def quiet(self, w) -> None:
-        w._silence_release.clear()
+        w.silenced_releases.clear()
 
     # --- CS-2: a silenced stop ------------------------------------------------------------------
 
@@ -74,12 +74,12 @@ class Stops(FaultKind):
         own lease writes, 3 A + 2 s long: the write and its retries are lost past A + 1 s, the span a
         clean stop retries them for (CS-2); then it exits, its lease left live for peers to fence."""
         if not w.in_quiet:
-            w._silence_release[node_id] = True
+            w.silenced_releases[node_id] = True
 
     @staticmethod
     def on_released_sent(w, proc) -> None:
-        if w._silence_release and w._silence_release.pop(proc.node_id, False):
-            w._cut_off(proc.machine, 3 * w.params.attempt_timeout_ms + SILENCE_MS, "lease")
+        if w.silenced_releases and w.silenced_releases.pop(proc.node_id, False):
+            w.cut_off(proc.machine, 3 * w.params.attempt_timeout_ms + SILENCE_MS, "lease")
 
     # --- CS-1: a straggler ----------------------------------------------------------------------
 
@@ -88,24 +88,24 @@ class Stops(FaultKind):
         wait, and the stop follows it at once; clients ask the node until it serves one (or, past
         2 (ttl + grace), the stop comes anyway)."""
         if give_up is None:
-            w._straggle[node_id] = (restart_after_ms, w.now + 2 * w.tg)
-        elif node_id not in w._straggle:
+            w.stop_stragglers[node_id] = (restart_after_ms, w.now + 2 * w.tg)
+        elif node_id not in w.stop_stragglers:
             return  # it served: the stop is on its way
         elif w.now >= give_up or w.in_quiet:
-            del w._straggle[node_id]
-            w._stop_node(node_id, restart_after_ms)
+            del w.stop_stragglers[node_id]
+            w.stop_node(node_id, restart_after_ms)
             return
-        give_up = w._straggle[node_id][1]
+        give_up = w.stop_stragglers[node_id][1]
         self.ask_holder(w, node_id)
         w.later(w.tg // 10, w.fault_step, self.id, "arm_straggler", node_id, restart_after_ms, give_up)
 
     @staticmethod
     def on_event_begins(w, proc):
         """The event `proc` just began: a straggler (None) if a stop waits for one there, else NotMine."""
-        if w._straggle and proc.node_id in w._straggle and proc.slot.machine.startswith("m"):
-            restart_after_ms, _ = w._straggle.pop(proc.node_id)
+        if w.stop_stragglers and proc.node_id in w.stop_stragglers and proc.slot.machine.startswith("m"):
+            restart_after_ms, _ = w.stop_stragglers.pop(proc.node_id)
             w.later(w.choose("later", "straggler " + proc.node_id, w.rngs["stops"].randint, 1, w.tg // 30),
-                    w._stop_node, proc.node_id, restart_after_ms)
+                    w.stop_node, proc.node_id, restart_after_ms)
             return None
         return NotImplemented
 
@@ -113,7 +113,7 @@ class Stops(FaultKind):
         """Requests for the actors whose records name `node_id` (as the bucket applied them), or
         for the hot actor if none does."""
         for actor in [a for a in w.actors if w.holders.get(a) == node_id][:2] or w.actors[:1]:
-            w._ask_new(node_id, actor)
+            w.ask_new(node_id, actor)
 
 
 KIND = Stops()

@@ -44,7 +44,7 @@ class Twins(FaultKind):
         for k, twin in enumerate(o.get("twins", ())):
             if twin:
                 node_id, at, life_ms = twin
-                w.later(base + at, w._twin_begins, node_id, f"t{k}", life_ms, k in o.get("twin_silences", ()))
+                w.later(base + at, w.start_twin, node_id, f"t{k}", life_ms, k in o.get("twin_silences", ()))
 
 
 KIND = Twins()

@@ -114,15 +114,15 @@ class Upgrade(FaultKind):
                     w.old_slots[up["straggler"]], Command("resume_heartbeats"))
         if up.get("switch_twin"):
             i, after, life_ms = up["switch_twin"]
-            w.later(up["new_at"] + after, w._twin_begins, w.node_ids[i], SWITCH_TWIN, life_ms)
+            w.later(up["new_at"] + after, w.start_twin, w.node_ids[i], SWITCH_TWIN, life_ms)
         if up.get("switch_restart"):
             i, after = up["switch_restart"]
             w.later(up["new_at"] + after, w.fault_step, self.id, "switch_restart", w.old_slots[i])
         for node_id, after, then_fence in filter(None, up.get("forgets", ())):
             # FN-8, then F-6's remedy: a fence of the forgotten id (FN-7) a lease period later
-            w.later(up["new_at"] + after, w._operator, Command("cluster_forget", (node_id,)))
+            w.later(up["new_at"] + after, w.operator_command, Command("cluster_forget", (node_id,)))
             if then_fence:
-                w.later(up["new_at"] + after + tg // 3, w._operator, Command("cluster_fence", (node_id,)))
+                w.later(up["new_at"] + after + tg // 3, w.operator_command, Command("cluster_fence", (node_id,)))
 
     def old_command(self, w, slot, command) -> None:
         if slot.proc is not None and slot.proc.alive:
@@ -171,7 +171,7 @@ class Upgrade(FaultKind):
     def gc_delete(self, w, key, leases, data_keys) -> None:
         """The collection's look at the bucket now: the lease is deleted if it may still be collected."""
         if key in leases and gc_collectable({key: leases[key]}, data_keys):
-            w._delete(key)
+            w.delete_record(key)
 
     def old_gc(self, w, p_gc) -> None:
         """The old garbage collection runs once at the switch (model.old_lease.gc_collectable
@@ -182,7 +182,7 @@ class Upgrade(FaultKind):
     def gc_deletes(self, w, p_gc, leases, data_keys) -> None:
         for key in gc_collectable(leases, data_keys):
             if w.choose("gc", key, w.rngs["upgrade"].happens, p_gc):
-                w._delete(key)
+                w.delete_record(key)
 
 
 def old_machines(nodes: int) -> list[str]:

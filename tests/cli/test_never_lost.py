@@ -227,7 +227,8 @@ def test_a_counterexample_reformatted_by_jq_replays_as_the_same_run(tmp_path, ca
     path = tmp_path / "jq.json"
     path.write_text(json.dumps(reformatted, indent=2))
     assert main(["replay", str(path)]) == Exit.VIOLATION
-    assert "matches the counterexample: the replay is byte-identical" in capsys.readouterr().out
+    out = capsys.readouterr().out  # the same run (a kind added since, off in it, leaves it so: issue 46)
+    assert "matches the counterexample: the replay is byte-identical" in out or "the same run; the options grew" in out
 
 
 def test_every_kept_counterexample_gets_its_number_types_back():
