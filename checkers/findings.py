@@ -76,7 +76,7 @@ class Chain:
                 return False
             if e.proc >= 0 and e.proc not in self.procs:
                 return False
-            if self.actors is not None and not _event_actors(e) <= self.actors:
+            if self.actors is not None and not event_actors(e) <= self.actors:
                 return False
         return True
 
@@ -114,7 +114,7 @@ class Finding:
         return out
 
 
-def _event_actors(e) -> set[str]:
+def event_actors(e) -> set[str]:
     """The actors one event concerns: an act's or a claim's actor, a record's or a data key's."""
     f = e.fields
     actor = getattr(f, "actor", None)
@@ -137,7 +137,7 @@ def _actors_of(history: History, v: Violation) -> set[str]:
     """The actors a violation's events concern: an act's or a claim's actor, a record's or a data key's."""
     out: set[str] = set()
     for i in v.events:
-        out |= _event_actors(history.events[i])
+        out |= event_actors(history.events[i])
     return out
 
 
@@ -465,28 +465,30 @@ def _known(history: History) -> list[tuple[int, int, int]]:
     return history.cache.setdefault("findings_known_own_lease", known_own_lease(history))
 
 
-def _read_fence(history: History, p: int, fence: str, after: int, until: int) -> int | None:
-    """When the world first delivered to p, in (after, until], a read of its own nodes/ key showing `fence`
-    (`record_reply`): from then on p knows it was fenced (NL-10)."""
+def _check_reads(history: History, p: int, after: int, until: int) -> list[tuple[int, str]]:
+    """(answered at, the state shown: "" absent) of each read of p's own nodes/ key sent after true time
+    `after` and answered by `until` with an object or its absence (`record_reply`), but NL-9's re-reads (the
+    first read sent at or after a lease write of p was answered otherwise than ok: a first write's re-read
+    sends p back to its check whatever it shows, NL-7; the check's own reads decide, NL-10)."""
     events = history.events
     key = "nodes/" + history.processes[p].node_id
+    out = []
+    reread_from = None  # a failed lease write's answer: the next read sent from then is NL-9's
     for i in history.of_kind("record_reply"):
         t, q, _kind, f = events[i]
         if t > until:
             break
-        if q == p and t > after and f.key == key and f.op == "GET" and f.status == "ok" and f.state == fence:
-            return t
-    return None
-
-
-def _first_read_after(history: History, p: int, after: int) -> int | None:
-    """When the first read of p's own nodes/ key that p sent at or after true time `after` was answered
-    with an object or its absence (`record_reply`), if one was."""
-    events = history.events
-    key = "nodes/" + history.processes[p].node_id
-    return next((events[i].t_ms for i in history.of_kind("record_reply")
-                 if events[i].proc == p and events[i].fields.key == key and events[i].fields.op == "GET"
-                 and events[i].fields.sent_ms >= after and events[i].fields.status in ("ok", "not_found")), None)
+        if q != p or f.key != key:
+            continue
+        if f.op == "PUT":
+            reread_from = t if f.status != "ok" else None
+            continue
+        if reread_from is not None and f.sent_ms >= reread_from:
+            reread_from = None
+            continue
+        if f.sent_ms > after and f.status in ("ok", "not_found"):
+            out.append((t, f.state if f.status == "ok" else ""))
+    return out
 
 
 def _in_its_check(history: History, p: int, fence: int) -> bool:
@@ -551,17 +553,17 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
        showing it): p went back to its start check keeping its instance (NL-7) (`_in_its_check`);
     2. a peer (FN-3) or the operator (FN-7) fenced that object;
     3. the fence was gone before the check read it: deleted by mistake, or written over by another
-       process (a twin or a replacement), between the fence's landing and p's live write, and no read
-       the world delivered to p in that span showed the fence;
+       process (a twin or a replacement), between the fence's landing and p's live write, and no read of
+       its check the world delivered to p in that span showed the fence;
     4. p's live write landed over what replaced the fence, never over the fence naming it.
 
     Met its fence, which was gone before the check re-read it (INV-10's second clause; seed 13073 of
     the 20,000-seed sweep): p's write, sent from its start check (every live write of p before it was
     one p never learnt of, and the fence replaced the object one of them left: `_met_in_its_check`),
     was refused by the fence naming it (a 412 does not say what it met), so p went back to its start
-    check (NL-7); the fence was deleted, or another process (a twin) wrote over it, before p's first read
-    after the refusal was answered, and no read delivered to p showed the fence: p never learns it was
-    fenced, runs on, and may write live again over what replaced the fence and act. A running process
+    check (NL-7); the fence was deleted, or another process (a twin) wrote over it, before the first read of
+    p's check after the refusal was answered, and no read of its check showed the fence (NL-9's re-read
+    sends a first write back to the check whatever it shows, NL-7): p never learns it was fenced, runs on, and may write live again over what replaced the fence and act. A running process
     (one that had learnt of a live write of its own) that meets its fence re-reads (NL-9) and exits,
     whatever happens to the fence after: not F-3. (Before issue 44 "before the check re-read it" was a
     timer of 2 A; the world records the reads.)
@@ -571,23 +573,24 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
       acknowledgement, or NL-9's re-read);
     - the fence's `apply` over the object the one of them left (by a peer or the operator);
     - a `fault_delete` of the key, or another process's `apply` over the fence, before p's live write (first
-      form) or before p's first read sent after its refused write was answered (second form);
-    - no `record_reply` delivered to p showing the fence, from its landing to the violation's last event;
+      form) or before the first read of p's check sent after its refused write was answered (second form);
+    - no read of its check (`record_reply`, but NL-9's re-read) delivered to p showing the fence, from its
+      landing (its refusal) to the violation's last event;
     - the violation's events are p's (the fence's as the chain's own), from the fence's landing on."""
     if v.invariant != "INV-10" or not v.events:
         return None
     ev = history.events
     j = v.events[0]
-    last_t = max(ev[i].t_ms for i in v.events)
     if ev[j].kind == "refused" and ev[j].fields.met.startswith("fenced "):
         p, key, fence = ev[j].proc, ev[j].fields.key, ev[j].fields.met
         met = _met_in_its_check(history, j)
         if met is None:
             return None  # a running process met its fence: NL-9's re-read tells it, whatever happens next
         fence_i, w = met
-        read = _first_read_after(history, p, ev[j].t_ms)
-        gone = _removed(history, key, fence, p, j, last_t if read is None else read)
-        if gone is None or _read_fence(history, p, fence, ev[fence_i].t_ms, last_t) is not None:
+        # (to the run's end: the violation may name only the meeting, judged 2 A after it)
+        reads = _check_reads(history, p, sent_ms(ev[j]), history.end_ms)
+        gone = _removed(history, key, fence, p, j, reads[0][0] if reads else history.end_ms)
+        if gone is None or any(state == fence for _t, state in reads):
             return None
         return Chain("F-3", ev[fence_i].t_ms, frozenset((p,)), None, None, frozenset((fence_i,)),
                      _f3_cause(history, p, w, key, fence_i, gone))
@@ -600,7 +603,7 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
     if not _in_its_check(history, p, j):  # (1), (2)
         return None
     gone = _removed(history, key, fence, p, j, ev[i].t_ms)
-    if gone is None or _read_fence(history, p, fence, ev[j].t_ms, ev[i].t_ms) is not None:  # (3)
+    if gone is None or any(state == fence for _t, state in _check_reads(history, p, ev[j].t_ms, ev[i].t_ms)):  # (3)
         return None
     # (4): over what the last change before it left, never over the fence
     last = next((f for t, _q, kind, f in reversed(ev[j:i]) if kind in ("apply", "fault_delete", "fault_put")
