@@ -553,6 +553,9 @@ def ci(page: str) -> list[str]:
     for c in take(r"python runner\.py --scenario (\w+) --seeds (\d+)"):
         m = re.fullmatch(r"python runner\.py --scenario (\w+) --seeds (\d+)", c)
         parts.append(f"{int(m[2]):,} seeds of the {m[1]} scenario")
+    if take(r"python -m pytest -m slow tests/scenarios/test_pinned_sweep\.py -q"):
+        parts.append("the correct model on pinned configurations (each T-rule at its bound, a ttl of 2, 10 and "
+                     "30 s; 500 seeds each: `tests/scenarios/test_pinned_sweep.py`)")
     for c in take(r"python runner\.py --broken --seeds (\d+)"):
         parts.append(f"the broken models ({int(c.rsplit(' ', 1)[1]):,} seeds each)")
     lint = take(r"(ruff check \.|mypy model|python runner\.py compile --check.*)")
