@@ -575,7 +575,7 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
     - a `fault_delete` of the key, or another process's `apply` over the fence, before p's live write (first
       form) or before the first read of p's check sent after its refused write was answered (second form);
     - no read of its check (`record_reply`, but NL-9's re-read) delivered to p showing the fence, from its
-      landing (its refusal) to the violation's last event;
+      landing to p's live write (first form), or from the refusal to the run's end (second form);
     - the violation's events are p's (the fence's as the chain's own), from the fence's landing on."""
     if v.invariant != "INV-10" or not v.events:
         return None

@@ -276,8 +276,14 @@ def finding(page: str, fid: str) -> list[str]:
         raise UsageError(f"{page}: a region names finding {fid!r}, which checkers/findings.py does not register")
     test = f.reproduction.split("::")[0]
     out = [f"### {f.id}", "", f"**{_text(f.title[:1].upper() + f.title[1:])}.** Shown by {', '.join(f.invariants)}.",
-           "", "The ADR text it concerns: " + _text(f.adr), "",
-           f"Reproduced by {_link(test, page, '`' + f.reproduction.split('::')[-1] + '`')}:", "",
+           "", "The ADR text it concerns: " + _text(f.adr), ""]
+    premises = f.premises
+    if premises:
+        out += ["Its chain's premises, each a world fact (its classifier's docstring, checkers/findings.py): a "
+                "violation is this finding's only when they hold and every event it names lies in the chain's "
+                "window and scope, and the necessity replay no longer shows it without the chain's cause:", ""]
+        out += [f"- {_text(x)}" for x in premises] + [""]
+    out += [f"Reproduced by {_link(test, page, '`' + f.reproduction.split('::')[-1] + '`')}:", "",
            f"    python -m pytest '{f.reproduction}'"]
     plans = kept_plans(fid)
     if plans:

@@ -59,6 +59,15 @@ def test_every_finding_names_its_adr_text_and_reproduction():
         assert "def " + f.reproduction.split("::")[1] + "(" in here, f.reproduction
 
 
+def test_every_finding_lists_its_premises_as_world_facts():
+    """Issue 44: each classifier's docstring lists its chain's premises (docs/findings.md shows them, generated),
+    the world's records they read named as the history names them (`apply`, `record_reply`, ...)."""
+    page = (Path(__file__).parents[2] / "docs" / "findings.md").read_text()
+    for f in FINDINGS:
+        assert len(f.premises) >= 3 and any("`" in x for x in f.premises), f.id
+        assert all(" ".join(x.split()).split("`")[0].replace("<", "&lt;") in page for x in f.premises), f.id
+
+
 def test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other():
     """F-1 (NL-5, NL-7, LEASE-1): a twin of n0 starts with n0's process, so both start checks find no
     object; n0's first write creates it, the twin's (If-None-Match) is held back past its timeout;
