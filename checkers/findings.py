@@ -436,8 +436,9 @@ def _lost_cause(history: History, p: int, key: str, t: int) -> Cause:
     """The drawn fate that lost p's write of `key` at true time t (its request's way to the bucket, or the
     bucket's 409), decided at most an attempt timeout and a network delay before."""
     a = facts(history).params.attempt_timeout_ms + history.options.get("delay_ms_max", 0)
-    return Cause(f"the loss of {history.processes[p].label}'s acquisition write of {key} at {t / 1000:.3f} s",
-                 machine=history.processes[p].machine, request="PUT " + key, from_ms=t - a, to_ms=t)
+    pr = history.processes[p]
+    return Cause(f"the loss of {pr.label}'s acquisition write of {key} at {t / 1000:.3f} s", node=pr.node_id,
+                 machine=pr.machine, request="PUT " + key, from_ms=t - a, to_ms=t)
 
 
 def _removed(history: History, key: str, fence: str, writer: int, after: int, until: int) -> int | None:
