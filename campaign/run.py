@@ -144,6 +144,7 @@ def run_one(seed: int, spec, scenario: str | None = None, params=None, keep_hist
     params, the older signature). Returns a SeedResult (and the history if asked: None if the model or the
     world raised). A strict spec: known protocol findings fail it too."""
     from checkers.result import crashed, judge
+    from counterexamples import necessity
 
     spec = _spec(spec, scenario, params, strict)
     history = None
@@ -152,7 +153,8 @@ def run_one(seed: int, spec, scenario: str | None = None, params=None, keep_hist
     except Exception as e:  # a bug in the model or the world: the seed's tool failure, not a verdict
         result = crashed(seed, e)
     else:
-        result = judge(seed, history, strict=spec.strict)
+        # a finding's violation only where its cause is necessary: replayed without it (issue 44)
+        result = judge(seed, history, strict=spec.strict, necessity=necessity.check)
     return (result, history) if keep_history else result
 
 
