@@ -216,13 +216,10 @@ def _plans_moved(m: dict) -> bool:
 
 def removed(d: dict | None) -> bool:
     """A finding shows under the correct model in more seeds than under the variant, beyond chance: the same
-    paired sign test a rise needs (checkers/paired.py), the other way round."""
-    from checkers.paired import SIGNIFICANCE, sign_test_p
+    paired sign test a rise needs (checkers/paired.py, `less_often`)."""
+    from checkers.paired import less_often
 
-    if not d:
-        return False
-    a, b = d["correct_only"], d["variant_only"]
-    return a > b and sign_test_p(a, b) < SIGNIFICANCE
+    return bool(d) and less_often(d)
 
 
 def verdict(v, m: dict) -> str:
