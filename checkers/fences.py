@@ -110,14 +110,18 @@ def _fence(c: Context) -> int | None:
 @point("fence after own lapse", "a process fenced a peer after its own lease had lapsed and come back (FN-2's restart)",
        topic="fencing")
 def _fence_after_own_lapse(c: Context) -> bool:
-    history = c.history
-    events = history.events
-    lapsed: dict[int, int] = {}  # proc -> its first `lease_ran_out`
-    for i in history.of_kind("lease_ran_out"):
-        lapsed.setdefault(events[i].proc, i)
+    """World facts (issue 44): a fence of process q that took effect, sent inside a window of q's node lease
+    (its applied live writes, checkers/facts.py) that is not its first: q's lease had run out and q wrote it
+    live again before sending the fence. Never the model's own `lease_ran_out`."""
+    history, fx = c.history, c.facts
+    events, procs = history.events, history.processes
     for i in c.writes("nodes/"):
         _t, q, _kind, f = events[i]
-        if q >= 0 and f.state.startswith("fenced ") and lapsed.get(q, i) < i:
+        if q < 0 or not f.state.startswith("fenced ") or f.key == f"nodes/{procs[q].node_id}":
+            continue
+        sent = sent_ms(events[i])
+        windows = fx.lease.get(q, [])
+        if any(k and s <= sent < e for k, (s, e, _j) in enumerate(windows)):
             return True
     return False
 
