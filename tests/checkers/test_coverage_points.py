@@ -551,6 +551,74 @@ def _config(h, key):
     return h.options.get("config") == key
 
 
+def r_takeover_at_deadline(h):
+    p, procs, windows = _params(h), h.processes, _lease_windows(h)
+    for _i, e in _faults(h, "deadline_race"):
+        t = e.t_ms
+        owner = next((q for q, pr in enumerate(procs) if pr.machine == e.fields.target
+                      and any(a <= t - 1 < b for a, b in windows.get(q, []))), None)
+        if owner is None:
+            continue
+        end = next(b for a, b in windows[owner] if a <= t - 1 < b)
+        label = ["held", procs[owner].node_id, procs[owner].instance]
+        firsts = [x.t_ms for _j, x in _of(h, "apply") if x.t_ms > t and x.proc >= 0 and x.proc != owner
+                  and x.fields.key.startswith("owners/") and x.fields.state.startswith("held ")
+                  and x.fields.prev_state.split(" ")[:3] == label]
+        if firsts and min(firsts) - end <= 2 * p.max_skew_ms:
+            return True
+    return False
+
+
+def r_guard_read_lost(h):
+    from checkers.start_guard import stale_after_ms
+
+    procs, span, old = h.processes, stale_after_ms(_params(h)), {}
+    for e in h.events:
+        f = e.fields
+        if e.kind == "fault" and f.what in ("request_lost", "fail_fast", "reply_lost") and e.proc >= 0 \
+                and procs[e.proc].machine[0] in "mt" and f.target.startswith("GET nodes/"):
+            w = old.get(f.target[4:])
+            if w is not None and procs[e.proc].clock.local(e.t_ms) - w < span:
+                return True
+        elif e.kind == "fault_put":
+            old[f.key] = f.written_at_ms
+        elif e.kind in ("apply", "fault_delete") and f.key.startswith("nodes/"):
+            old[f.key] = procs[e.proc].clock.local(f.sent_ms) if e.kind == "apply" and e.proc >= 0 \
+                and f.state.startswith("node ") else None
+    return False
+
+
+def r_marker_unknown(h):
+    procs = h.processes
+    return any(e.fields.what in ("request_lost", "reply_lost", "late") and e.proc >= 0
+               and not procs[e.proc].machine.startswith("om")
+               and str(e.fields.target).startswith("PUT leases/") for _i, e in _of(h, "fault"))
+
+
+def r_guard_rewritten(h):
+    if not _up(h):
+        return False
+    spans = list(_switch_windows(h).values())
+    return any(e.proc >= 0 and e.fields.op == "PUT" and e.fields.key.startswith("nodes/")
+               and e.fields.state.startswith("node ") and e.fields.prev_state.startswith("node ")
+               and any(a <= e.t_ms < b for a, b in spans) for _i, e in _of(h, "apply"))
+
+
+def r_gc_between(h):
+    if not _up(h):
+        return False
+    procs, last = h.processes, {}
+    for e in h.events:
+        if e.kind in ("apply", "fault_delete", "refused") and e.fields.key.startswith("leases/"):
+            if e.kind == "refused":
+                if e.proc >= 0 and _new(procs[e.proc]) and e.fields.cond == "if-match" and not e.fields.met \
+                        and last.get(e.fields.key) == "fault_delete":
+                    return True
+                continue
+            last[e.fields.key] = e.kind
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -598,6 +666,11 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "takeover at the deadline": r_takeover_at_deadline,
+    "guard read lost on a fresh heartbeat": r_guard_read_lost,
+    "marker write outcome unknown": r_marker_unknown,
+    "guard met a rewritten old heartbeat": r_guard_rewritten,
+    "old GC between read and marker": r_gc_between,
     "old binary restarted during the switch": r_old_at_switch,
     "forget met a format-3 object": lambda h: r_forget(h, "format 3"),
 }
