@@ -128,16 +128,25 @@ def _fence_after_own_lapse(c: Context) -> bool:
 
 @point("machine gone, fenced", "a machine gone for good was fenced and its actors taken over", topic="fencing")
 def _gone_fenced(c: Context) -> bool:
+    """World facts, in order (issue 44): the world took machine m<k> away for good, then a fence of nodes/n<k>
+    took effect, then an acquisition replaced a record naming n<k> (its actors taken over after the fence)."""
     events = c.history.events
-    gone = {events[i].fields.target for i in c.faults("gone_for_good")}
+    gone = {"n" + events[i].fields.target[1:]: i for i in reversed(c.faults("gone_for_good"))}  # node -> first
     if not gone:
         return False
-    nodes = {"n" + m[1:] for m in gone}  # machine m<k> runs node n<k>
-    fenced = {f.key[len("nodes/"):] for f in (events[i].fields for i in c.writes("nodes/"))
-              if f.state.startswith("fenced ")}
-    taken = {f.prev_state.split(" ")[1] for f in (events[i].fields for i in c.writes("owners/"))
-             if f.state.startswith("held ") and f.prev_state.startswith("held ")}
-    return bool(nodes & fenced & taken)
+    fenced: dict[str, int] = {}  # node -> its first fence after it was gone
+    for i in c.writes("nodes/"):
+        f = events[i].fields
+        node = f.key[len("nodes/"):]
+        if f.state.startswith("fenced ") and node in gone and gone[node] < i:
+            fenced.setdefault(node, i)
+    for i in c.writes("owners/"):
+        f = events[i].fields
+        if f.state.startswith("held ") and f.prev_state.startswith("held "):
+            node = f.prev_state.split(" ")[1]
+            if node in fenced and fenced[node] < i:
+                return True
+    return False
 
 
 @point("delete then takeover attempt", "an acquisition read a record naming a node whose nodes/ object was deleted",

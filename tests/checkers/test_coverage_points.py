@@ -379,12 +379,17 @@ def r_sdk_retry(h):
 
 
 def r_machine_gone_fenced(h):
-    nodes = {"n" + e.fields.target[1:] for _i, e in _faults(h, "gone_for_good")}
-    fenced = {e.fields.key[6:] for _i, e in _of(h, "apply") if e.fields.key.startswith("nodes/")
-              and e.fields.state.startswith("fenced ")}
-    taken = {e.fields.prev_state.split(" ")[1] for _i, e in _of(h, "apply") if e.fields.key.startswith("owners/")
-             and e.fields.state.startswith("held ") and e.fields.prev_state.startswith("held ")}
-    return bool(nodes & fenced & taken)
+    gone, fenced = set(), set()
+    for e in h.events:
+        f = e.fields
+        if e.kind == "fault" and f.what == "gone_for_good":
+            gone.add("n" + f.target[1:])
+        elif e.kind == "apply" and f.key.startswith("nodes/") and f.state.startswith("fenced ") and f.key[6:] in gone:
+            fenced.add(f.key[6:])
+        elif e.kind == "apply" and f.key.startswith("owners/") and f.state.startswith("held ") \
+                and f.prev_state.startswith("held ") and f.prev_state.split(" ")[1] in fenced:
+            return True
+    return False
 
 
 def r_delete_then_takeover(h):
