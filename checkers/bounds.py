@@ -53,15 +53,26 @@ def _cap_full(c: Context, kind: str, cap: int) -> bool:
 
 
 def _refused_in_a_row(c: Context, n: int) -> bool:
-    """The world delivered n answers in a row to one process's pending releases (retries, and the reads after
-    them) that were not `ok` (OR-5, BD-3: the refusals a pass counts, at least)."""
+    """The world delivered n refusals in a row to one process's pending releases, as checkers/refusals.py counts
+    them (BD-3): a retry answered other than ok, 412 or 404, or the read after a 412 or 404 that failed; a retry
+    that landed, or a read finding the record still naming the process, ends the run."""
     events = c.history.events
+    procs = c.history.processes
     streak: dict[int, int] = {}
     for i in c.history.of_kind("background_answered"):
         _t, p, _kind, f = events[i]
         if f.version is None:
             continue  # the resolver's read: no refusal
-        streak[p] = 0 if f.status == "ok" else streak.get(p, 0) + 1
+        if f.op == "PUT":
+            if f.status in ("precondition_failed", "not_found"):
+                continue  # the read that follows is the entry's
+            refused = f.status != "ok"
+        elif f.status == "not_found" or f.status == "ok" and not (f.state or "").startswith(
+                f"held {procs[p].node_id} {procs[p].instance} "):
+            continue  # the record no longer names it: the entry ends
+        else:
+            refused = f.status != "ok"
+        streak[p] = streak.get(p, 0) + 1 if refused else 0
         if streak[p] >= n:
             return True
     return False

@@ -501,12 +501,17 @@ def r_bound(h, rule, kind, cap):
 def r_bd3(h):
     if not h.rules.get("BD-3"):
         return False
-    row = {}
+    procs, row = h.processes, {}
     for _i, e in _of(h, "background_answered"):
-        if e.fields.version is not None:
-            row[e.proc] = 0 if e.fields.status == "ok" else row.get(e.proc, 0) + 1
-            if row[e.proc] >= 32:
-                return True
+        f = e.fields
+        if f.version is None or f.op == "PUT" and f.status in ("precondition_failed", "not_found"):
+            continue
+        if f.op != "PUT" and (f.status == "not_found" or f.status == "ok" and (f.state or "").split(" ")[:3] != [
+                "held", procs[e.proc].node_id, procs[e.proc].instance]):
+            continue
+        row[e.proc] = row.get(e.proc, 0) + 1 if f.status != "ok" else 0
+        if row[e.proc] >= 32:
+            return True
     return False
 
 
