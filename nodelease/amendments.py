@@ -248,7 +248,7 @@ def verdict(v, m: dict) -> str:
     if any(fid in p["findings"] for p in plans.values()) or m["findings"].get(fid):
         return f"does not remove {fid}" + (f", but {rise}" if rise else "")
     shown = sorted({f for p in plans.values() for f in p["findings"]})
-    said = f"its {len(plans)} plan{'s' if len(plans) > 1 else ''} pass" if plans and not shown \
+    said = (f"its {len(plans)} plans pass" if len(plans) > 1 else "its plan passes") if plans and not shown \
         else f"its plans show {' and '.join(shown)}" if shown else ""
     buts = [rise] if rise else []
     c = (m.get("correct_findings") or {}).get(fid, 0)

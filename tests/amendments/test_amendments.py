@@ -96,12 +96,12 @@ def test_an_amendment_removes_only_a_finding_the_correct_model_reached():
     a = SimpleNamespace(name="y", kind="amendment", addresses="F-1")
     m = {"seeds": 2000, "violations": [], "plans": {"p.json": GREEN}, "correct_plans": {"p.json": SHOWS_F1},
          "findings": {}, "correct_findings": {}, "diff_worse": [], "changed_runs": 17, "findings_paired": {}}
-    assert am.verdict(a, m) == "F-1 not reached at 2000 seeds; its 1 plan pass"
+    assert am.verdict(a, m) == "F-1 not reached at 2000 seeds; its plan passes"
     reached = dict(m, correct_findings={"F-1": 6}, findings_paired={"F-1": {"variant_only": 0, "correct_only": 6}})
-    assert am.verdict(a, reached) == "removes F-1; its 1 plan pass"
+    assert am.verdict(a, reached) == "removes F-1; its plan passes"
     assert am.verdict(a, dict(reached, findings={"F-1": 1})) == "does not remove F-1"
     assert am.verdict(a, dict(reached, plans={"p.json": SHOWS_F1})) == "does not remove F-1"
-    assert am.verdict(a, dict(reached, diff_worse=["coverage x"])) == "removes F-1; its 1 plan pass, but the diff is worse"
+    assert am.verdict(a, dict(reached, diff_worse=["coverage x"])) == "removes F-1; its plan passes, but the diff is worse"
 
 
 def test_removes_needs_the_sign_test_a_rise_needs():
