@@ -629,6 +629,31 @@ def r_gc_between(h):
     return False
 
 
+def r_blip_cadences(h):
+    o, p, procs = h.options, _params(h), h.processes
+    if not (o.get("blip_alone") and o.get("blip")):
+        return False
+    start = o["blip"][0] + (o["upgrade"]["new_at"] if o.get("upgrade") else 0)
+    last = {}
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc >= 0 and f.key == f"nodes/{procs[e.proc].node_id}" and f.state.startswith("live ") \
+                and f.sent_ms < start:
+            last[e.proc] = max(last.get(e.proc, -1), f.sent_ms)
+    phases = sorted(t % p.period_ms for t in last.values())
+    if len(phases) < 2:
+        return False
+    widest = max([b - a for a, b in zip(phases, phases[1:])] + [phases[0] + p.period_ms - phases[-1]])
+    return p.period_ms - widest >= p.period_ms // 4
+
+
+def r_drain_from_faults_end(h):
+    p = _params(h)
+    quiet = [e.t_ms for _i, e in _of(h, "quiet")]
+    return bool(quiet) and any(e.t_ms == quiet[0] and e.fields.until_ms + p.ttl_ms + p.grace_ms
+                               + p.attempt_timeout_ms <= h.end_ms for _i, e in _of(h, "running"))
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -676,6 +701,8 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "blip with cadences apart": r_blip_cadences,
+    "drain judged from the faults' end": r_drain_from_faults_end,
     "takeover at the deadline": r_takeover_at_deadline,
     "guard read lost on a fresh heartbeat": r_guard_read_lost,
     "marker write outcome unknown": r_marker_unknown,
