@@ -842,3 +842,32 @@ def test_fence_after_own_lapse_counts_the_worlds_windows_not_the_models_claim():
             break
     else:
         pytest.fail("no seed of the pool fences without a lapse")
+
+
+def test_points_on_claims_no_longer_count_the_claim_alone():
+    """Issue 44: each point that read a model's claim (its `request_failed` reason, its UP-4 and BD-1 marks) or a
+    fault's intent (a `late` write the bucket then refused) counts only on what the world recorded: the same
+    reaching histories with the world's facts taken out, the claims kept, count no more."""
+    cases = {
+        # a late write's apply taken out: the fault alone (the write refused on arrival, say) is not one
+        "write applied after its timeout": lambda h: _edited(h, lambda _i, e: None if e.kind == "apply" and e.proc >= 0
+                                                             and e.fields.sent_ms is not None and any(
+            x.kind == "fault" and x.fields.what in ("late", "held_back") and x.proc == e.proc
+            and x.t_ms == e.fields.sent_ms for x in h.events) else e),
+        # the failed acquisition writes taken out, the model's `request_failed` kept
+        "acquisition after a failed one": lambda h: _edited(h, lambda _i, e: None if (
+            e.kind in ("refused", "conflicted") and e.fields.key.startswith("owners/")
+            or e.kind == "fault" and str(e.fields.target).startswith("PUT owners/")) else e),
+        # the old binaries' reads of a marker taken out, the UP-4 mark kept
+        "old binary met a marker": lambda h: _edited(h, lambda _i, e: None if e.kind == "leases_reply"
+                                                     and h.processes[e.proc].machine.startswith("om") else e),
+        # the world's count of fences in flight made 1, the BD-1 mark kept
+        "bound BD-1": lambda h: _edited(h, lambda _i, e: event(e.t_ms, e.proc, e.kind, e.fields._replace(in_flight=1))
+                                        if e.kind == "fence_sent" else e),
+    }
+    for name, strip in cases.items():
+        h = history_of(SEEDS[name][0])
+        assert _point(name)(h)
+        h2 = strip(h)
+        assert h2.rules == h.rules
+        assert not _point(name)(h2) and not RECOUNT[name](h2), name
