@@ -621,18 +621,23 @@ def _told_while_fences_full(c: Context) -> bool:
        "its writer, which never learned it from an answer, released it (OR-7, OR-8: the record converged)",
        topic="ownership")
 def _resolver_released(c: Context) -> bool:
+    """World facts: an acquisition's write of p (`held ...`) answered other than ok (the world's `record_reply`:
+    its outcome unknown to p), applied all the same (`apply` of that state by p), then p's release of that
+    generation applied over it (issue 44: a release that landed, not one merely sent)."""
     history = c.history
+    events = history.events
     io = records_io(history)
     for (p, key), puts in io.puts.items():
         lost = {st for _s, st, status, _t, _i in puts if st.startswith("held ") and status != OK}
         if not lost:
             continue
-        landed = {history.events[i].fields.state for i in c.writes(OWNERS)
-                  if history.events[i].fields.key == key and history.events[i].proc == p}
-        for st in lost & landed:
-            g = st.split(" ")[3]
-            if any(s2 == f"nobody {g}" for _s, s2, _st, _t, _i in puts):
-                return True
+        applied = [(i, events[i].fields.state) for i in c.writes(OWNERS)
+                   if events[i].fields.key == key and events[i].proc == p]
+        for k, (i, st) in enumerate(applied):
+            if st in lost:
+                g = st.split(" ")[3]
+                if any(later == f"nobody {g}" for _j, later in applied[k + 1:]):
+                    return True
     return False
 
 

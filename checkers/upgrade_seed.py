@@ -299,7 +299,8 @@ def _races(c: Context) -> _Races:
 
 
 @point("marker write outcome unknown", "a new node's marker write on leases/ was lost, its reply lost, or it "
-       "landed past its timeout: the writer must read leases/ again, never assume (UP-3)", topic="upgrade")
+       "was held back past its timeout (landed or not): the writer must read leases/ again, never assume (UP-3)",
+       topic="upgrade")
 def _marker_unknown(c: Context) -> bool:
     return c.scan(_races).marker_unknown
 
