@@ -297,6 +297,8 @@ def run_campaign(console, spec: RunSpec, start, count, workers, report_path, lab
         if prog:
             prog.close()
     extra = dict(extra or {}, strict=spec.strict)
+    if spec.kinds_off:  # (the kinds its seeds knew: a resumed report's rest, as the report's tool ran it)
+        extra["fault_kinds"] = spec.fault_kinds()
     if dask:
         results.sort(key=lambda r: r.seed)  # a cluster finishes chunks in any order
         extra["dask"] = dask if dask.startswith("local:") else "a cluster"
@@ -496,7 +498,9 @@ _RESUME_FIXED = (("seeds", None), ("start", 0), ("model", MAIN_MODEL), ("scenari
 def resume(console, args) -> int:
     """`run --resume REPORT`: the seeds a partial report (a run stopped by a signal) did not run,
     run now and joined to it: the whole campaign's report, with the digest an uninterrupted run gives."""
-    from .report import load_report, merge_reports
+    from dataclasses import replace
+
+    from .report import kinds_added, load_report, merge_reports
 
     given = [name for name, default in _RESUME_FIXED if getattr(args, name, default) != default]
     if given:
@@ -520,6 +524,8 @@ def resume(console, args) -> int:
         raise UsageError(f"the report {args.resume} is malformed: its seeds are not the start of partial.of")
     start, count = s["start"] + s["count"], of["count"] - s["count"]
     spec = resolve(before["model"], before["scenario"], [], bool(before.get("strict")), start, count, before["params"])
+    # the rest drawn as the report's tool drew its seeds: the fault kinds added since held off
+    spec = replace(spec, kinds_off=kinds_added(before))
     path = args.report or args.resume
     campaign_outputs(path, args.junit, args.force).check()
     shard = before.get("shard")

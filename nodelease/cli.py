@@ -139,6 +139,9 @@ def _replay_options(p) -> None:
     p.add_argument("--continue", dest="cont", action="store_true",
                    help="a counterexample the code no longer replays: replay it until the first decision the code no "
                         "longer asks for or asks anew, draw the rest, say where it diverged, write the run as a plan")
+    p.add_argument("--with-new-kinds", action="store_true",
+                   help="a report's seed with the fault kinds added to the tool since the report was written drawn "
+                        "too (default: held off, so that the seed replays as the run the report recorded)")
     _report(p, "with --continue: reports/<plan>-continued.json under the working directory")
 
 
