@@ -140,3 +140,98 @@ def junit_properties(report: dict) -> list[tuple[str, object]]:
         for t, usd in c["usd_per_node_day"].items():
             props.append((f"cost.quiet.usd_per_node_day.{t}", usd))
     return props
+
+
+# --- the sweep over cluster sizes (`runner.py cost --nodes 3,5,10,20`) ----------------------------------
+
+# the ADR's own figures for the heartbeat listing alone ("Cost, after"): nodes -> (requests a period, GETs a
+# day, LISTs a day, dollars a day at AWS S3 Standard list prices)
+ADR_LISTING = {3: (12, 260_000, 86_000, 0.50), 20: (420, 12_000_000, 580_000, 8.0)}
+
+
+def run_one(seed: int, model_name: str, scenario: str, nodes: int, pins: dict | None = None):
+    """One seed of `scenario` with `nodes` nodes (the rest drawn as the seed draws it; `pins`: timing values
+    fixed, {} for the ADR's defaults where the scenario draws none): its history."""
+    from broken_models import load_model
+    from model.params import Params
+    from scenarios.sim import SimWorld
+    from scenarios.streams import Streams
+    from scenarios.swarm import draw, draw_params
+
+    rngs = Streams(seed)
+    if pins is None:
+        params, config = Params(), "given"
+    else:
+        params, config = draw_params(rngs, pins, scenario)
+    options = draw(rngs, scenario, params, nodes=nodes)
+    options.setdefault("config", config)
+    return SimWorld(seed, load_model(model_name), scenario, params, model_name, options=options).run()
+
+
+def listing_rates(history, phase: str | None = "quiet") -> dict:
+    """Per node and lease period of `phase` (None: the whole run): the listing's LISTs and GETs, the lease
+    writes, and every request; with the node-periods they are counted over."""
+    from checkers import ledger
+
+    p = history.params
+    period = min(p["heartbeat_period_ms"], p["ttl_ms"] // 3)
+    nm = ledger.node_ms(history)
+    ms = sum(nm.values()) if phase is None else nm.get(phase, 0)
+    counts = Counter()
+    for r in ledger.rows(history):
+        if phase is not None and r.phase != phase:
+            continue
+        counts["requests"] += 1
+        if r.cause == "listing":
+            counts["listing " + r.sent.op] += 1
+        if r.sent.purpose == "lease_write":
+            counts["lease writes"] += 1
+    return {"node_periods": ms / period, "counts": dict(counts), "period_ms": period}
+
+
+def sweep(nodes: list[int], seeds: int, model_name: str = "correct", scenario: str = "calm", start: int = 0,
+          phase: str | None = "quiet", pins: dict | None = None) -> list[dict]:
+    """Requests per period of the whole cluster at each size, measured over `seeds` seeds: the listing's
+    LISTs and GETs (the ADR's N x (1 + N)), the lease writes, every request."""
+    out = []
+    for n in nodes:
+        periods = 0.0
+        counts: Counter = Counter()
+        period_ms = None
+        for seed in range(start, start + seeds):
+            m = listing_rates(run_one(seed, model_name, scenario, n, pins), phase)
+            periods += m["node_periods"]
+            counts.update(m["counts"])
+            period_ms = m["period_ms"]
+        per = {k: v / periods * n for k, v in counts.items()} if periods else {}  # the cluster's, a period
+        out.append({"nodes": n, "seeds": seeds, "node_periods": round(periods, 1), "period_ms": period_ms,
+                    "lists": per.get("listing LIST", 0.0), "gets": per.get("listing GET", 0.0),
+                    "lease_writes": per.get("lease writes", 0.0), "requests": per.get("requests", 0.0)})
+    return out
+
+
+def fit(rows: list[dict]) -> tuple[float, float]:
+    """Least squares of the listing's requests a period R(N) = a N + b N^2 over the sizes measured: the ADR's
+    N x (1 + N) is a = b = 1; N LISTs and N x (N - 1) GETs (every object but its own) is a = 0, b = 1."""
+    sxx = sxy = syy = s1 = s2 = 0.0
+    for r in rows:
+        n = float(r["nodes"])
+        y = r["lists"] + r["gets"]
+        x1, x2 = n, n * n
+        sxx += x1 * x1
+        sxy += x1 * x2
+        syy += x2 * x2
+        s1 += x1 * y
+        s2 += x2 * y
+    det = sxx * syy - sxy * sxy
+    if not det:
+        n = float(rows[0]["nodes"])
+        return 0.0, (rows[0]["lists"] + rows[0]["gets"]) / (n * n)
+    return (s1 * syy - s2 * sxy) / det, (sxx * s2 - sxy * s1) / det
+
+
+def per_day_usd(lists: float, gets: float, period_ms: int, table_id: str = TABLES[0]) -> float:
+    """A cluster's listing, `lists` LISTs and `gets` GETs a period, priced for a day (list prices, all 2xx)."""
+    periods = prices.DAY_MS / period_ms
+    return prices.bill({("LIST", "2xx"): int(round(lists * periods)), ("GET", "2xx"): int(round(gets * periods))},
+                       prices.load(table_id)).usd
