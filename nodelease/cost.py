@@ -12,7 +12,8 @@ listing alone, at AWS S3 Standard list prices (campaign/price_tables/).
 The second is the amendments' cost column: each variant of amendments/ (default: every one) against the
 correct model on the same seeds (the swarm by default, where dead nodes leave objects that stop changing),
 at each size: the listing's GETs a period and every request a period of the cluster, and what the difference
-costs or saves a day at S3 Standard, at the ADR's cadence (28,800 periods a day). It reads the verdicts
+costs or saves a day at S3 Standard (the listing's LISTs and GETs priced), at the ADR's cadence (28,800
+periods a day). It reads the verdicts
 amendments/verdicts.json records and judges nothing: `runner.py amendments` owns the verdicts.
 
 Must not know the parser (nodelease/cli.py).
@@ -122,12 +123,12 @@ def amendments_column(names: list[str], sizes: list[int], seeds: int, start: int
           f"a day: {prices.DAY_MS // ADR_PERIOD_MS:,} lease periods at the ADR's cadence, "
           f"{prices.load(cost.TABLES[0]).title}):")
     print(f"{'variant':<38} {'nodes':>5}  {'listing GETs/period':>19}  {'requests/period':>15}  "
-          f"{'$/day':>8}  verdict recorded")
+          f"{'listing $/day':>13}  verdict recorded")
     out = {"kind": "amendments cost", "scenario": scenario, "seeds": {"start": start, "count": seeds},
            "correct": base, "variants": {}}
     for n in sizes:
         b = base[n]
-        print(f"{'correct':<38} {n:>5}  {b['gets']:>19.2f}  {b['requests']:>15.1f}  {_usd(b):>8.3f}")
+        print(f"{'correct':<38} {n:>5}  {b['gets']:>19.2f}  {b['requests']:>15.1f}  {_usd(b):>13.3f}")
     for name in chosen:
         rows = {}
         for n in sizes:
@@ -137,30 +138,23 @@ def amendments_column(names: list[str], sizes: list[int], seeds: int, start: int
             rows[n] = dict(r, gets_change=round(d_get, 3), requests_change=round(d_req, 2),
                            usd_per_day_change=round(d_usd, 4), says=_says(d_get, d_req, d_usd))
             print(f"{name:<38} {n:>5}  {r['gets']:>10.2f} ({d_get:+6.2f})  {r['requests']:>6.1f} ({d_req:+6.1f})  "
-                  f"{d_usd:>+8.3f}  {recorded.get(name, '-')}: {rows[n]['says']}")
+                  f"{d_usd:>+13.3f}  {recorded.get(name, '-')}: {rows[n]['says']}")
         out["variants"][name] = {"verdict_recorded": recorded.get(name), "sizes": rows}
     return out
 
 
 def _usd(r: dict) -> float:
-    """The cluster's requests a period, priced for a day: every request as the listing's mix is not known here,
-    so the listing's LISTs and GETs at their prices and the rest at a PUT's (the dearer reading)."""
-    rest = max(0.0, r["requests"] - r["lists"] - r["gets"])
-    table = prices.load(cost.TABLES[0])
-    periods = prices.DAY_MS / ADR_PERIOD_MS
-    return prices.bill({("LIST", "2xx"): int(round(r["lists"] * periods)),
-                        ("GET", "2xx"): int(round(r["gets"] * periods)),
-                        ("PUT", "2xx"): int(round(rest * periods))}, table).usd
+    """The cluster's listing, its LISTs and GETs a period, priced for a day at the ADR's cadence."""
+    return cost.per_day_usd(r["lists"], r["gets"], ADR_PERIOD_MS)
 
 
 def _says(d_get: float, d_req: float, d_usd: float) -> str:
-    """'saves N GETs a period' or 'costs M more requests a period', and the day's dollars."""
+    """What a variant costs or saves: 'saves N GETs a period (-$x a day)', and its every request's change."""
     if abs(d_req) < 0.05 and abs(d_get) < 0.05:
         return "costs nothing measurable"
-    verb = "saves" if d_req < 0 else "costs"
-    what = (f"{abs(d_get):.2f} GETs a period" if abs(d_get) >= abs(d_req) / 2 and abs(d_get) >= 0.05
-            else f"{abs(d_req):.2f} requests a period")
-    return f"{verb} {what} ({'-' if d_usd < 0 else '+'}${abs(d_usd):.3f} a day)"
+    listing = (f"{'saves' if d_get < 0 else 'costs'} {abs(d_get):.2f} listing GETs a period "
+               f"({'-' if d_usd < 0 else '+'}${abs(d_usd):.3f} a day)") if abs(d_get) >= 0.05 else "the listing unchanged"
+    return f"{listing}; every request {d_req:+.2f} a period"
 
 
 def _recorded() -> dict[str, str]:
