@@ -89,6 +89,13 @@ class _Run:
                 self.pauses.setdefault(ev[i].proc, []).append((ev[i].t_ms, ev[i].t_ms + (f.ms or 0)))
         quiet = history.of_kind("quiet")
         self.quiet_at = ev[quiet[0]].t_ms if quiet else None
+        # (proc, key, sent_ms) of each write whose 2xx reached its process before its timeout (`record_reply`:
+        # what the process learned of its records and its own node lease)
+        self.acked: set[tuple[int, str, int]] = set()
+        for i in history.of_kind("record_reply"):
+            f = ev[i].fields
+            if f.op == "PUT" and f.status == "ok":
+                self.acked.add((ev[i].proc, f.key, f.sent_ms))
         self.applied: dict[tuple[int, str, int], int] = {}  # (proc, key, sent_ms) -> the apply event's index
         for i in history.of_kind("apply"):
             f = ev[i].fields
@@ -119,9 +126,9 @@ def run_of(history: History) -> _Run:
     return once(history, "cost_run", lambda: _Run(history))
 
 
-def _acked(r: Row) -> bool:
-    """The process learned the bucket's 2xx (the answer was not lost on the way)."""
-    return r.outcome == "2xx"
+def _acked(run: _Run, r: Row) -> bool:
+    """The process learned the bucket's 2xx before its timeout (not lost on the way, not late)."""
+    return (r.sent.proc, r.sent.key, r.sent.sent_ms) in run.acked
 
 
 # --- COST-1 ---------------------------------------------------------------------------------------------
@@ -153,13 +160,13 @@ def check_lease_cadence(history: History) -> list[Violation]:
             if run.paused(p, t0, t1) or run.stepped(p, t0, t1):
                 continue
             gap = clock.waited(t0, t1)
-            if _acked(a) and gap < period - SLACK_MS:
+            if _acked(run, a) and gap < period - SLACK_MS:
                 out.append(Violation("COST-1", (
                     f"{proc.label} sent two lease writes {gap} ms apart on its clock in the period from "
                     f"{_s(t0)}, the first acknowledged (a lease write every period P = {period} ms, retries "
                     f"apart): {desc(a)}, {desc(b)}"), run.anchors((a, b))))
                 break
-            if _acked(a) and gap > period + 2 * attempt + SLACK_MS:
+            if _acked(run, a) and gap > period + 2 * attempt + SLACK_MS:
                 out.append(Violation("COST-1", (
                     f"{proc.label} sent no lease write for {gap} ms on its clock after {desc(a)} (the next: "
                     f"{desc(b)}): a lease write every period P = {period} ms, an attempt A = {attempt} ms in "

@@ -251,3 +251,26 @@ def lines(history: History, width: int = 100) -> list[str]:
         out.append(f"{op:<6} {kc:<13} {oc:<18} {ph:<6} {cause:<17} {n:>8}")
     out.append(f"{'':<6} {'':<13} {'':<18} {'':<6} {'total':<17} {sum(t.values()):>8}")
     return out
+
+
+def by_cause_lines(history: History) -> list[str]:
+    """The ledger for people in a few lines: per cause, the requests of each phase and the outcomes that were
+    not a plain 2xx."""
+    rs = rows(history)
+    if not rs:
+        return ["(no requests recorded)"]
+    phases = [ph for ph in PHASES if any(r.phase == ph for r in rs)]
+    per: dict[str, Counter] = {}
+    odd: dict[str, Counter] = {}
+    for r in rs:
+        per.setdefault(r.cause, Counter())[r.phase] += 1
+        if r.outcome != "2xx":
+            odd.setdefault(r.cause, Counter())[r.outcome] += 1
+    out = [f"{'cause':<18}" + "".join(f"{ph:>8}" for ph in phases) + "  not 2xx"]
+    for cause in sorted(per, key=lambda c: -sum(per[c].values())):
+        bad = ", ".join(f"{k} {v}" for k, v in odd.get(cause, Counter()).most_common(4)) or "-"
+        out.append(f"{cause:<18}" + "".join(f"{per[cause].get(ph, 0):>8}" for ph in phases) + f"  {bad}")
+    total = Counter(r.phase for r in rs)
+    out.append(f"{'total':<18}" + "".join(f"{total.get(ph, 0):>8}" for ph in phases))
+    return out
+

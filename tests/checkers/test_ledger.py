@@ -83,3 +83,11 @@ def test_the_report_sums_and_prices_the_ledger(swarm3):
     assert rows[0][0] == "cost, quiet phase" and "per node-day" in rows[0][1]
     props = dict(cost.junit_properties({"ledger": block, "cost": c}))
     assert props["ledger.quiet.lease_cadence"] > 0
+
+
+def test_the_ledger_by_cause_for_people(swarm3):
+    lines = ledger.by_cause_lines(swarm3)
+    assert lines[0].split()[:3] == ["cause", "fault", "quiet"]
+    listing = next(x for x in lines if x.startswith("listing"))
+    assert "lost" in listing  # the fault phase's lost listings are named
+    assert lines[-1].startswith("total") and int(lines[-1].split()[1]) + int(lines[-1].split()[2]) == len(swarm3.requests)
