@@ -135,7 +135,7 @@ def _acked(run: _Run, r: Row) -> bool:
 
 
 @invariant("COST-1", "a lease write per node per period, retries apart", kind="safety", rules=("COST-1", "NL-2"),
-           quiet=True)
+           quiet=True, ledger=True)
 def check_lease_cadence(history: History) -> list[Violation]:
     """Judged on the ledger in the quiet phase: a node's lease write after an acknowledged one leaves a period
     after it on its clock, and no later than a period and two attempt timeouts."""
@@ -179,7 +179,7 @@ def check_lease_cadence(history: History) -> list[Violation]:
 
 
 @invariant("COST-2", "the listing: one LIST and at most one GET per object listed, per node per period",
-           kind="safety", rules=("COST-2", "FN-2"))
+           kind="safety", rules=("COST-2", "FN-2"), ledger=True)
 def check_listing(history: History) -> list[Violation]:
     """Judged on the ledger: a node lists `nodes/` at most once a period and reads each object a listing
     returned at most once before its next listing (the ADR's N x (1 + N) a period at most)."""
@@ -283,7 +283,7 @@ def _per_acquisition(history: History, inv: str, claim: str, judge) -> list[Viol
 
 
 @invariant("COST-3", "a hold: a record read and write to acquire, a write to release, the restore's listing",
-           kind="safety", rules=("COST-3", "OR-3", "OR-5"))
+           kind="safety", rules=("COST-3", "OR-3", "OR-5"), ledger=True)
 def check_hold_requests(history: History) -> list[Violation]:
     """Judged on the ledger, per acquisition: at most one record write, one read-back, one read of the named
     node; after the write, one listing of the actor's data and one foreground release."""
@@ -307,7 +307,7 @@ def check_hold_requests(history: History) -> list[Violation]:
 
 
 @invariant("COST-4", "the upgrade: a GET, a LIST and a PUT per actor, once", kind="safety",
-           rules=("COST-4", "UP-3"))
+           rules=("COST-4", "UP-3"), ledger=True)
 def check_upgrade_once(history: History) -> list[Violation]:
     """Judged on the ledger, per acquisition: at most one GET and one PUT of `leases/<actor>` and one seeding
     listing, and none when the read of `owners/<actor>` found a record."""
@@ -329,7 +329,8 @@ def check_upgrade_once(history: History) -> list[Violation]:
 # --- COST-5 ---------------------------------------------------------------------------------------------
 
 
-@invariant("COST-5", "no renewals: a hold's record is written once", kind="safety", rules=("COST-5", "OR-4"))
+@invariant("COST-5", "no renewals: a hold's record is written once", kind="safety", rules=("COST-5", "OR-4"),
+           ledger=True)
 def check_no_renewals(history: History) -> list[Violation]:
     """Judged on what each process sent on its records (`record_reply`): a hold's record written again once
     the process knew it had landed is a renewal."""
@@ -367,7 +368,7 @@ def check_no_renewals(history: History) -> list[Violation]:
 
 
 @invariant("COST-6", "two lease writes after the last acknowledged one before a lease runs out",
-           kind="safety", rules=("COST-6", "T-4", "NL-3"))
+           kind="safety", rules=("COST-6", "T-4", "NL-3"), ledger=True)
 def check_two_retries(history: History) -> list[Violation]:
     """Judged on the ledger and the answers each process got: a lease that runs out (A <= P, 2 P < ttl -
     safety) had two lease writes sent after its last acknowledged one (section 5)."""

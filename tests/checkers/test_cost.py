@@ -58,3 +58,14 @@ def test_a_history_without_a_ledger_is_judged_by_none():
     for check in (cost.check_lease_cadence, cost.check_listing, cost.check_hold_requests, cost.check_upgrade_once,
                   cost.check_no_renewals, cost.check_two_retries):
         assert check(h) == []
+
+
+def test_a_history_without_a_ledger_does_not_judge_the_cost_checks():
+    from checkers.verdict import not_judged
+
+    h = run_seed(3, load_model("correct"))
+    assert not any(k.startswith("COST-") for k in not_judged(h))
+    h.requests = None
+    skipped = not_judged(h)
+    assert sorted(k for k in skipped if k.startswith("COST-")) == [f"COST-{n}" for n in range(1, 7)]
+    assert "no request ledger" in skipped["COST-1"]

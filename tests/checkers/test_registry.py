@@ -56,10 +56,13 @@ def test_what_a_history_cannot_judge_comes_from_the_declarations():
     """No quiet phase: the invariants judged in it are not judged; a run its environment cut short also
     leaves out those that need the whole run; and their measures are reported as nothing measured."""
     h = finish(history(("n0", "a")))
+    h.requests = []  # (a hand-made history with an empty request ledger; without one, see the next lines)
     assert list(not_judged(h)) == list(LIVENESS) and LIVENESS
     cut = not_judged(h, env_failure="the endpoint went away")
     assert list(cut) == [inv.id for inv in INVARIANTS if inv.quiet or inv.whole_run]
     assert set(cut) > set(LIVENESS)
+    h.requests = None  # no ledger (a trace's history): the checks declared on it are not judged either
+    assert list(not_judged(h)) == list(LIVENESS) + [inv.id for inv in INVARIANTS if inv.ledger and not inv.quiet]
     measured = [inv for inv in INVARIANTS if inv.measure is not None]
     assert measured
     figures = measure_all(h, skip=frozenset(inv.id for inv in measured))
