@@ -201,6 +201,11 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None, wit
         shown = [f"{k} {v} ms" for k, v in result.margin_ms.items()]
         shown += [f"{k} {v} ms ({fid})" for k, (v, fid) in result.margin_findings.items()]
         print("margins (least slack to each bound; negative: broken): " + (", ".join(shown) or "none measured"))
+        from checkers import ledger
+
+        # the seed's request ledger (issue 48): what each cause sent in each phase, and what did not land as 2xx
+        print("requests (the world's ledger, by cause and phase; COST-1..COST-6 judge them):")
+        print("\n".join("  " + line for line in ledger.by_cause_lines(history)))
     for inv, msg, explanation in result.failures:
         print()
         print(explanation)
