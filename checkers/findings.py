@@ -14,6 +14,13 @@ violation that matches no finding fails the run as always; tests/checkers/test_f
 each classifier a reproduction doctored to keep the preconditions without the cause
 (`test_<id>_without_its_cause_is_a_violation_*`), and each finding's reproduction beside an
 unrelated bug whose violation must fail the run (`test_<id>_beside_*`).
+
+Issue 44: each classifier returns its chain (`Chain`): its cause as the run's plan holds it, its window
+and its scope; a violation is the finding's only when every event it names lies inside them (`covers`),
+and every premise is a world fact (`record_reply`, deliveries, applied writes, the cadence of the writes
+sent), never a timer standing in for one. Each classifier's docstring lists its premises ("Premises, world
+facts:"; docs/findings.md shows them). A driver that can replay the run also requires the chain's cause to
+be necessary (counterexamples/necessity.py, through checkers/verdict.py).
 """
 
 from __future__ import annotations
@@ -436,8 +443,9 @@ def _lost_cause(history: History, p: int, key: str, t: int) -> Cause:
     """The drawn fate that lost p's write of `key` at true time t (its request's way to the bucket, or the
     bucket's 409), decided at most an attempt timeout and a network delay before."""
     a = facts(history).params.attempt_timeout_ms + history.options.get("delay_ms_max", 0)
-    return Cause(f"the loss of {history.processes[p].label}'s acquisition write of {key} at {t / 1000:.3f} s",
-                 machine=history.processes[p].machine, request="PUT " + key, from_ms=t - a, to_ms=t)
+    pr = history.processes[p]
+    return Cause(f"the loss of {pr.label}'s acquisition write of {key} at {t / 1000:.3f} s", node=pr.node_id,
+                 machine=pr.machine, request="PUT " + key, from_ms=t - a, to_ms=t)
 
 
 def _removed(history: History, key: str, fence: str, writer: int, after: int, until: int) -> int | None:
