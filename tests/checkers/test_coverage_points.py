@@ -654,6 +654,36 @@ def r_drain_from_faults_end(h):
                                + p.attempt_timeout_ms <= h.end_ms for _i, e in _of(h, "running"))
 
 
+def r_fn5(h, which):
+    """The restart race's read (`race_read`: the freer, and whether its read of nodes/A left after or was applied
+    before the held write) against the applies: A's new instance's first live write landing after the freer's
+    record read came back naming A (between), or before the instance took an actor back (after the read)."""
+    procs, a = h.processes, _params(h).attempt_timeout_ms
+    firsts, seen = {}, set()
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc >= 0 and e.proc not in seen and f.op == "PUT" and f.key == "nodes/" + procs[e.proc].node_id \
+                and f.state.startswith("live "):
+            seen.add(e.proc)
+            firsts.setdefault(procs[e.proc].node_id, []).append((e.t_ms, e.proc))
+    for _i, e in _faults(h, "race_read"):
+        freer, _, when = e.fields.detail.partition(": ")
+        node = e.fields.target[len("GET nodes/"):]
+        if when == "after" and which == "between":
+            lives = [x for x in firsts.get(node, ()) if x[0] <= e.t_ms]
+            if lives and any(r.t_ms <= lives[-1][0] and procs[r.proc].node_id == freer and r.fields.op == "GET"
+                             and r.fields.key.startswith("owners/") and (r.fields.state or "").startswith(f"held {node} ")
+                             for _j, r in _of(h, "record_reply")):
+                return True
+        elif when == "before" and which == "after":
+            lives = [x for x in firsts.get(node, ()) if x[0] >= e.t_ms]
+            if lives and any(x.proc == lives[0][1] and lives[0][0] <= x.t_ms <= lives[0][0] + 2 * a
+                             and x.fields.key.startswith("owners/") and x.fields.state.startswith("held ")
+                             for _j, x in _of(h, "apply")):
+                return True
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -701,6 +731,8 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "FN-5 read order raced": lambda h: r_fn5(h, "between"),
+    "FN-5 restart after the nodes/ read": lambda h: r_fn5(h, "after"),
     "blip with cadences apart": r_blip_cadences,
     "drain judged from the faults' end": r_drain_from_faults_end,
     "takeover at the deadline": r_takeover_at_deadline,
