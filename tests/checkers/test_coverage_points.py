@@ -288,7 +288,7 @@ def r_seed_list_failed(h):
     if not _up(h):
         return False
     procs, first = h.processes, {}
-    for i, e in _of(h, "apply", "fault_put", "fault_delete"):
+    for i, e in _of(h, "apply"):
         if e.fields.key.startswith("owners/"):
             first.setdefault(e.fields.key[7:], i)
     return any(e.fields.what in ("request_lost", "fail_fast", "reply_lost") and e.proc >= 0 and _new(procs[e.proc])
@@ -684,6 +684,65 @@ def r_fn5(h, which):
     return False
 
 
+def r_marker_unknown_read(h):
+    """A marker its writer never learned of (held back past its timeout and applied, or applied with its ok reply
+    lost), then the actor's first owners/ record written by a process before leases/<actor> changed again."""
+    if not _up(h):
+        return False
+    procs, ev = h.processes, h.events
+    late = {(e.proc, e.fields.target[4:], e.t_ms) for _i, e in _faults(h, "late") if e.proc >= 0}
+    lost = {(e.proc, e.fields.target[4:], e.t_ms) for _i, e in _faults(h, "reply_lost")
+            if e.proc >= 0 and e.fields.detail == "ok"}
+    first_owner = {}
+    for _i, e in _of(h, "apply"):
+        if e.fields.key.startswith("owners/"):
+            first_owner.setdefault(e.fields.key[7:], e)
+    for i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc < 0 or not _new(procs[e.proc]) or not f.key.startswith("leases/") or not f.state.startswith("marker "):
+            continue
+        if (e.proc, f.key, f.sent_ms) not in late and (e.proc, f.key, e.t_ms) not in lost:
+            continue
+        nxt = next((x.t_ms for x in ev[i + 1:] if x.kind in ("apply", "fault_delete") and x.fields.key == f.key),
+                   h.end_ms if h.end_ms is not None else 1 << 62)
+        o = first_owner.get(f.key[7:])
+        if o is not None and e.t_ms < o.t_ms < nxt and o.proc != -1:
+            return True
+    return False
+
+
+def r_guard_future(h):
+    if not _up(h):
+        return False
+    p, procs = _params(h), h.processes
+    end = h.end_ms if h.end_ms is not None else 1 << 62
+    versions, current = [], {}
+    for e in h.events:
+        f = e.fields
+        if e.kind not in ("apply", "fault_delete", "fault_put") or not f.key.startswith("nodes/"):
+            continue
+        if f.key in current:
+            current.pop(f.key)[3] = e.t_ms
+        if e.kind == "apply" and e.proc >= 0 and f.op == "PUT" and f.state.startswith("node "):
+            v = [f.key, e.t_ms, procs[e.proc].clock.local(f.sent_ms), end]
+        elif e.kind == "fault_put" and f.written_at_ms is not None:
+            v = [f.key, e.t_ms, f.written_at_ms, end]
+        else:
+            continue
+        versions.append(v)
+        current[f.key] = v
+    windows, life = _switch_windows(h), _life(h)
+    for q in sorted(life):
+        w = windows.get(procs[q].node_id)
+        if not _new(procs[q]) or w is None or life[q][0] >= w[1]:
+            continue
+        for _key, applied, written, replaced in versions:
+            at = max(life[q][0], applied)
+            if at < min(replaced, w[1]) and written > procs[q].clock.local(at) + 2 * p.max_skew_ms:
+                return True
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -731,6 +790,8 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "marker landed unknown, then read": r_marker_unknown_read,
+    "guard met a future-dated heartbeat": r_guard_future,
     "FN-5 read order raced": lambda h: r_fn5(h, "between"),
     "FN-5 restart after the nodes/ read": lambda h: r_fn5(h, "after"),
     "blip with cadences apart": r_blip_cadences,
