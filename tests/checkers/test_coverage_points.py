@@ -743,6 +743,70 @@ def r_guard_future(h):
     return False
 
 
+def _drains_judged(h):
+    """The `told drain` events INV-11 judges with no fault around them: its bound (ttl + grace) inside the run,
+    the process neither ended, resumed nor stopped before it reported drained or the bound passed, no fault to it
+    and no outage of its machine from an attempt timeout before the drain to the bound, and no release of its
+    left pending by an earlier fault on a record still naming it."""
+    p, procs, ev = _params(h), h.processes, h.events
+    out = []
+    for i, e in _of(h, "told"):
+        q, t = e.proc, e.t_ms
+        if e.fields.command != "drain" or q < 0 or t + p.ttl_ms + p.grace_ms > h.end_ms:
+            continue
+        until = t + p.ttl_ms + p.grace_ms
+        bad = False
+        for x in ev[i + 1:]:
+            if x.t_ms > until or x.proc == q and x.kind == "drained":
+                break
+            if x.proc == q and (x.kind in ("exit", "crash") or x.kind == "told" and x.fields.command in ("resume", "stop")):
+                bad = True
+                break
+        bad = bad or any(x.kind == "outage" and x.fields.machine in ("*", procs[q].machine) and x.t_ms <= until
+                         and x.fields.until_ms >= t - p.attempt_timeout_ms
+                         or x.kind == "fault" and x.proc == q and t - p.attempt_timeout_ms <= x.t_ms <= until for x in ev)
+        state, failed = {}, set()
+        for x in ev:
+            if x.t_ms >= t:
+                break
+            if x.kind == "apply" and x.fields.key.startswith("owners/"):
+                state[x.fields.key] = x.fields.state
+                if x.proc == q and x.fields.state.startswith("nobody "):
+                    failed.discard(x.fields.key)
+            elif x.proc == q and x.kind == "fault" and x.fields.target.startswith("PUT owners/"):
+                failed.add(x.fields.target[4:])
+        mine = f"held {procs[q].node_id} {procs[q].instance} "
+        if not bad and not any(state.get(k, "").startswith(mine) for k in failed):
+            out.append(i)
+    return out
+
+
+def r_drain_released_busy(h):
+    procs, ev = h.processes, h.events
+    for i in _drains_judged(h):
+        q, t = ev[i].proc, ev[i].t_ms
+        mine = f"held {procs[q].node_id} {procs[q].instance} "
+        named = {}
+        for x in ev:
+            if x.t_ms > t:
+                break
+            if x.kind == "apply" and x.fields.key.startswith("owners/"):
+                named[x.fields.key] = x.fields.state
+        held = {k for k, v in named.items() if v.startswith(mine)}
+        if not held:
+            continue
+        for x in ev[i + 1:]:
+            if x.proc == q and x.kind == "drained":
+                if not held:
+                    return True
+                break
+            if x.kind == "apply" and x.fields.key in held:
+                if x.proc != q or not x.fields.state.startswith("nobody "):
+                    break
+                held.discard(x.fields.key)
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -790,6 +854,8 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "drain judged": lambda h: bool(_drains_judged(h)),
+    "drain released busy holds": r_drain_released_busy,
     "marker landed unknown, then read": r_marker_unknown_read,
     "guard met a future-dated heartbeat": r_guard_future,
     "FN-5 read order raced": lambda h: r_fn5(h, "between"),
