@@ -807,6 +807,29 @@ def r_drain_released_busy(h):
     return False
 
 
+def r_seeded_from_keys(h):
+    """A create of owners/<actor> (If-None-Match, applied) whose attempt's read of leases/<actor> (its process's
+    last one answered by the create's send) found no object, while a key of the actor's data (wal/, snapshot/)
+    had been written before that answer."""
+    reads, keys = {}, {}
+    for _i, e in _of(h, "leases_reply", "apply"):
+        f = e.fields
+        if e.kind == "leases_reply":
+            if f.op == "GET":
+                reads.setdefault((e.proc, f.key[7:]), []).append(e)
+        elif f.op == "PUT" and f.key.startswith(("wal/", "snapshot/")):
+            keys.setdefault(f.key.split("/", 1)[1].rsplit("/", 1)[0], []).append(e.t_ms)
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if f.key.startswith("owners/") and f.op == "PUT" and f.cond == "if-none-match" and f.serial and e.proc >= 0:
+            actor = f.key[7:]
+            read = next((r for r in reversed(reads.get((e.proc, actor), [])) if r.t_ms <= f.sent_ms), None)
+            if read is not None and read.fields.status == "not_found" and any(
+                    t <= read.t_ms for t in keys.get(actor, ())):
+                return True
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -854,6 +877,7 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "seeded from the keys alone": r_seeded_from_keys,
     "drain judged": lambda h: bool(_drains_judged(h)),
     "drain released busy holds": r_drain_released_busy,
     "marker landed unknown, then read": r_marker_unknown_read,
