@@ -830,6 +830,94 @@ def r_seeded_from_keys(h):
     return False
 
 
+def _told_list(h):
+    """(process, when) of each drain the world told a process, and each move it asked of the process the actor's
+    record named then."""
+    procs = h.processes
+    who = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
+    names, out = {}, []
+    for e in h.events:
+        f = e.fields
+        if e.kind == "apply" and f.key.startswith("owners/"):
+            parts = f.state.split(" ")
+            names[f.key] = who.get((parts[1], parts[2])) if len(parts) == 4 and parts[0] == "held" else None
+        elif e.kind == "told" and f.command == "drain" and e.proc >= 0:
+            out.append((e.proc, e.t_ms))
+        elif e.kind == "moved" and names.get("owners/" + f.actor) is not None:
+            out.append((names["owners/" + f.actor], e.t_ms))
+    return out
+
+
+def r_told_fences_full(h):
+    a = _params(h).attempt_timeout_ms
+    full = [(e.proc, e.t_ms) for _i, e in _of(h, "fence_sent") if e.fields.in_flight >= 8]
+    return any(q == p and t0 <= t < t0 + a for p, t in _told_list(h) for q, t0 in full)
+
+
+def r_told_release_pending(h):
+    """A release of p (`nobody <g>` on a record) answered other than ok, and not yet ended when p was told: ended by
+    one of its retries answered ok, or by a read after a 412 or 404 that found the record not naming p at g."""
+    procs, end = h.processes, h.end_ms
+    answers = {}
+    for _i, e in _of(h, "record_reply"):
+        if e.fields.key.startswith("owners/"):
+            answers.setdefault((e.proc, e.fields.key), []).append(e)
+    spans = {}
+    for (q, key), rs in answers.items():
+        for g in sorted({r.fields.state.split(" ")[1] for r in rs if r.fields.op == "PUT"
+                         and (r.fields.state or "").startswith("nobody ")}):
+            chain = [r for r in rs if r.fields.op == "PUT" and r.fields.state == f"nobody {g}"]
+            first = next((r.t_ms for r in chain if r.fields.status != "ok"), None)
+            if first is None:
+                continue
+            ended = next((r.t_ms for r in chain if r.fields.status == "ok"), None)
+            held = f"held {procs[q].node_id} {procs[q].instance} {g}"
+            for r in chain:
+                if r.fields.status in ("precondition_failed", "not_found"):
+                    after = next((x.t_ms for x in rs if x.fields.op == "GET" and x.fields.sent_ms >= r.t_ms and (
+                        x.fields.status == "ok" and x.fields.state != held or x.fields.status == "not_found")), None)
+                    if after is not None:
+                        ended = after if ended is None else min(ended, after)
+                        break
+            spans.setdefault(q, []).append((first, end if ended is None else ended))
+    return any(a <= t < b for q, t in _told_list(h) for a, b in spans.get(q, ()))
+
+
+def _acquisition_spans(h):
+    """proc -> (read-back spans, unresolved spans): an acquisition's write (`held ...`) answered other than ok;
+    its read-back is the next read of that record its process sent once the answer came, in flight until
+    answered; unless that read showed the write, or another version than the one the write named, the entry is
+    unresolved from then until a read shows another version."""
+    answers = {}
+    for _i, e in _of(h, "record_reply"):
+        if e.fields.key.startswith("owners/"):
+            answers.setdefault((e.proc, e.fields.key), []).append(e)
+    out = {}
+    for (q, _key), rs in answers.items():
+        reads = sorted((r for r in rs if r.fields.op != "PUT"), key=lambda r: r.fields.sent_ms)
+        for w in rs:
+            if w.fields.op != "PUT" or not (w.fields.state or "").startswith("held ") or w.fields.status == "ok":
+                continue
+            k = next((n for n, r in enumerate(reads) if r.fields.sent_ms >= w.t_ms), None)
+            if k is None:
+                continue
+            r = reads[k]
+            back, unresolved = out.setdefault(q, ([], []))
+            back.append((r.fields.sent_ms, r.t_ms))
+            named = w.fields.named_serial
+            if r.fields.status == "ok" and (r.fields.state == w.fields.state or r.fields.serial != named):
+                continue
+            until = next((x.t_ms for x in reads[k + 1:] if x.fields.status == "ok" and x.fields.serial != named),
+                         h.end_ms)
+            unresolved.append((r.t_ms, until))
+    return out
+
+
+def r_told_while(h, which):
+    spans = _acquisition_spans(h)
+    return any(a <= t < b for q, t in _told_list(h) for a, b in spans.get(q, ([], []))[which])
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -877,6 +965,10 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "drain or move told while a read-back is in flight": lambda h: r_told_while(h, 0),
+    "drain or move told while an acquisition is unresolved": lambda h: r_told_while(h, 1),
+    "drain or move told while the fence cap is full": r_told_fences_full,
+    "drain or move told while a release is pending": r_told_release_pending,
     "seeded from the keys alone": r_seeded_from_keys,
     "drain judged": lambda h: bool(_drains_judged(h)),
     "drain released busy holds": r_drain_released_busy,
