@@ -2,9 +2,9 @@
 
 For each point, tests/checkers/data/coverage_seeds.json names seeds of `swarm` that reach it (found by
 tests/checkers/coverage_seeds.py). Each is replayed; the point must be reached there (checkers/coverage.py's
-`reached`), and where this module has a recount of its own (RECOUNT: written from the raw events and the
-processes' clocks, never calling the checker's code), the recount must say so too, and agree with the checker
-on every seed of the pool, reaching or not. Every point must not count on the same seeds run calm (every fault
+`reached`), and the point's recount of its own (RECOUNT, one per point: written from the raw events and the
+processes' clocks, never calling the checker's predicates; a few constants and formulas shared, the BD caps,
+UP-2's stale span) must say so too, and agree with the checker on every seed of the pool, reaching or not. Every point must not count on the same seeds run calm (every fault
 off), but the configuration's, which a hand-made change of the configuration must turn off; the points issue 44
 found counted on something else than the world's facts have hand-made histories that must not count.
 """
@@ -918,6 +918,47 @@ def r_told_while(h, which):
     return any(a <= t < b for q, t in _told_list(h) for a, b in spans.get(q, ([], []))[which])
 
 
+def r_owner_died(h):
+    """A process that held its node lease (an applied live write) crashed or exited non-zero in the quiet phase,
+    its nodes/ object not deleted by mistake since its last landed write, holding a record (naming it, its lease
+    valid just before it died); a later hold of that actor began, in a valid lease window of its new holder."""
+    procs, windows = h.processes, _lease_windows(h)
+    quiet = [e.t_ms for _i, e in _of(h, "quiet")]
+    if not quiet:
+        return False
+    lands = {}
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc >= 0 and f.key == f"nodes/{procs[e.proc].node_id}" and f.state.split(" ")[:2] == [
+                "live", procs[e.proc].instance]:
+            lands.setdefault(e.proc, []).append(e.t_ms)
+    deletes = [(e.fields.key[6:], e.t_ms) for _i, e in _of(h, "fault_delete") if e.fields.key.startswith("nodes/")]
+    for _i, d in _of(h, "crash", "exit"):
+        q, td = d.proc, d.t_ms
+        if td < quiet[0] or q not in lands or d.kind == "exit" and d.fields.status == 0:
+            continue
+        ack = max((t for t in lands[q] if t <= td), default=None)
+        if ack is None or any(n == procs[q].node_id and ack <= t <= td for n, t in deletes):
+            continue
+        if not any(a <= td - 1 < b for a, b in windows.get(q, [])):
+            continue
+        state = {}
+        for e in h.events:
+            if e.t_ms >= td:
+                break
+            if e.kind in ("apply", "fault_delete", "fault_put") and e.fields.key.startswith("owners/"):
+                state[e.fields.key] = e.fields.state if e.kind == "apply" else ""
+        mine = ["held", procs[q].node_id, procs[q].instance]
+        held = {k for k, v in state.items() if (v or "").split(" ")[:3] == mine}
+        for e in h.events:
+            f = e.fields
+            if e.t_ms > td and e.kind == "apply" and f.key in held and e.proc >= 0 and f.state.split(" ")[:3] == [
+                    "held", procs[e.proc].node_id, procs[e.proc].instance] and any(
+                    b > e.t_ms for _a, b in windows.get(e.proc, [])):
+                return True
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -965,6 +1006,7 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "owner died in the quiet phase": r_owner_died,
     "drain or move told while a read-back is in flight": lambda h: r_told_while(h, 0),
     "drain or move told while an acquisition is unresolved": lambda h: r_told_while(h, 1),
     "drain or move told while the fence cap is full": r_told_fences_full,
@@ -990,8 +1032,9 @@ RECOUNT = {
 CONFIGURATION = {name for name in POINTS if name.startswith("config ")}
 
 
-def test_every_point_has_a_seed():
+def test_every_point_has_a_seed_and_a_recount():
     assert set(SEEDS) == set(POINTS), "tests/checkers/coverage_seeds.py must be run again: the points changed"
+    assert set(RECOUNT) == set(POINTS), "a point without a recount of its own (RECOUNT)"
     assert [p for p, v in SEEDS.items() if not v] == []
 
 
@@ -1001,9 +1044,7 @@ def test_a_seed_reaches_the_point_and_its_recount_agrees(point):
     assert seeds, f"no seed reaches {point!r}"
     for s in seeds:
         assert point in reached_of(s), f"seed {s} no longer reaches {point!r}: run tests/checkers/coverage_seeds.py"
-    recount = RECOUNT.get(point)
-    if recount is None:
-        pytest.skip("no recount of its own yet: reached on its seeds, not on the calm runs (test below)")
+    recount = RECOUNT[point]
     for s in POOL:
         assert recount(history_of(s)) == (point in reached_of(s)), f"seed {s}: the recount of {point!r} disagrees"
 
