@@ -2,9 +2,9 @@
 
 For each point, tests/checkers/data/coverage_seeds.json names seeds of `swarm` that reach it (found by
 tests/checkers/coverage_seeds.py). Each is replayed; the point must be reached there (checkers/coverage.py's
-`reached`), and where this module has a recount of its own (RECOUNT: written from the raw events and the
-processes' clocks, never calling the checker's code), the recount must say so too, and agree with the checker
-on every seed of the pool, reaching or not. Every point must not count on the same seeds run calm (every fault
+`reached`), and the point's recount of its own (RECOUNT, one per point: written from the raw events and the
+processes' clocks, never calling the checker's predicates; a few constants and formulas shared, the BD caps,
+UP-2's stale span) must say so too, and agree with the checker on every seed of the pool, reaching or not. Every point must not count on the same seeds run calm (every fault
 off), but the configuration's, which a hand-made change of the configuration must turn off; the points issue 44
 found counted on something else than the world's facts have hand-made histories that must not count.
 """
@@ -288,7 +288,7 @@ def r_seed_list_failed(h):
     if not _up(h):
         return False
     procs, first = h.processes, {}
-    for i, e in _of(h, "apply", "fault_put", "fault_delete"):
+    for i, e in _of(h, "apply"):
         if e.fields.key.startswith("owners/"):
             first.setdefault(e.fields.key[7:], i)
     return any(e.fields.what in ("request_lost", "fail_fast", "reply_lost") and e.proc >= 0 and _new(procs[e.proc])
@@ -654,6 +654,311 @@ def r_drain_from_faults_end(h):
                                + p.attempt_timeout_ms <= h.end_ms for _i, e in _of(h, "running"))
 
 
+def r_fn5(h, which):
+    """The restart race's read (`race_read`: the freer, and whether its read of nodes/A left after or was applied
+    before the held write) against the applies: A's new instance's first live write landing after the freer's
+    record read came back naming A (between), or before the instance took an actor back (after the read)."""
+    procs, a = h.processes, _params(h).attempt_timeout_ms
+    firsts, seen = {}, set()
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc >= 0 and e.proc not in seen and f.op == "PUT" and f.key == "nodes/" + procs[e.proc].node_id \
+                and f.state.startswith("live "):
+            seen.add(e.proc)
+            firsts.setdefault(procs[e.proc].node_id, []).append((e.t_ms, e.proc))
+    for _i, e in _faults(h, "race_read"):
+        freer, _, when = e.fields.detail.partition(": ")
+        node = e.fields.target[len("GET nodes/"):]
+        if when == "after" and which == "between":
+            lives = [x for x in firsts.get(node, ()) if x[0] <= e.t_ms]
+            if lives and any(r.t_ms <= lives[-1][0] and procs[r.proc].node_id == freer and r.fields.op == "GET"
+                             and r.fields.key.startswith("owners/") and (r.fields.state or "").startswith(f"held {node} ")
+                             for _j, r in _of(h, "record_reply")):
+                return True
+        elif when == "before" and which == "after":
+            lives = [x for x in firsts.get(node, ()) if x[0] >= e.t_ms]
+            if lives and any(x.proc == lives[0][1] and lives[0][0] <= x.t_ms <= lives[0][0] + 2 * a
+                             and x.fields.key.startswith("owners/") and x.fields.state.startswith("held ")
+                             for _j, x in _of(h, "apply")):
+                return True
+    return False
+
+
+def r_marker_unknown_read(h):
+    """A marker its writer never learned of (held back past its timeout and applied, or applied with its ok reply
+    lost), then the actor's first owners/ record written by a process before leases/<actor> changed again."""
+    if not _up(h):
+        return False
+    procs, ev = h.processes, h.events
+    late = {(e.proc, e.fields.target[4:], e.t_ms) for _i, e in _faults(h, "late") if e.proc >= 0}
+    lost = {(e.proc, e.fields.target[4:], e.t_ms) for _i, e in _faults(h, "reply_lost")
+            if e.proc >= 0 and e.fields.detail == "ok"}
+    first_owner = {}
+    for _i, e in _of(h, "apply"):
+        if e.fields.key.startswith("owners/"):
+            first_owner.setdefault(e.fields.key[7:], e)
+    for i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc < 0 or not _new(procs[e.proc]) or not f.key.startswith("leases/") or not f.state.startswith("marker "):
+            continue
+        if (e.proc, f.key, f.sent_ms) not in late and (e.proc, f.key, e.t_ms) not in lost:
+            continue
+        nxt = next((x.t_ms for x in ev[i + 1:] if x.kind in ("apply", "fault_delete") and x.fields.key == f.key),
+                   h.end_ms if h.end_ms is not None else 1 << 62)
+        o = first_owner.get(f.key[7:])
+        if o is not None and e.t_ms < o.t_ms < nxt and o.proc != -1:
+            return True
+    return False
+
+
+def r_guard_future(h):
+    if not _up(h):
+        return False
+    p, procs = _params(h), h.processes
+    end = h.end_ms if h.end_ms is not None else 1 << 62
+    versions, current = [], {}
+    for e in h.events:
+        f = e.fields
+        if e.kind not in ("apply", "fault_delete", "fault_put") or not f.key.startswith("nodes/"):
+            continue
+        if f.key in current:
+            current.pop(f.key)[3] = e.t_ms
+        if e.kind == "apply" and e.proc >= 0 and f.op == "PUT" and f.state.startswith("node "):
+            v = [f.key, e.t_ms, procs[e.proc].clock.local(f.sent_ms), end]
+        elif e.kind == "fault_put" and f.written_at_ms is not None:
+            v = [f.key, e.t_ms, f.written_at_ms, end]
+        else:
+            continue
+        versions.append(v)
+        current[f.key] = v
+    windows, life = _switch_windows(h), _life(h)
+    for q in sorted(life):
+        w = windows.get(procs[q].node_id)
+        if not _new(procs[q]) or w is None or life[q][0] >= w[1]:
+            continue
+        for _key, applied, written, replaced in versions:
+            at = max(life[q][0], applied)
+            if at < min(replaced, w[1]) and written > procs[q].clock.local(at) + 2 * p.max_skew_ms:
+                return True
+    return False
+
+
+def _drains_judged(h):
+    """The `told drain` events INV-11 judges with no fault around them: its bound (ttl + grace) inside the run,
+    the process neither ended, resumed nor stopped before it reported drained or the bound passed, no fault to it
+    and no outage of its machine from an attempt timeout before the drain to the bound, and no release of its
+    left pending by an earlier fault on a record still naming it."""
+    p, procs, ev = _params(h), h.processes, h.events
+    out = []
+    for i, e in _of(h, "told"):
+        q, t = e.proc, e.t_ms
+        if e.fields.command != "drain" or q < 0 or t + p.ttl_ms + p.grace_ms > h.end_ms:
+            continue
+        until = t + p.ttl_ms + p.grace_ms
+        bad = False
+        for x in ev[i + 1:]:
+            if x.t_ms > until or x.proc == q and x.kind == "drained":
+                break
+            if x.proc == q and (x.kind in ("exit", "crash") or x.kind == "told" and x.fields.command in ("resume", "stop")):
+                bad = True
+                break
+        bad = bad or any(x.kind == "outage" and x.fields.machine in ("*", procs[q].machine) and x.t_ms <= until
+                         and x.fields.until_ms >= t - p.attempt_timeout_ms
+                         or x.kind == "fault" and x.proc == q and t - p.attempt_timeout_ms <= x.t_ms <= until for x in ev)
+        state, failed = {}, set()
+        for x in ev:
+            if x.t_ms >= t:
+                break
+            if x.kind == "apply" and x.fields.key.startswith("owners/"):
+                state[x.fields.key] = x.fields.state
+                if x.proc == q and x.fields.state.startswith("nobody "):
+                    failed.discard(x.fields.key)
+            elif x.proc == q and x.kind == "fault" and x.fields.target.startswith("PUT owners/"):
+                failed.add(x.fields.target[4:])
+        mine = f"held {procs[q].node_id} {procs[q].instance} "
+        if not bad and not any(state.get(k, "").startswith(mine) for k in failed):
+            out.append(i)
+    return out
+
+
+def r_drain_released_busy(h):
+    procs, ev = h.processes, h.events
+    for i in _drains_judged(h):
+        q, t = ev[i].proc, ev[i].t_ms
+        mine = f"held {procs[q].node_id} {procs[q].instance} "
+        named = {}
+        for x in ev:
+            if x.t_ms > t:
+                break
+            if x.kind == "apply" and x.fields.key.startswith("owners/"):
+                named[x.fields.key] = x.fields.state
+        held = {k for k, v in named.items() if v.startswith(mine)}
+        if not held:
+            continue
+        for x in ev[i + 1:]:
+            if x.proc == q and x.kind == "drained":
+                if not held:
+                    return True
+                break
+            if x.kind == "apply" and x.fields.key in held:
+                if x.proc != q or not x.fields.state.startswith("nobody "):
+                    break
+                held.discard(x.fields.key)
+    return False
+
+
+def r_seeded_from_keys(h):
+    """A create of owners/<actor> (If-None-Match, applied) whose attempt's read of leases/<actor> (its process's
+    last one answered by the create's send) found no object, while a key of the actor's data (wal/, snapshot/)
+    had been written before that answer."""
+    reads, keys = {}, {}
+    for _i, e in _of(h, "leases_reply", "apply"):
+        f = e.fields
+        if e.kind == "leases_reply":
+            if f.op == "GET":
+                reads.setdefault((e.proc, f.key[7:]), []).append(e)
+        elif f.op == "PUT" and f.key.startswith(("wal/", "snapshot/")):
+            keys.setdefault(f.key.split("/", 1)[1].rsplit("/", 1)[0], []).append(e.t_ms)
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if f.key.startswith("owners/") and f.op == "PUT" and f.cond == "if-none-match" and f.serial and e.proc >= 0:
+            actor = f.key[7:]
+            read = next((r for r in reversed(reads.get((e.proc, actor), [])) if r.t_ms <= f.sent_ms), None)
+            if read is not None and read.fields.status == "not_found" and any(
+                    t <= read.t_ms for t in keys.get(actor, ())):
+                return True
+    return False
+
+
+def _told_list(h):
+    """(process, when) of each drain the world told a process, and each move it asked of the process the actor's
+    record named then."""
+    procs = h.processes
+    who = {(pr.node_id, pr.instance): k for k, pr in enumerate(procs)}
+    names, out = {}, []
+    for e in h.events:
+        f = e.fields
+        if e.kind == "apply" and f.key.startswith("owners/"):
+            parts = f.state.split(" ")
+            names[f.key] = who.get((parts[1], parts[2])) if len(parts) == 4 and parts[0] == "held" else None
+        elif e.kind == "told" and f.command == "drain" and e.proc >= 0:
+            out.append((e.proc, e.t_ms))
+        elif e.kind == "moved" and names.get("owners/" + f.actor) is not None:
+            out.append((names["owners/" + f.actor], e.t_ms))
+    return out
+
+
+def r_told_fences_full(h):
+    a = _params(h).attempt_timeout_ms
+    full = [(e.proc, e.t_ms) for _i, e in _of(h, "fence_sent") if e.fields.in_flight >= 8]
+    return any(q == p and t0 <= t < t0 + a for p, t in _told_list(h) for q, t0 in full)
+
+
+def r_told_release_pending(h):
+    """A release of p (`nobody <g>` on a record) answered other than ok, and not yet ended when p was told: ended by
+    one of its retries answered ok, or by a read after a 412 or 404 that found the record not naming p at g."""
+    procs, end = h.processes, h.end_ms
+    answers = {}
+    for _i, e in _of(h, "record_reply"):
+        if e.fields.key.startswith("owners/"):
+            answers.setdefault((e.proc, e.fields.key), []).append(e)
+    spans = {}
+    for (q, key), rs in answers.items():
+        for g in sorted({r.fields.state.split(" ")[1] for r in rs if r.fields.op == "PUT"
+                         and (r.fields.state or "").startswith("nobody ")}):
+            chain = [r for r in rs if r.fields.op == "PUT" and r.fields.state == f"nobody {g}"]
+            first = next((r.t_ms for r in chain if r.fields.status != "ok"), None)
+            if first is None:
+                continue
+            ended = next((r.t_ms for r in chain if r.fields.status == "ok"), None)
+            held = f"held {procs[q].node_id} {procs[q].instance} {g}"
+            for r in chain:
+                if r.fields.status in ("precondition_failed", "not_found"):
+                    after = next((x.t_ms for x in rs if x.fields.op == "GET" and x.fields.sent_ms >= r.t_ms and (
+                        x.fields.status == "ok" and x.fields.state != held or x.fields.status == "not_found")), None)
+                    if after is not None:
+                        ended = after if ended is None else min(ended, after)
+                        break
+            spans.setdefault(q, []).append((first, end if ended is None else ended))
+    return any(a <= t < b for q, t in _told_list(h) for a, b in spans.get(q, ()))
+
+
+def _acquisition_spans(h):
+    """proc -> (read-back spans, unresolved spans): an acquisition's write (`held ...`) answered other than ok;
+    its read-back is the next read of that record its process sent once the answer came, in flight until
+    answered; unless that read showed the write, or another version than the one the write named, the entry is
+    unresolved from then until a read shows another version."""
+    answers = {}
+    for _i, e in _of(h, "record_reply"):
+        if e.fields.key.startswith("owners/"):
+            answers.setdefault((e.proc, e.fields.key), []).append(e)
+    out = {}
+    for (q, _key), rs in answers.items():
+        reads = sorted((r for r in rs if r.fields.op != "PUT"), key=lambda r: r.fields.sent_ms)
+        for w in rs:
+            if w.fields.op != "PUT" or not (w.fields.state or "").startswith("held ") or w.fields.status == "ok":
+                continue
+            k = next((n for n, r in enumerate(reads) if r.fields.sent_ms >= w.t_ms), None)
+            if k is None:
+                continue
+            r = reads[k]
+            back, unresolved = out.setdefault(q, ([], []))
+            back.append((r.fields.sent_ms, r.t_ms))
+            named = w.fields.named_serial
+            if r.fields.status == "ok" and (r.fields.state == w.fields.state or r.fields.serial != named):
+                continue
+            until = next((x.t_ms for x in reads[k + 1:] if x.fields.status == "ok" and x.fields.serial != named),
+                         h.end_ms)
+            unresolved.append((r.t_ms, until))
+    return out
+
+
+def r_told_while(h, which):
+    spans = _acquisition_spans(h)
+    return any(a <= t < b for q, t in _told_list(h) for a, b in spans.get(q, ([], []))[which])
+
+
+def r_owner_died(h):
+    """A process that held its node lease (an applied live write) crashed or exited non-zero in the quiet phase,
+    its nodes/ object not deleted by mistake since its last landed write, holding a record (naming it, its lease
+    valid just before it died); a later hold of that actor began, in a valid lease window of its new holder."""
+    procs, windows = h.processes, _lease_windows(h)
+    quiet = [e.t_ms for _i, e in _of(h, "quiet")]
+    if not quiet:
+        return False
+    lands = {}
+    for _i, e in _of(h, "apply"):
+        f = e.fields
+        if e.proc >= 0 and f.key == f"nodes/{procs[e.proc].node_id}" and f.state.split(" ")[:2] == [
+                "live", procs[e.proc].instance]:
+            lands.setdefault(e.proc, []).append(e.t_ms)
+    deletes = [(e.fields.key[6:], e.t_ms) for _i, e in _of(h, "fault_delete") if e.fields.key.startswith("nodes/")]
+    for _i, d in _of(h, "crash", "exit"):
+        q, td = d.proc, d.t_ms
+        if td < quiet[0] or q not in lands or d.kind == "exit" and d.fields.status == 0:
+            continue
+        ack = max((t for t in lands[q] if t <= td), default=None)
+        if ack is None or any(n == procs[q].node_id and ack <= t <= td for n, t in deletes):
+            continue
+        if not any(a <= td - 1 < b for a, b in windows.get(q, [])):
+            continue
+        state = {}
+        for e in h.events:
+            if e.t_ms >= td:
+                break
+            if e.kind in ("apply", "fault_delete", "fault_put") and e.fields.key.startswith("owners/"):
+                state[e.fields.key] = e.fields.state if e.kind == "apply" else ""
+        mine = ["held", procs[q].node_id, procs[q].instance]
+        held = {k for k, v in state.items() if (v or "").split(" ")[:3] == mine}
+        for e in h.events:
+            f = e.fields
+            if e.t_ms > td and e.kind == "apply" and f.key in held and e.proc >= 0 and f.state.split(" ")[:3] == [
+                    "held", procs[e.proc].node_id, procs[e.proc].instance] and any(
+                    b > e.t_ms for _a, b in windows.get(e.proc, [])):
+                return True
+    return False
+
+
 RECOUNT = {
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
@@ -701,6 +1006,18 @@ RECOUNT = {
     "old-lease read lost": lambda h: r_upgrade_fault(h, ("request_lost", "fail_fast", "reply_lost"), "GET", "leases/"),
     "seeding listing lost": r_seed_list_failed,
     "twin during the switch": r_twin_at_switch,
+    "owner died in the quiet phase": r_owner_died,
+    "drain or move told while a read-back is in flight": lambda h: r_told_while(h, 0),
+    "drain or move told while an acquisition is unresolved": lambda h: r_told_while(h, 1),
+    "drain or move told while the fence cap is full": r_told_fences_full,
+    "drain or move told while a release is pending": r_told_release_pending,
+    "seeded from the keys alone": r_seeded_from_keys,
+    "drain judged": lambda h: bool(_drains_judged(h)),
+    "drain released busy holds": r_drain_released_busy,
+    "marker landed unknown, then read": r_marker_unknown_read,
+    "guard met a future-dated heartbeat": r_guard_future,
+    "FN-5 read order raced": lambda h: r_fn5(h, "between"),
+    "FN-5 restart after the nodes/ read": lambda h: r_fn5(h, "after"),
     "blip with cadences apart": r_blip_cadences,
     "drain judged from the faults' end": r_drain_from_faults_end,
     "takeover at the deadline": r_takeover_at_deadline,
@@ -715,8 +1032,9 @@ RECOUNT = {
 CONFIGURATION = {name for name in POINTS if name.startswith("config ")}
 
 
-def test_every_point_has_a_seed():
+def test_every_point_has_a_seed_and_a_recount():
     assert set(SEEDS) == set(POINTS), "tests/checkers/coverage_seeds.py must be run again: the points changed"
+    assert set(RECOUNT) == set(POINTS), "a point without a recount of its own (RECOUNT)"
     assert [p for p, v in SEEDS.items() if not v] == []
 
 
@@ -726,9 +1044,7 @@ def test_a_seed_reaches_the_point_and_its_recount_agrees(point):
     assert seeds, f"no seed reaches {point!r}"
     for s in seeds:
         assert point in reached_of(s), f"seed {s} no longer reaches {point!r}: run tests/checkers/coverage_seeds.py"
-    recount = RECOUNT.get(point)
-    if recount is None:
-        pytest.skip("no recount of its own yet: reached on its seeds, not on the calm runs (test below)")
+    recount = RECOUNT[point]
     for s in POOL:
         assert recount(history_of(s)) == (point in reached_of(s)), f"seed {s}: the recount of {point!r} disagrees"
 
