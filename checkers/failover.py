@@ -14,7 +14,8 @@ clocks is theirs, not a worst case), at its next listing's end, plus the fence's
   earliest such instant over the peers (eight fences due at once wait a listing more, BD-1);
 - each actor it owned was held again within the acquisition's round trips of the first request after that
   instant that reached a process able to take it (its lease valid, its clock past the same written_at + ttl
-  + grace, FN-5, neither draining nor stopping).
+  + grace, FN-5, its view past its first listing after the change landed, OR-10, neither draining nor
+  stopping).
 Before this, the bound was the worst case (ttl + grace + P + A + 2 max_skew after the last write, for every
 takeover alike), and a failover losing a whole period passed (broken model `late_fence_decision`).
 Holds, lease writes and exemptions are the world's facts (checkers/facts.py): an owner whose
@@ -256,8 +257,17 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         # lease valid, neither draining nor stopping (CS-3, CS-1: such a node refuses to acquire, by rule;
         # seed 2000938, tests/plans/inv7-request-at-a-draining-node.json)
         free_at, fencer, written_at = due[proc]
+        # OR-10: a node routes by its own view, which shows the owner not live from its first listing after
+        # the fence (or the change) landed, a listing long
+        changed = _fenced_at(history, proc, ack)
+        fenced = min(free_at, changed[0]) if changed is not None else free_at
+
+        def sees(q: int, t: int) -> bool:
+            c = procs[q].clock
+            return t >= c.true_at(c.local(fenced) + p.period_ms) + tm.listing_ms
+
         asked = next((t for t, q in requests.get(actor, ())
-                      if t >= free_at and _valid_at(leases.get(q, ()), t)
+                      if t >= free_at and _valid_at(leases.get(q, ()), t) and sees(q, t)
                       and procs[q].clock.local(t) > written_at + p.takeover_ms
                       and not _refuses_at(refusing.get(q, ()), t)), None)
         if asked is None or asked + slack > history.end_ms:
