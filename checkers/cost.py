@@ -66,14 +66,22 @@ class _Run:
     def __init__(self, history: History) -> None:
         self.h = history
         self.rows = ledger.rows(history)
-        self.by_proc: dict[int, list[Row]] = {}  # (an SDK's own retry of a write is not the process's request)
-        self.purpose: dict[tuple[int, str, int], str] = {}  # (proc, key, sent_ms) -> the purpose of that request
+        # each process's requests in send order (the ledger's order; an SDK's own retry of a write, appended
+        # when it is sent, is not the process's request)
+        self.by_proc: dict[int, list[Row]] = {}
+        self.rereads: set[tuple[int, str, int]] = set()  # (proc, key, sent_ms) of each NL-9 re-read
+        by_proc = self.by_proc
         for r in self.rows:
-            self.purpose[(r.sent.proc, r.sent.key, r.sent.sent_ms)] = r.sent.purpose
-            if not r.sent.sdk_retry:
-                self.by_proc.setdefault(r.sent.proc, []).append(r)
-        for rs in self.by_proc.values():
-            rs.sort(key=lambda r: r.sent.sent_ms)
+            s = r.sent
+            if not s.sdk_retry:
+                rs = by_proc.get(s.proc)
+                if rs is None:
+                    by_proc[s.proc] = [r]
+                else:
+                    rs.append(r)
+            if s.purpose == "lease_reread":
+                self.rereads.add((s.proc, s.key, s.sent_ms))
+        self._attempts: dict[int, list] = {}
         ev = history.events
         self.ended: dict[int, int] = {}
         for i in history.of_kind("exit", "crash"):
@@ -228,9 +236,21 @@ ACQUISITION = ("acquire_read", "acquire_node_read", "acquire_write", "acquire_re
 
 def attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     """Process p's acquisitions, one per read of a record (`acquire_read`): (actor, the requests of p about
-    that actor from that read to its next one), in order."""
+    that actor from that read to its next one), in order (computed once per process)."""
+    got = run._attempts.get(p)
+    if got is None:
+        got = run._attempts[p] = _attempts(run, p)
+    return got
+
+
+_ABOUT_ACTORS = ("owners/", "leases/", "wal/ list", "wal/ segment")
+
+
+def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     by_actor: dict[str, list[Row]] = {}
     for r in run.by_proc.get(p, ()):
+        if r.key_class not in _ABOUT_ACTORS and r.cause != "acquisition":
+            continue  # (the lease, the listing, fences: about no actor)
         actor = r.actor
         if actor is not None:
             by_actor.setdefault(actor, []).append(r)
@@ -400,7 +420,7 @@ def _judge_run_outs(history: History) -> list[tuple[Violation | None, int]]:
         parts = (f.state or "").split(" ")
         if len(parts) != 3 or parts[0] != "live" or parts[1] != proc.instance:
             continue
-        if f.op == "GET" and run.purpose.get((e.proc, f.key, f.sent_ms)) != "lease_reread":
+        if f.op == "GET" and (e.proc, f.key, f.sent_ms) not in run.rereads:
             continue  # (NL-9's re-read showing its own live write is an acknowledgement too; the start check's is not)
         acks.setdefault(e.proc, []).append((e.t_ms, int(parts[2]), i))
     out = []
