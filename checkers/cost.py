@@ -373,7 +373,7 @@ def check_no_renewals(history: History) -> list[Violation]:
         first = known.get(k)
         # a write of a hold the process knew had landed (acknowledged, or read back) is a renewal; the same
         # state written again after a write it never learnt of is a new acquisition at the same generation
-        if first is not None and ev[first].fields.sent_ms < f.sent_ms and e.proc not in flagged:
+        if first is not None and ev[first].t_ms <= f.sent_ms and e.proc not in flagged:
             flagged.add(e.proc)
             out.append(Violation("COST-5", (
                 f"{history.processes[e.proc].label} wrote {f.key} as \"{f.state}\" again, sent at "
@@ -422,30 +422,34 @@ def _judge_run_outs(history: History) -> list[tuple[Violation | None, int]]:
             continue
         if f.op == "GET" and (e.proc, f.key, f.sent_ms) not in run.rereads:
             continue  # (NL-9's re-read showing its own live write is an acknowledgement too; the start check's is not)
-        acks.setdefault(e.proc, []).append((e.t_ms, int(parts[2]), i))
+        acks.setdefault(e.proc, []).append((e.t_ms, int(parts[2]), i, f.sent_ms))
     out = []
     for p in run.node_procs():
         proc = history.processes[p]
         clock = proc.clock
         end = min(run.ended.get(p, history.end_ms), run.stop_told.get(p, history.end_ms), history.end_ms)
-        until = None  # (validity end on its clock, the written_at it came from, the event)
-        runs: list[tuple[int, int, int]] = []
-        for t, written_at, i in acks.get(p, ()):
-            if until is not None:
+        # (validity end on its clock, the written_at it came from, the event, how long after the write's send
+        # the process learned of it)
+        until = None
+        runs: list[tuple[int, int, int, int]] = []
+        for t, written_at, i, asked in acks.get(p, ()):
+            if until is not None and (not runs or runs[-1][2] != until[2]):
                 r = clock.ends_at(until[0])
                 if r <= t and r < end:
-                    runs.append((r, until[1], until[2]))
+                    runs.append((r, until[1], until[2], until[3]))  # (each validity runs out once)
             if (until is None or written_at + span > until[0]) and clock.ends_at(written_at + span) > t:
-                until = (written_at + span, written_at, i)  # (learned after it ended, it granted nothing)
-        if until is not None:
+                until = (written_at + span, written_at, i, t - clock.true_at(written_at))  # (learned after it
+                # ended, it granted nothing)
+        if until is not None and (not runs or runs[-1][2] != until[2]):
             r = clock.ends_at(until[0])
             if r < end:
-                runs.append((r, until[1], until[2]))
+                runs.append((r, until[1], until[2], until[3]))
         lease_writes = [r for r in run.by_proc.get(p, ()) if r.sent.op == "PUT" and r.key_class == "nodes/<own>"]
-        for r_ms, written_at, i in runs:
+        for r_ms, written_at, i, late in runs:
             s = clock.true_at(written_at)
-            if run.paused(p, s, r_ms) or run.stepped(p, s, r_ms):
-                continue
+            if run.paused(p, s, r_ms) or run.stepped(p, s, r_ms) or late > p_["attempt_timeout_ms"]:
+                continue  # (acknowledged later than an attempt after its send, by NL-9's re-read: the ADR's
+                # "after a write acknowledged at t, the next go at t + 3" has a whole attempt less here)
             sent = [w for w in lease_writes if s < w.sent.sent_ms < r_ms]
             if len(sent) >= 2:
                 out.append((None, len(sent)))
