@@ -66,14 +66,22 @@ class _Run:
     def __init__(self, history: History) -> None:
         self.h = history
         self.rows = ledger.rows(history)
-        self.by_proc: dict[int, list[Row]] = {}  # (an SDK's own retry of a write is not the process's request)
-        self.purpose: dict[tuple[int, str, int], str] = {}  # (proc, key, sent_ms) -> the purpose of that request
+        # each process's requests in send order (the ledger's order; an SDK's own retry of a write, appended
+        # when it is sent, is not the process's request)
+        self.by_proc: dict[int, list[Row]] = {}
+        self.rereads: set[tuple[int, str, int]] = set()  # (proc, key, sent_ms) of each NL-9 re-read
+        by_proc = self.by_proc
         for r in self.rows:
-            self.purpose[(r.sent.proc, r.sent.key, r.sent.sent_ms)] = r.sent.purpose
-            if not r.sent.sdk_retry:
-                self.by_proc.setdefault(r.sent.proc, []).append(r)
-        for rs in self.by_proc.values():
-            rs.sort(key=lambda r: r.sent.sent_ms)
+            s = r.sent
+            if not s.sdk_retry:
+                rs = by_proc.get(s.proc)
+                if rs is None:
+                    by_proc[s.proc] = [r]
+                else:
+                    rs.append(r)
+            if s.purpose == "lease_reread":
+                self.rereads.add((s.proc, s.key, s.sent_ms))
+        self._attempts: dict[int, list] = {}
         ev = history.events
         self.ended: dict[int, int] = {}
         for i in history.of_kind("exit", "crash"):
@@ -228,9 +236,21 @@ ACQUISITION = ("acquire_read", "acquire_node_read", "acquire_write", "acquire_re
 
 def attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     """Process p's acquisitions, one per read of a record (`acquire_read`): (actor, the requests of p about
-    that actor from that read to its next one), in order."""
+    that actor from that read to its next one), in order (computed once per process)."""
+    got = run._attempts.get(p)
+    if got is None:
+        got = run._attempts[p] = _attempts(run, p)
+    return got
+
+
+_ABOUT_ACTORS = ("owners/", "leases/", "wal/ list", "wal/ segment")
+
+
+def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     by_actor: dict[str, list[Row]] = {}
     for r in run.by_proc.get(p, ()):
+        if r.key_class not in _ABOUT_ACTORS and r.cause != "acquisition":
+            continue  # (the lease, the listing, fences: about no actor)
         actor = r.actor
         if actor is not None:
             by_actor.setdefault(actor, []).append(r)
@@ -353,7 +373,7 @@ def check_no_renewals(history: History) -> list[Violation]:
         first = known.get(k)
         # a write of a hold the process knew had landed (acknowledged, or read back) is a renewal; the same
         # state written again after a write it never learnt of is a new acquisition at the same generation
-        if first is not None and ev[first].fields.sent_ms < f.sent_ms and e.proc not in flagged:
+        if first is not None and ev[first].t_ms <= f.sent_ms and e.proc not in flagged:
             flagged.add(e.proc)
             out.append(Violation("COST-5", (
                 f"{history.processes[e.proc].label} wrote {f.key} as \"{f.state}\" again, sent at "
@@ -400,32 +420,36 @@ def _judge_run_outs(history: History) -> list[tuple[Violation | None, int]]:
         parts = (f.state or "").split(" ")
         if len(parts) != 3 or parts[0] != "live" or parts[1] != proc.instance:
             continue
-        if f.op == "GET" and run.purpose.get((e.proc, f.key, f.sent_ms)) != "lease_reread":
+        if f.op == "GET" and (e.proc, f.key, f.sent_ms) not in run.rereads:
             continue  # (NL-9's re-read showing its own live write is an acknowledgement too; the start check's is not)
-        acks.setdefault(e.proc, []).append((e.t_ms, int(parts[2]), i))
+        acks.setdefault(e.proc, []).append((e.t_ms, int(parts[2]), i, f.sent_ms))
     out = []
     for p in run.node_procs():
         proc = history.processes[p]
         clock = proc.clock
         end = min(run.ended.get(p, history.end_ms), run.stop_told.get(p, history.end_ms), history.end_ms)
-        until = None  # (validity end on its clock, the written_at it came from, the event)
-        runs: list[tuple[int, int, int]] = []
-        for t, written_at, i in acks.get(p, ()):
-            if until is not None:
+        # (validity end on its clock, the written_at it came from, the event, how long after the write's send
+        # the process learned of it)
+        until = None
+        runs: list[tuple[int, int, int, int]] = []
+        for t, written_at, i, asked in acks.get(p, ()):
+            if until is not None and (not runs or runs[-1][2] != until[2]):
                 r = clock.ends_at(until[0])
                 if r <= t and r < end:
-                    runs.append((r, until[1], until[2]))
+                    runs.append((r, until[1], until[2], until[3]))  # (each validity runs out once)
             if (until is None or written_at + span > until[0]) and clock.ends_at(written_at + span) > t:
-                until = (written_at + span, written_at, i)  # (learned after it ended, it granted nothing)
-        if until is not None:
+                until = (written_at + span, written_at, i, t - clock.true_at(written_at))  # (learned after it
+                # ended, it granted nothing)
+        if until is not None and (not runs or runs[-1][2] != until[2]):
             r = clock.ends_at(until[0])
             if r < end:
-                runs.append((r, until[1], until[2]))
+                runs.append((r, until[1], until[2], until[3]))
         lease_writes = [r for r in run.by_proc.get(p, ()) if r.sent.op == "PUT" and r.key_class == "nodes/<own>"]
-        for r_ms, written_at, i in runs:
+        for r_ms, written_at, i, late in runs:
             s = clock.true_at(written_at)
-            if run.paused(p, s, r_ms) or run.stepped(p, s, r_ms):
-                continue
+            if run.paused(p, s, r_ms) or run.stepped(p, s, r_ms) or late > p_["attempt_timeout_ms"]:
+                continue  # (acknowledged later than an attempt after its send, by NL-9's re-read: the ADR's
+                # "after a write acknowledged at t, the next go at t + 3" has a whole attempt less here)
             sent = [w for w in lease_writes if s < w.sent.sent_ms < r_ms]
             if len(sent) >= 2:
                 out.append((None, len(sent)))

@@ -187,12 +187,23 @@ def _rows(history: History) -> list[Row]:
     if not history.requests:
         return []
     quiet_at, told = _phases(history)
-    procs = history.processes
+    node_of = [p.node_id for p in history.processes]
+    causes: dict[tuple[str, str, str], str] = {}  # (purpose, op, key class) -> cause, each checked once
+    new = tuple.__new__
     out = []
+    append = out.append
     for s in history.requests:
-        node = procs[s.proc].node_id
+        node = node_of[s.proc]
         kc = key_class(s.op, s.key, node)
-        out.append(Row(s, node, kc, outcome(s), phase_at(s.sent_ms, quiet_at, told.get(s.proc)), cause_of(s, kc)))
+        k = (s.purpose, s.op, kc)
+        cause = causes.get(k)
+        if cause is None:
+            cause = causes[k] = cause_of(s, kc)
+        t = s.sent_ms
+        ts = told.get(s.proc)
+        ph = phase_at(t, quiet_at, ts) if ts else ("quiet" if quiet_at is not None and t >= quiet_at else "fault")
+        oc = "2xx" if s.answer == "2xx" and not s.reply_lost else outcome(s)
+        append(new(Row, (s, node, kc, oc, ph, cause)))
     return out
 
 

@@ -654,7 +654,8 @@ class World(Processes, Workload, QuietPhase):
         i = self._sent_at.get((proc.index, rid))
         if i is not None:
             ledger = self.history.requests
-            ledger[i] = ledger[i]._replace(answer=answer, reply_lost=reply_lost, entries=entries)
+            r = ledger[i]  # (r._replace(answer=..., reply_lost=..., entries=...), spelled out: every request)
+            ledger[i] = _new_tuple(Sent, (r[0], r[1], r[2], r[3], r[4], answer, reply_lost, entries, r[8], r[9]))
             if reply_lost or answer == "never_arrived":
                 del self._sent_at[(proc.index, rid)]
 

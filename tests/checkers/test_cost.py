@@ -69,3 +69,20 @@ def test_a_history_without_a_ledger_does_not_judge_the_cost_checks():
     skipped = not_judged(h)
     assert sorted(k for k in skipped if k.startswith("COST-")) == [f"COST-{n}" for n in range(1, 7)]
     assert "no request ledger" in skipped["COST-1"]
+
+
+def test_a_first_write_adopted_late_is_not_held_to_two_retries():
+    """COST-6: in seed 59 (restore_lists_twice, whose change touches no lease), n3's first write lost its
+    reply and NL-9's slow re-read adopted it 7.8 s after its send: the lease task starts from there, one
+    period before the run-out. The ADR's "after a write acknowledged at t, the next go at t + 3 and t + 6"
+    has a whole attempt less here: a validity learnt of later than an attempt after its send is not judged."""
+    h = run_seed(59, load_model("restore_lists_twice"), "swarm", None, "restore_lists_twice")
+    assert cost.check_two_retries(h) == []
+
+
+def test_a_hold_written_again_before_the_process_learnt_it_landed_is_no_renewal():
+    """COST-5: in seed 151 (lease_tick_from_reply), n1 wrote owners/t1/c/a5 at generation 4 again at
+    52.971 s; the read that showed it its first write had landed was answered at 53.119 s, after: no
+    renewal (the process could not have known)."""
+    h = run_seed(151, load_model("lease_tick_from_reply"), "swarm", None, "lease_tick_from_reply")
+    assert cost.check_no_renewals(h) == []
