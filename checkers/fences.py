@@ -64,7 +64,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
             continue
         label = procs[q].label
         clock = procs[q].clock
-        local = clock.local  # the watch is counted on the fencer's clock, which may drift (or step back: waited)
+        local = clock.local  # FN-3's written_at + ttl + grace on the fencer's wall clock; FN-2's watch on its
+        # monotonic one (Clock.mono_span)
         if kind == "fence_sent":
             if q in flagged:
                 continue
@@ -73,7 +74,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                 flagged.add(q)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
-            elif not any(clock.waited(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
+            elif not any(clock.mono_span(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
                 flagged.add(q)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s, "

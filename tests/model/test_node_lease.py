@@ -25,6 +25,7 @@ from model.io import (
     TIMED_OUT,
     Exit,
     Mark,
+    Now,
     ProcessStarted,
     Reply,
     Request,
@@ -608,7 +609,7 @@ def test_t2_the_model_refuses_to_start_on_invalid_params():
     from model import step
 
     with pytest.raises(ParamsError, match="T-2"):
-        step(None, ProcessStarted("n1", "i1", Params(grace_ms=100, safety_ms=100)), T0)
+        step(None, ProcessStarted("n1", "i1", Params(grace_ms=100, safety_ms=100)), Now(T0, T0))
 
 
 def test_params_from_dict_names_the_unknown_or_malformed_parameter():
