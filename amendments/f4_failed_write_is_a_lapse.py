@@ -35,8 +35,8 @@ class FailedWriteIsALapse(Model):
             st = replace(st, watch_from_ms=None)  # FN-2, this reading: no judging until the next acknowledgment
         return super().on_reply_lease_write(st, purpose, reply, now, out)
 
-    def lease_acknowledged(self, st, version, written_at_ms, how, now, out):
-        st = super().lease_acknowledged(st, version, written_at_ms, how, now, out)
+    def lease_acknowledged(self, st, version, written_at_ms, how, now, out, sent_mono_ms=None):
+        st = super().lease_acknowledged(st, version, written_at_ms, how, now, out, sent_mono_ms)
         if st.watch_from_ms is None and self.lease_valid(st, now):
             st = replace(st, watch_from_ms=self.watch_from(st, now))  # the watch counts from here
         return st
