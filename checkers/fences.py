@@ -66,7 +66,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
             continue
         label = procs[q].label
         clock = procs[q].clock
-        local = clock.local  # the watch is counted on the fencer's clock, which may drift (or step back: waited)
+        local = clock.local  # FN-3's written_at + ttl + grace on the fencer's wall clock; FN-2's watch on its
+        # monotonic one (Clock.mono_span)
         if kind == "fence_sent":
             w = fx.lease_valid_at(q, t)
             # (invalid: the gap after its last window, or before its first)
@@ -77,7 +78,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                 flagged.add(occurrence)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
-            elif not any(clock.waited(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
+            elif not any(clock.mono_span(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
                 flagged.add(occurrence)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s, "

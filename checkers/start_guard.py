@@ -130,9 +130,9 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
                 read = first_read.get((n, i), max(t_old, began))
                 if read > t_g:
                     read = max(t_old, began)  # read only after its guard passed: not what the guard saw
-                # (the lapse of a future-dated one is counted on this node's own clock, which may drift)
+                # (the lapse of a future-dated one is counted on this node's monotonic clock)
                 until = min(clocks[n].true_at(written_at + span),
-                            clocks[n].true_at(clocks[n].local(read) + span + p.max_skew_ms))
+                            clocks[n].mono_true_at(clocks[n].mono(read) + span + p.max_skew_ms))
                 fresh.append((t_old, until, i))
             if not fresh:
                 continue

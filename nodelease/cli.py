@@ -72,7 +72,7 @@ def _scenario(p) -> None:
 
 def _param(p) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=MS",
-                   help="pin a timing parameter, e.g. --param ttl_ms=12000 (repeatable; validated by T-2..T-4)")
+                   help="pin a timing parameter, e.g. --param ttl_ms=12000 (repeatable; validated by T-2..T-4 and T-6)")
 
 
 def _seeds(p, default: int | None, what: str = "how many seeds") -> None:

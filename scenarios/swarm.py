@@ -105,7 +105,32 @@ def fit_params(d: dict, pinned: dict) -> Params:
         d["heartbeat_period_ms"] = d["ttl_ms"] // 3
     if 3 * d["attempt_timeout_ms"] > d["ttl_ms"] - d["safety_ms"] and "attempt_timeout_ms" not in pinned:
         d["attempt_timeout_ms"] = (d["ttl_ms"] - d["safety_ms"]) // 3
+    _fit_t6(d, pinned)
     return validate(Params(**d))
+
+
+def _fit_t6(d: dict, pinned: dict) -> None:
+    """T-6: P + A <= ttl - safety. A drawn configuration meets it (safety at most a quarter of ttl, P and A at
+    most a third of ttl and of ttl - safety); one with ttl pinned may not (the large family's safety of 7.5 s
+    under a ttl of 10 s, Q-8): lower what is not pinned, safety first (then T-2 asks more grace, or less skew),
+    then the attempt timeout, then the heartbeat period."""
+    def period() -> int:
+        return min(d["heartbeat_period_ms"], d["ttl_ms"] // 3)
+
+    if period() + d["attempt_timeout_ms"] <= d["ttl_ms"] - d["safety_ms"]:
+        return
+    if "safety_ms" not in pinned:
+        d["safety_ms"] = max(0, d["ttl_ms"] - period() - d["attempt_timeout_ms"])
+        if d["grace_ms"] + d["safety_ms"] < 2 * d["max_skew_ms"]:
+            if "grace_ms" not in pinned:
+                d["grace_ms"] = 2 * d["max_skew_ms"] - d["safety_ms"]
+            elif "max_skew_ms" not in pinned:
+                d["max_skew_ms"] = (d["grace_ms"] + d["safety_ms"]) // 2
+    span = d["ttl_ms"] - d["safety_ms"]
+    if period() + d["attempt_timeout_ms"] > span and "attempt_timeout_ms" not in pinned:
+        d["attempt_timeout_ms"] = max(1, min(span // 3, span - period()))
+    if period() + d["attempt_timeout_ms"] > span and "heartbeat_period_ms" not in pinned:
+        d["heartbeat_period_ms"] = max(1, span - d["attempt_timeout_ms"])
 
 
 def on_bounds(p: Params) -> list[str]:

@@ -188,6 +188,13 @@ def test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced():
     assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
 
 
+F4_PLAN_GONE = pytest.mark.skip(reason=(
+    "issue 47: the kept plan's form needed n0's timers on its wall clock, 2.7 % slow (the sweep); on the "
+    "monotonic clock its replay shows no F-4 (nor with the blip 0.6 s shorter or longer): to be found again "
+    "in a sweep; F-4's scripted tests stand"))
+
+
+@F4_PLAN_GONE
 def test_f4_also_when_the_fence_lands_just_after_the_fencer_lapsed():
     """F-4 (FN-2, INV-9, T-2), a form found by a 20,000-seed sweep with another seed stream (seed 11670 of a
     run whose quiet phase was 3 liveness spans), shrunk to one fault and kept as a plan: a blackhole blip
@@ -654,6 +661,7 @@ def test_f3_beside_a_running_process_that_reads_its_fence_and_runs_on():
     assert _judged(_f3_beside(None)) == ([], {"F-3": ["INV-10"]}, False)
 
 
+@F4_PLAN_GONE
 def test_f4_beside_a_process_that_runs_on_fenced():
     """F-4's kept plan run under fenced_keeps_running: the blip's fence is still F-4's (its exit too), and the
     fenced process that runs on past its fence is INV-10, unexplained."""
