@@ -168,8 +168,9 @@ def _fence_due(history: History, fx: Facts, tm: _Timing, proc: int, ack: int, wr
     on q's clock: its first sight of the object unchanged is its first listing after `ack` and after the
     faults (every P, each a listing long), or its watch's start (its first acknowledged lease write of a window, FN-2), whichever
     is later; the fence is due at q's first listing that ends once both a full P + A of that watch and
-    `written_at + ttl + grace` (FN-3, on q's clock: the skew between the two clocks is the clocks' own)
-    have passed, plus the fence's read and write (three one-way trips). `crowd`: how many other fences
+    `written_at + ttl + grace` (FN-3, on q's wall clock: the skew between the two clocks is the clocks' own)
+    have passed, plus the fence's read and write (three one-way trips). The listing's period and the watch
+    are durations, counted on q's monotonic clock (issue 47); FN-3's comparison is on its wall clock. `crowd`: how many other fences
     fell due before this one in the same watch: every eight more wait a listing more (BD-1)."""
     p = tm.params
     delay = tm.delay_ms
@@ -181,11 +182,11 @@ def _fence_due(history: History, fx: Facts, tm: _Timing, proc: int, ack: int, wr
         calm = tm.calm_ms(history.processes[q].machine)
         free = c.true_at(written_at + p.takeover_ms + 1)  # (passed: its first millisecond after)
         # the first listing after the landing, or after the faults (a listing's read may fail until then)
-        seen = c.true_at(c.local(max(ack, calm)) + p.period_ms) + tm.listing_ms
+        seen = c.mono_true_at(c.mono(max(ack, calm)) + p.period_ms) + tm.listing_ms
         for s, e, _j in ws:
             watch_from = max(seen, s + delay)  # (the watch counts from its lease write's answer)
-            ready = max(free, c.true_at(c.local(watch_from) + p.period_ms + p.attempt_timeout_ms))
-            decided = c.true_at(c.local(ready) + p.period_ms * (1 + crowd // FENCES_AT_ONCE)) + tm.listing_ms
+            ready = max(free, c.mono_true_at(c.mono(watch_from) + p.period_ms + p.attempt_timeout_ms))
+            decided = c.mono_true_at(c.mono(ready) + p.period_ms * (1 + crowd // FENCES_AT_ONCE)) + tm.listing_ms
             if decided < e and (best is None or decided + 3 * delay < best[0]):
                 best = (decided + 3 * delay, q)
     return best
@@ -264,7 +265,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
 
         def sees(q: int, t: int) -> bool:
             c = procs[q].clock
-            return t >= c.true_at(c.local(fenced) + p.period_ms) + tm.listing_ms
+            return t >= c.mono_true_at(c.mono(fenced) + p.period_ms) + tm.listing_ms
 
         asked = next((t for t, q in requests.get(actor, ())
                       if t >= free_at and _valid_at(leases.get(q, ()), t) and sees(q, t)

@@ -754,7 +754,7 @@ def _cadence_kept(history: History, p: int, before: int) -> bool:
     last = running  # its last send, or the instant it learnt it was running
     answered = running  # when every attempt sent so far had been answered
     for s_, a_ in puts + [(before, before)]:
-        due = clock.true_at(clock.local(last) + period)
+        due = clock.mono_true_at(clock.mono(last) + period)  # NL-2 on the monotonic clock (issue 47)
         if s_ > due + slack and s_ > answered + slack:
             return False  # the period was up, nothing in flight, and no write left
         last, answered = s_, max(answered, a_)

@@ -8,16 +8,15 @@ the watch of it ended. Both clauses read what the world recorded of each process
 its answer or its timeout):
 
 - (a) **attempt**: each `live` write (a PUT on its own `nodes/<id>` naming its instance) is answered,
-  by the bucket or by its timeout, within A of its send on the writer's own clock (T-4, NL-3: "each
+  by the bucket or by its timeout, within A of its send on the writer's monotonic clock (T-4, NL-3: "each
   attempt has a timeout of a third of ttl - safety at most"; A is the run's `attempt_timeout_ms`).
 - (e) **cadence**: from its first acknowledged (or adopted, NL-9) lease write on, a process sends its
-  next `live` write within max(P, A) of the previous one, on its clock (NL-2: every P from the previous
+  next `live` write within max(P, A) of the previous one, on its monotonic clock (NL-2: every P from the previous
   send; a tick that finds an attempt in flight goes when it ends, within A of its send), or within
   max(P, 2 A) when NL-9's re-read followed a failed attempt between them, while it runs its
   lease task: not once it was told to stop (CS-1 stops the task), nor across one of its pauses (its
-  inputs wait, its timers too: `World.pause`), nor past its end. The gap is the clock's readings'
-  difference less its steps forward (`Clock.counted`: the task's timer waits for a reading, so a clock
-  stepped back delays it in true time, and one stepped forward fires it at once);
+  inputs wait, its timers too: `World.pause`), nor past its end. Both are read on the monotonic clock
+  (`Clock.mono_span`), where the model times them since issue 47: a step of the wall clock excuses nothing;
   the last gap, to the process's stop or end, gets A more (a write sent in its last A may be answered
   never, so never recorded).
 
@@ -61,13 +60,6 @@ def _paused(history: History) -> dict[int, list[tuple[int, int]]]:
 
 def _overlaps(spans, a: int, b: int) -> bool:
     return any(s <= b and a <= e for s, e in spans)
-
-
-def _rate(clock, t0_ms: int, t1_ms: int) -> int:
-    """How long a duration from true instant t0 to t1 (a timeout runs in true time) lasts at the clock's rate:
-    its drift counted, its steps not (a step is no time the attempt took)."""
-    d = clock.drift_ppm
-    return t1_ms - t0_ms + (t1_ms * d) // 1_000_000 - (t0_ms * d) // 1_000_000
 
 
 def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
@@ -118,14 +110,14 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
         sends.setdefault(p, []).append((f.sent_ms, i))
         if _overlaps(paused.get(p, ()), f.sent_ms, t):
             continue
-        took = _rate(pr.clock, f.sent_ms, t)
+        took = pr.clock.mono_span(f.sent_ms, t)  # the attempt's timeout runs on the monotonic clock (issue 47)
         slack = attempt + ROUNDING_MS - took
         least = slack if least is None else min(least, slack)
         if slack < 0 and p not in flagged:
             flagged.add(p)
             out.append(Violation(INVARIANT, f"(a) {pr.label}'s lease write sent at {f.sent_ms / 1000:.3f} s was "
                                             f"answered ({f.status}) only at {t / 1000:.3f} s, {took} ms later on its "
-                                            f"clock: each attempt is bounded by A = {attempt} ms (T-4, NL-3)", (i,)))
+                                            f"monotonic clock: each attempt is bounded by A = {attempt} ms (T-4, NL-3)", (i,)))
     # a tick that finds an attempt in flight goes when it ends (within A of its send), and one that finds
     # NL-9's re-read in flight when that ends (within A of the failed write's answer)
     attempts_least, least = least, None
@@ -143,7 +135,7 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
         clock = pr.clock
         for s, i in marks:
             if prev is not None and prev < stop and not _overlaps(paused.get(p, ()), prev, s):
-                gap = clock.counted(prev, s)
+                gap = clock.mono_span(prev, s)  # NL-2's period, on the monotonic clock (issue 47)
                 reread = any(prev <= r < s for r in rereads.get(p, ()))
                 gap_max = gap_reread if reread else gap_plain
                 # (a write sent in its last A may never be answered, so never recorded: the end gets A more)
