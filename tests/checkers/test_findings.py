@@ -541,7 +541,9 @@ def test_f5_without_its_cause_is_a_violation_the_reply_in_before_the_blip():
     answer = evs(h, "record_reply", proc=n0, where=lambda f: f.key == "nodes/n0" and f.op == "PUT")[0]
     assert answer.fields.status == "timed_out" and answer.t_ms >= 15_500
     unexplained, found = _judged_moved(h, answer.i, 15_029, answer.fields._replace(status="ok"))
-    assert not found and {v.invariant for v in unexplained} == {"INV-9"}  # the fence, and the exit it caused
+    # the fence, and the exit it caused; the doctored answer also leaves the lease task's record at odds with
+    # its cadence (LEASE-2, COST-6 judge the copy itself): what matters is that F-5 does not absorb INV-9
+    assert not found and "INV-9" in {v.invariant for v in unexplained}
 
 
 def test_f6_without_its_cause_is_a_violation_the_heartbeat_landed_after_the_death():
