@@ -252,20 +252,52 @@ def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     for r in run.by_proc.get(p, ()):
         if r.key_class not in _ABOUT_ACTORS and r.cause != "acquisition":
             continue  # (the lease, the listing, fences: about no actor)
+        if r.cause == "resolver" or r.sent.purpose.startswith("pending_"):
+            continue  # background work, not the hold's (OR-6's retries, OR-8's resolver)
         actor = r.actor
         if actor is not None:
             by_actor.setdefault(actor, []).append(r)
     out = []
     for actor, rs in by_actor.items():
         cur: list[Row] | None = None
+        wrote = False
         for r in rs:
-            if r.sent.purpose == "acquire_read" and r.key_class == "owners/":
+            # a read of the record starts an acquisition ("a record read and write to acquire"): the first
+            # read, and a read-back after the acquisition's write was answered, when a write follows it (an
+            # amendment's read-back that acts on what it read, q4, is a read and a write of its own)
+            if r.key_class == "owners/" and (r.sent.purpose == "acquire_read" or (
+                    r.sent.purpose == "acquire_readback" and wrote and _writes_after(rs, r))):
                 cur = [r]
+                wrote = False
                 out.append((actor, cur))
             elif cur is not None:
                 cur.append(r)
+                wrote = wrote or r.sent.purpose == "acquire_write"
     out.sort(key=lambda x: x[1][0].sent.sent_ms)
     return out
+
+
+def _writes_after(rs: list[Row], r: Row) -> bool:
+    """Whether an acquisition's write of the record follows request r before the next first read."""
+    for x in rs[rs.index(r) + 1:]:
+        if x.sent.purpose == "acquire_read":
+            return False
+        if x.sent.purpose == "acquire_write":
+            return True
+    return False
+
+
+# what a fault made of a request: the bucket never answered it, or not definitively; the requests an acquisition
+# sends after one are the fault's cost (the faults' extra, by cause, in the report), not the claim's
+FAULTED = ("lost", "unanswered", "5xx", "409")
+
+
+def _until_a_fault(rs: list[Row]) -> list[Row]:
+    """An acquisition's requests up to and including the first one a fault met."""
+    for k, r in enumerate(rs):
+        if r.outcome.startswith(FAULTED) or r.outcome.endswith("reply lost"):
+            return rs[:k + 1]
+    return rs
 
 
 def _acquisition_counts(rs: list[Row]) -> tuple[dict, list[Row], list[Row]]:
@@ -292,7 +324,7 @@ def _per_acquisition(history: History, inv: str, claim: str, judge) -> list[Viol
     out = []
     for p in run.node_procs():
         for actor, rs in attempts(run, p):
-            why = judge(actor, rs)
+            why = judge(actor, _until_a_fault(rs))
             if why:
                 text, reqs = why
                 out.append(Violation(inv, (

@@ -175,6 +175,8 @@ def cause_of(s: Sent, kc: str) -> str:
         raise MislabelledRequest(f"the model labels {s.op} {s.key} as {s.purpose!r}, which labels "
                                  f"{'/'.join(shape[0])} of {' or '.join(shape[1])} only")
     cause = CAUSES.get(s.purpose)
+    if cause is None and s.purpose.startswith("resolve_"):
+        cause = "resolver"  # an amendment's own resolver request (f2_resolver_resends' resend, its seeding read)
     return cause if cause is not None else CAUSE_OF_CLASS.get(kc, "other")
 
 
