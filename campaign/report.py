@@ -215,6 +215,15 @@ def fault_kinds() -> list[str]:
     return list(KINDS)
 
 
+def kinds_added(report: dict) -> tuple[str, ...]:
+    """The fault kinds this tool has that the report's did not (`fault_kinds`: the kinds it knew; a report
+    without the list, written before issue 46, names none): what its seeds' replays hold off."""
+    from scenarios.faults import KINDS
+
+    known = report.get("fault_kinds") or None
+    return () if known is None else tuple(k for k in KINDS if k not in known)
+
+
 def load_report(path: str, report=None, merging: bool = False) -> dict:
     """A report read back (from `path`, or already read), checked against its schema first
     (campaign/validate.py): a malformed one is one line and exit 2, never a traceback."""

@@ -6,10 +6,10 @@ the world's events, judged where no fault excuses a request (the quiet phase) or
 
 - COST-1, a lease write per node per period, retries apart ("a lease write every third of the ttl (the
   heartbeat, now conditional)"): in the quiet phase, a node's lease write that follows an acknowledged one
-  leaves at least a period after it on the node's clock, and none leaves more than a period and two attempt
+  leaves at least a period after it on the node's monotonic clock, and none leaves more than a period and two attempt
   timeouts after the one before (a tick that found an attempt, or NL-9's re-read, in flight waits for it).
 - COST-2, the listing ("one LIST and then one GET per node, one after another. A cluster of N nodes makes
-  N x (1 + N) requests a period"): a node lists `nodes/` at most once a period (on its clock), and reads
+  N x (1 + N) requests a period"): a node lists `nodes/` at most once a period (on its monotonic clock), and reads
   each object its listing returned at most once before it lists again: at most N GETs for N objects listed.
   The ADR's N x (1 + N) counts a node's own object among those read; the model reads every object but its own
   (N x N a period: docs/protocol.md, "Where this page departs from the ADR"), which the bound admits.
@@ -151,7 +151,8 @@ def _acked(run: _Run, r: Row) -> bool:
            quiet=True, ledger=True)
 def check_lease_cadence(history: History) -> list[Violation]:
     """Judged on the ledger in the quiet phase: a node's lease write after an acknowledged one leaves a period
-    after it on its clock, and no later than a period and two attempt timeouts."""
+    after it on its monotonic clock (where NL-2's cadence runs), and no later than a period and two attempt
+    timeouts. A pause of the process between the two is not judged; a step of its wall clock does not excuse."""
     if not history.requests:
         return []
     run = run_of(history)
@@ -170,18 +171,18 @@ def check_lease_cadence(history: History) -> list[Violation]:
                   and r.sent.purpose != "released_write" and start <= r.sent.sent_ms < stop]
         for a, b in zip(writes, writes[1:]):
             t0, t1 = a.sent.sent_ms, b.sent.sent_ms
-            if run.paused(p, t0, t1) or run.stepped(p, t0, t1):
+            if run.paused(p, t0, t1):
                 continue
-            gap = clock.waited(t0, t1)
+            gap = clock.mono_span(t0, t1)  # NL-2's cadence runs on the monotonic clock (issue 47): a step is no excuse
             if _acked(run, a) and gap < period - SLACK_MS:
                 out.append(Violation("COST-1", (
-                    f"{proc.label} sent two lease writes {gap} ms apart on its clock in the period from "
+                    f"{proc.label} sent two lease writes {gap} ms apart on its monotonic clock in the period from "
                     f"{_s(t0)}, the first acknowledged (a lease write every period P = {period} ms, retries "
                     f"apart): {desc(a)}, {desc(b)}"), run.anchors((a, b))))
                 break
             if _acked(run, a) and gap > period + 2 * attempt + SLACK_MS:
                 out.append(Violation("COST-1", (
-                    f"{proc.label} sent no lease write for {gap} ms on its clock after {desc(a)} (the next: "
+                    f"{proc.label} sent no lease write for {gap} ms on its monotonic clock after {desc(a)} (the next: "
                     f"{desc(b)}): a lease write every period P = {period} ms, an attempt A = {attempt} ms in "
                     f"flight delaying it at most twice"), run.anchors((a,))))
                 break
@@ -212,10 +213,10 @@ def check_listing(history: History) -> list[Violation]:
             nxt = lists[n + 1] if n + 1 < len(lists) else len(rs)
             if n + 1 < len(lists):
                 t0, t1 = lst.sent.sent_ms, rs[nxt].sent.sent_ms
-                gap = proc.clock.waited(t0, t1)
-                if gap < period - SLACK_MS and not run.stepped(p, t0, t1):
+                gap = proc.clock.mono_span(t0, t1)  # the listing's period, on the monotonic clock (issue 47)
+                if gap < period - SLACK_MS:
                     found = (f"{proc.label} listed nodes/ twice within a period (P = {period} ms): {desc(lst)} and "
-                             f"{desc(rs[nxt])}, {gap} ms apart on its clock", (lst, rs[nxt]))
+                             f"{desc(rs[nxt])}, {gap} ms apart on its monotonic clock", (lst, rs[nxt]))
                     break
             gets = rs[i + 1:nxt]
             listed = lst.sent.entries if lst.outcome == "2xx" else 0

@@ -68,10 +68,9 @@ def _start_check_waited(history: History, fx: Facts) -> tuple[list[Violation], i
         least = slack if least is None else min(least, slack)
         if slack >= 0:
             continue
-        clock = procs[q].clock
-        waited = clock.waited(sw.started[q], first.sent_ms)
+        waited = first.sent_ms - sw.started[q]
         out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {first.sent_ms / 1000:.3f} s, "
-                                        f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
+                                        f"{waited / 1000:.3f} s after it started (true time): the start check waits "
                                         f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
                                         f"fenced or released object (NL-5)", (first.event,)))
     return out, least
@@ -100,14 +99,15 @@ class StartWrites:
     ended: dict[str, list[tuple[int, int]]]  # nodes/ key -> [(applied at, kept written_at)]
 
     def slack(self, history: History, p, q: int, sent: int, since: int) -> int:
-        """NL-5 on world facts: how long (on q's clock) after the earliest instant the rule allows it a write of
-        q sent at true time `sent` left: ttl + grace after true time `since`, or once the shortcut held (a
-        fenced or released object of q's id applied by then whose kept written_at + ttl + grace had passed).
+        """NL-5 on world facts: how long after the earliest instant the rule allows it a write of q sent at true
+        time `sent` left: ttl + grace after true time `since`, a wait, on q's monotonic clock (judged on true
+        time but for NTP's slew: `Clock.mono_span`, issue 47), or once the shortcut held (a fenced or released
+        object of q's id applied by then whose kept written_at + ttl + grace had passed on q's wall clock).
         Negative: too early."""
         span = p.ttl_ms + p.grace_ms
         clock = history.processes[q].clock
         local = clock.local(sent)
-        slack = clock.waited(since, sent) - span  # (a step back of its clock meanwhile does not shorten it, T-1)
+        slack = clock.mono_span(since, sent) - span  # (no step of its wall clock moves a wait, T-1)
         for at, w in self.ended.get("nodes/" + history.processes[q].node_id, ()):
             if at <= sent:
                 slack = max(slack, local - (w + span))  # the shortcut
@@ -176,9 +176,10 @@ def _kept_written_at(history: History) -> list[Violation]:
 
 
 def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
-    """Two processes of one node id valid at once (one counterexample per node id), and the least gap
-    between one process's last valid instant and the start of the next window of another process under
-    that id (negative: they overlap, a violation)."""
+    """Two processes of one node id valid at once (one counterexample per pair of overlapping windows: a new
+    lease window is a new occurrence, issue 44), and the least gap between one process's last valid instant
+    and the start of the next window of another process under that id (negative: they overlap, a
+    violation)."""
     by_node: dict[str, list[tuple[int, int, int, int]]] = {}
     for p, ws in fx.lease.items():
         node = history.processes[p].node_id
@@ -187,14 +188,13 @@ def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | No
     least = None
     for node in sorted(by_node):
         best = None  # the window reaching furthest so far
-        shown = False
+        earlier: list[tuple[int, int, int, int]] = []  # the windows begun so far, for every overlapping pair
         for w in sorted(by_node[node]):
             if best is not None and w[2] != best[2]:
                 gap = w[0] - best[1]
                 least = gap if least is None else min(least, gap)
-            if best is not None and w[0] < best[1] and w[2] != best[2] and not shown:
-                shown = True  # one counterexample per node is enough to read
-                a, b = best, w
+            for a in [x for x in earlier if w[0] < x[1] and w[2] != x[2]]:
+                b = w
                 pa, pb = history.processes[a[2]], history.processes[b[2]]
                 out.append(Violation(
                     INVARIANT,
@@ -204,6 +204,7 @@ def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | No
                     f"{(min(a[1], b[1]) - b[0]) / 1000:.3f} s",
                     (a[3], b[3]),
                 ))
+            earlier.append(w)
             if best is None or w[1] > best[1]:
                 best = w
     return out, least

@@ -30,10 +30,11 @@ class SeedResult:
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
-          strict: bool = False, not_calm: str | None = None) -> SeedResult:
+          strict: bool = False, not_calm: str | None = None, necessity=None) -> SeedResult:
     """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
     report sums. A violation a known protocol finding explains is counted as that finding, not
-    as a failure (with `strict`, as both). An exception met mid-run (`world_failure`) or raised by
+    as a failure (with `strict`, as both); with `necessity`, only if the run without its chain's cause no
+    longer shows it (checkers/verdict.py). An exception met mid-run (`world_failure`) or raised by
     a checker is the seed's tool failure: what was judged before it stays judged."""
     from checkers.verdict import judge as verdict_of
 
@@ -44,7 +45,8 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": [],
                 "margins": {}}
     try:
-        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm)
+        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm,
+                       necessity=necessity)
         skip = v.not_judged
         for fid, vs in v.findings.items():
             found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]

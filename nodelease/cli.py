@@ -72,7 +72,7 @@ def _scenario(p) -> None:
 
 def _param(p) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=MS",
-                   help="pin a timing parameter, e.g. --param ttl_ms=12000 (repeatable; validated by T-2..T-4)")
+                   help="pin a timing parameter, e.g. --param ttl_ms=12000 (repeatable; validated by T-2..T-4 and T-6)")
 
 
 def _seeds(p, default: int | None, what: str = "how many seeds") -> None:
@@ -140,6 +140,9 @@ def _replay_options(p) -> None:
     p.add_argument("--continue", dest="cont", action="store_true",
                    help="a counterexample the code no longer replays: replay it until the first decision the code no "
                         "longer asks for or asks anew, draw the rest, say where it diverged, write the run as a plan")
+    p.add_argument("--with-new-kinds", action="store_true",
+                   help="a report's seed with the fault kinds added to the tool since the report was written drawn "
+                        "too (default: held off, so that the seed replays as the run the report recorded)")
     _report(p, "with --continue: reports/<plan>-continued.json under the working directory")
 
 

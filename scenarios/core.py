@@ -54,6 +54,7 @@ from model.io import (
     Exit,
     Forward,
     Mark,
+    Now,
     Observe,
     Reply,
     ReplyArrived,
@@ -162,7 +163,6 @@ class World(Processes, Workload, QuietPhase):
         self.requests_until = 1 << 62
         self.operator: Proc | None = None
         self.holders: dict[str, str] = {}  # actor -> the node its record names, as the bucket applied it
-        self.timer_at: dict | None = None  # (process, timer) -> its instant on the clock, in seeds whose clocks step
         # what faults share (see `cut_off`, `shielded`, `calm`, `lose_next`)
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
@@ -336,8 +336,12 @@ class World(Processes, Workload, QuietPhase):
             ctx = "told"
         outer = proc.bg_ctx
         proc.bg_ctx = ctx
-        c = proc.clock  # the process's local time: Clock.local, inlined (the hottest call of all)
-        state, effects = proc.step(proc.state, inp, now + c.offset_ms + now * c.drift_ppm // 1_000_000)
+        # the process's two clocks (model.io.Now): its monotonic one (Clock.mono) and its wall one (Clock.local),
+        # inlined (the hottest call of all)
+        c = proc.clock
+        mono = now + now * c.mono_ppm // 1_000_000 if c.mono_ppm else now
+        state, effects = proc.step(proc.state, inp,
+                                   _new_tuple(Now, (mono, now + c.offset_ms + now * c.drift_ppm // 1_000_000)))
         proc.state = state
         for eff in effects:
             t = type(eff)
@@ -427,18 +431,10 @@ class World(Processes, Workload, QuietPhase):
         token = self._timer_seq
         key, at_ms = eff
         proc.timers[key] = token
-        if self.timer_at is not None:  # a clock that steps re-arms it for that instant (faults/clock_steps.py)
-            self.timer_at[(proc.index, key)] = at_ms
-        c = proc.clock  # (without drift, the true instant is the local one less the offset: Clock.true_at)
-        self.later((c.true_at(at_ms) if c.drift_ppm else at_ms - c.offset_ms) - self.now, self._timer_fires, proc,
+        # on the monotonic clock (a step of the wall clock does not move it); without its slew, true time
+        c = proc.clock
+        self.later(max(0, (c.mono_true_at(at_ms) if c.mono_ppm else at_ms) - self.now), self._timer_fires, proc,
                    key, token)
-
-    def rearm_timer(self, proc: Proc, key: str, delay_ms: int) -> None:
-        """The process's timer `key` fires `delay_ms` from now instead (a clock stepped under it: clock_steps.py)."""
-        self._timer_seq += 1
-        token = self._timer_seq
-        proc.timers[key] = token
-        self.later(delay_ms, self._timer_fires, proc, key, token)
 
     def _timer_fires(self, proc, key, token) -> None:
         if proc.timers.get(key) == token:
@@ -497,8 +493,8 @@ class World(Processes, Workload, QuietPhase):
                 for hook in self.released_hooks:
                     hook(self, proc)
         c = proc.clock
-        if c.drift_ppm:  # (without drift, `timeout` true ms are `timeout` ms on the sender's clock)
-            timeout = c.true_at(c.local(now) + timeout) - now
+        if c.mono_ppm:  # (`timeout` ms on the sender's monotonic clock; without its slew, `timeout` true ms)
+            timeout = c.mono_true_at(c.mono(now) + timeout) - now
         lazy = self.lazy_timeouts
         if not lazy:
             self.later(timeout, self._timed_out, proc, rid)

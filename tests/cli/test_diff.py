@@ -169,6 +169,16 @@ def test_coverage_shares_findings_and_cost(campaigns, capsys, tmp_path):
         assert status == status_wanted, out
     assert "6 seeds only NEW shows it, 0 only OLD: sign test p 0.0312) (test: sign test over the seeds" in \
         " ".join(out.split())
+    # the other way round, the same test (issue 44): OLD's 6 seeds gone in NEW is fewer beyond chance, 3 within it
+    gone_old = copy.deepcopy(new)
+    gone_new = copy.deepcopy(old)
+    for shown, beyond in ((3, False), (6, True)):
+        gone_old["protocol_findings"]["F-9"]["seeds"] = shown
+        gone_old["raw"]["finding_seeds"]["F-9"] = list(range(shown))
+        status, out, _err = diff(capsys, write(tmp_path, f"old{shown}.json", gone_old),
+                                 write(tmp_path, "none.json", gone_new), "--json")
+        row = next(r for r in json.loads(out)["findings"] if r["finding"] == "F-9")
+        assert status == 0 and row["fewer_beyond_chance"] is beyond and not row["worse"]
     new = copy.deepcopy(old)
     new["seeds_per_s"] = old["seeds_per_s"] / 2
     path = write(tmp_path, "slow.json", new)
