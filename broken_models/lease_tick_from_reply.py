@@ -17,12 +17,13 @@ CATCHES = "COST-6"
 class LeaseTickFromReply(Model):
     name = "lease_tick_from_reply"
 
-    def on_reply_lease_write(self, st, purpose, reply, now_ms, out):
-        st = super().on_reply_lease_write(st, purpose, reply, now_ms, out)
+    def on_reply_lease_write(self, st, purpose, reply, now, out):
+        st = super().on_reply_lease_write(st, purpose, reply, now, out)
         ls = st.lease
         if not st.exited and ls.phase == RUNNING and not ls.invalidated and ls.attempt_rid is None:
-            out.append(SetTimer("lease_tick", now_ms + st.params.period_ms))  # (replaces the tick due)
-            st = replace(st, lease=replace(ls, next_send_ms=now_ms + st.params.period_ms))
+            nxt = now.mono_ms + st.params.period_ms  # (the cadence runs on the monotonic clock, issue 47)
+            out.append(SetTimer("lease_tick", nxt))  # (replaces the tick due)
+            st = replace(st, lease=replace(ls, next_send_ms=nxt))
         return st
 
 

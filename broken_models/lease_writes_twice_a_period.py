@@ -15,9 +15,10 @@ CATCHES = "COST-1"
 class LeaseWritesTwiceAPeriod(Model):
     name = "lease_writes_twice_a_period"
 
-    def lease_tick(self, st, now_ms, out):
-        st = super().lease_tick(st, now_ms, out)
-        out.append(SetTimer("lease_tick", now_ms + st.params.period_ms // 2))  # (replaces the tick at P)
+    def lease_tick(self, st, now, out):
+        st = super().lease_tick(st, now, out)
+        # (replaces the tick at P; timers run on the monotonic clock, issue 47)
+        out.append(SetTimer("lease_tick", now.mono_ms + st.params.period_ms // 2))
         return st
 
 

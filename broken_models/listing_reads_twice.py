@@ -14,10 +14,10 @@ CATCHES = "COST-2"
 class ListingReadsTwice(Model):
     name = "listing_reads_twice"
 
-    def on_reply_listing(self, st, purpose, reply, now_ms, out):
+    def on_reply_listing(self, st, purpose, reply, now, out):
         if reply.status == io.OK:  # every listed key queued twice
             reply = reply._replace(entries=tuple(e for e in reply.entries for _twice in (0, 1)))
-        return super().on_reply_listing(st, purpose, reply, now_ms, out)
+        return super().on_reply_listing(st, purpose, reply, now, out)
 
 
 MODEL = ListingReadsTwice()

@@ -15,14 +15,14 @@ CATCHES = "COST-4"
 class MarkerReadEveryAcquisition(Model):
     name = "marker_read_every_acquisition"
 
-    def begin_acquire(self, st, actor, now_ms, out):
-        st = super().begin_acquire(st, actor, now_ms, out)
+    def begin_acquire(self, st, actor, now, out):
+        st = super().begin_acquire(st, actor, now, out)
         acq = st.acquiring.get(actor)
         if acq is not None and acq.stage == "read":  # (not while it waits for the lock)
             st = self.send(st, ("lease_peek", actor), Request(GET, lease_key(actor)), out)
         return st
 
-    def on_reply_lease_peek(self, st, purpose, reply, now_ms, out):
+    def on_reply_lease_peek(self, st, purpose, reply, now, out):
         return st  # thrown away
 
 

@@ -17,15 +17,15 @@ CATCHES = "COST-5"
 class RenewsRecords(Model):
     name = "renews_records"
 
-    def lease_tick(self, st, now_ms, out):
-        st = super().lease_tick(st, now_ms, out)
+    def lease_tick(self, st, now, out):
+        st = super().lease_tick(st, now, out)
         for actor, hold in sorted(st.holds.items()):
             body = encode_owner(OwnerRecord(st.node_id, st.instance, hold.generation))
             st = self.send(st, ("record_renewal", actor, hold.generation),
                            Request(PUT, owner_key(actor), IF_MATCH, hold.version, body), out)
         return st
 
-    def on_reply_record_renewal(self, st, purpose, reply, now_ms, out):
+    def on_reply_record_renewal(self, st, purpose, reply, now, out):
         _, actor, generation = purpose
         hold = st.holds.get(actor)
         if reply.status == OK and hold is not None and hold.generation == generation:

@@ -15,11 +15,11 @@ CATCHES = "COST-3"
 class RestoreListsTwice(Model):
     name = "restore_lists_twice"
 
-    def restore(self, st, actor, now_ms, out):
+    def restore(self, st, actor, now, out):
         st = self.send(st, ("restore_again", actor), Request(LIST, f"{DATA_PREFIX}{actor}/"), out)
-        return super().restore(st, actor, now_ms, out)
+        return super().restore(st, actor, now, out)
 
-    def on_reply_restore_again(self, st, purpose, reply, now_ms, out):
+    def on_reply_restore_again(self, st, purpose, reply, now, out):
         return st  # thrown away
 
 

@@ -104,10 +104,7 @@ class _Run:
             f = ev[i].fields
             if f.op == "PUT" and f.status == "ok":
                 self.acked.add((ev[i].proc, f.key, f.sent_ms))
-        self.applied: dict[tuple[int, str, int], int] = {}  # (proc, key, sent_ms) -> the apply event's index
-        for i in history.of_kind("apply"):
-            f = ev[i].fields
-            self.applied.setdefault((ev[i].proc, f.key, f.sent_ms), i)
+        self._applied: dict[tuple[int, str, int], int] | None = None  # (proc, key, sent_ms) -> its `apply` event
 
     def node_procs(self) -> list[int]:
         """The new model's node processes (not the operator's, not an old binary's, machines `om*`)."""
@@ -121,10 +118,18 @@ class _Run:
         return any(t0 < at <= t1 for at, _d in self.h.processes[p].steps)
 
     def anchors(self, rs) -> tuple[int, ...]:
-        """The events that anchor these requests: the writes of them the bucket applied."""
+        """The events that anchor these requests: the writes of them the bucket applied (indexed once, when a
+        violation first needs them)."""
+        applied = self._applied
+        if applied is None:
+            applied = self._applied = {}
+            ev = self.h.events
+            for i in self.h.of_kind("apply"):
+                f = ev[i].fields
+                applied.setdefault((ev[i].proc, f.key, f.sent_ms), i)
         out = []
         for r in rs:
-            i = self.applied.get((r.sent.proc, r.sent.key, r.sent.sent_ms))
+            i = applied.get((r.sent.proc, r.sent.key, r.sent.sent_ms))
             if i is not None:
                 out.append(i)
         return tuple(sorted(out))
