@@ -54,26 +54,26 @@ class SeenSince(NamedTuple):
 class OtherInstanceFreesAfterAWait(FailedFirstWriteExits):
     name = "f1_other_instance_frees_after_a_wait"
 
-    def saw(self, st, node, rec, now_ms):
+    def saw(self, st, node, rec, now):
         """The view (FN-2's watch), keeping when this live instance was first seen (the amended FN-5)."""
         old = st.view.get(node)
-        st = super().saw(st, node, rec, now_ms)
+        st = super().saw(st, node, rec, now)
         new = st.view.get(node)
         if new is old:
             return st
-        since = now_ms
+        since = now.mono_ms
         if isinstance(old, SeenSince) and old.live and new.live and old.instance == new.instance:
             since = old.instance_since_ms
         return replace(st, view=st.view.with_item(node, SeenSince(*new[:5], instance_since_ms=since)))
 
-    def on_reply_acquire_node_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_acquire_node_read(self, st, purpose, reply, now, out):
         # the acquisition's fresh read of nodes/A is a sighting too (FN-5 decides on it)
         acq = st.acquiring.get(purpose[1])
         if reply.status == io.OK and acq is not None and acq.record is not None and acq.record.node_id != st.node_id:
-            st = self.saw(st, acq.record.node_id, decode_node(reply.body), now_ms)
-        return super().on_reply_acquire_node_read(st, purpose, reply, now_ms, out)
+            st = self.saw(st, acq.record.node_id, decode_node(reply.body), now)
+        return super().on_reply_acquire_node_read(st, purpose, reply, now, out)
 
-    def frees(self, st, rec, node_rec, now_ms):
+    def frees(self, st, rec, node_rec, now):
         if isinstance(node_rec, NodeRecord) and node_rec.state == LIVE and node_rec.instance != rec.instance:
             p = st.params
             if rec.node_id == st.node_id:
@@ -82,12 +82,12 @@ class OtherInstanceFreesAfterAWait(FailedFirstWriteExits):
             else:
                 seen = st.view.get(rec.node_id)
                 ok = isinstance(seen, SeenSince) and seen.live and seen.instance == node_rec.instance
-                since = seen.instance_since_ms if ok else now_ms
-            if now_ms - since >= p.takeover_ms:
+                since = seen.instance_since_ms if ok else now.mono_ms
+            if now.mono_ms - since >= p.takeover_ms:
                 return True  # the amended FN-5
             return (f"held by {rec.node_id}/{rec.instance}: nodes/{rec.node_id} live naming {node_rec.instance}, "
                     f"seen for less than ttl + grace")
-        return super().frees(st, rec, node_rec, now_ms)
+        return super().frees(st, rec, node_rec, now)
 
 
 MODEL = OtherInstanceFreesAfterAWait()

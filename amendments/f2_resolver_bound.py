@@ -41,19 +41,19 @@ class BoundedUnresolved(NamedTuple):
 class ResolverBound(Model):
     name = "f2_resolver_bound"
 
-    def on_reply_acquire_readback(self, st, purpose, reply, now_ms, out):
-        st = super().on_reply_acquire_readback(st, purpose, reply, now_ms, out)
+    def on_reply_acquire_readback(self, st, purpose, reply, now, out):
+        st = super().on_reply_acquire_readback(st, purpose, reply, now, out)
         stamped = st.unresolved
         for k, e in tuple(st.unresolved.items()):
             if type(e) is Unresolved:
-                stamped = stamped.with_item(k, BoundedUnresolved(*e, since_ms=now_ms))
+                stamped = stamped.with_item(k, BoundedUnresolved(*e, since_ms=now.mono_ms))
         return st if stamped is st.unresolved else replace(st, unresolved=stamped)
 
-    def on_reply_resolve_read(self, st, purpose, reply, now_ms, out):
-        st2 = super().on_reply_resolve_read(st, purpose, reply, now_ms, out)
+    def on_reply_resolve_read(self, st, purpose, reply, now, out):
+        st2 = super().on_reply_resolve_read(st, purpose, reply, now, out)
         k = purpose[1]
         e = st2.unresolved.get(k)
-        if e is not None and e.rid is None and now_ms - getattr(e, "since_ms", now_ms) >= st.params.ttl_ms - st.params.safety_ms:
+        if e is not None and e.rid is None and now.mono_ms - getattr(e, "since_ms", now.mono_ms) >= st.params.ttl_ms - st.params.safety_ms:
             # read unchanged (or unread) for ttl - safety: the entry ends (the amended OR-8)
             from model.io import Observe
 

@@ -82,20 +82,20 @@ class ResolverResends(ResolverBound):
 
     name = "f2_resolver_resends"
 
-    def on_reply_resolve_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_read(self, st, purpose, reply, now, out):
         k = purpose[1]
         e = st.unresolved.get(k)
         model_or8 = super(ResolverBound, self).on_reply_resolve_read  # OR-8 as model/ has it: no give-up
         if e is None or not self.unchanged(e, reply):
-            return model_or8(st, purpose, reply, now_ms, out)
+            return model_or8(st, purpose, reply, now, out)
         p = st.params
-        if (now_ms - getattr(e, "since_ms", now_ms) < p.ttl_ms - p.safety_ms or e.actor in st.holds
-                or not self.may_acquire(st, now_ms)):
+        if (now.mono_ms - getattr(e, "since_ms", now.mono_ms) < p.ttl_ms - p.safety_ms or e.actor in st.holds
+                or not self.may_acquire(st, now)):
             # within the bound, a hold of the actor here, or the node lease not valid (OR-2): read again
-            return model_or8(st, purpose, reply, now_ms, out)
-        return self.at_bound(st, k, e, now_ms, out, reply)
+            return model_or8(st, purpose, reply, now, out)
+        return self.at_bound(st, k, e, now, out, reply)
 
-    def at_bound(self, st, k, e, now_ms, out, reply=None):
+    def at_bound(self, st, k, e, now, out, reply=None):
         """The amended OR-8: the read showed the record unchanged ttl - safety after the entry began:
         the same write again, still under the resolver's lock (OR-9); the entry stays until a read
         or this write's reply decides. A create (no record) is seeded first as UP-3 seeds one; a record
@@ -107,9 +107,9 @@ class ResolverResends(ResolverBound):
             rid = st.next_rid
             st = self.send(st, ("resolve_node_read", k, rec), Request(GET, node_key(rec.node_id)), out)
             return replace(st, unresolved=st.unresolved.with_item(k, replace(e, rid=rid)))
-        return self.resend(st, k, e, e.generation, now_ms, out)
+        return self.resend(st, k, e, e.generation, now, out)
 
-    def on_reply_resolve_node_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_node_read(self, st, purpose, reply, now, out):
         """FN-5 for the resend: the acquisition's freeing decision is as old as the entry; the resend
         frees the record only on this read of nodes/<A>, issued after the bound's read of the record."""
         _, k, rec = purpose
@@ -117,17 +117,17 @@ class ResolverResends(ResolverBound):
         if e is None:
             return st
         if reply.status not in (io.OK, io.NOT_FOUND):
-            return self.undecided(st, k, now_ms, out)
+            return self.undecided(st, k, now, out)
         node_rec = decode_node(reply.body) if reply.status == io.OK else None
-        if self.frees(st, rec, node_rec, now_ms) is not True:
-            return self.undecided(st, k, now_ms, out)  # not free now: read again later
+        if self.frees(st, rec, node_rec, now) is not True:
+            return self.undecided(st, k, now, out)  # not free now: read again later
         out.append(Mark("FN-5"))
-        return self.resend(st, k, e, e.generation, now_ms, out)
+        return self.resend(st, k, e, e.generation, now, out)
 
-    def resend(self, st, k, e, generation, now_ms, out):
-        if not self.may_acquire(st, now_ms):
+    def resend(self, st, k, e, generation, now, out):
+        if not self.may_acquire(st, now):
             # OR-2: only while the node lease is valid, checked right before the record write
-            return self.undecided(st, k, now_ms, out)
+            return self.undecided(st, k, now, out)
         out.append(Mark("OR-8"))
         body = encode_owner(OwnerRecord(st.node_id, st.instance, generation))
         if e.read_version is None:
@@ -148,7 +148,7 @@ class ResolverResends(ResolverBound):
         st = self.send(st, ("resolve_seed_read", k), Request(GET, lease_key(e.actor)), out)
         return replace(st, unresolved=st.unresolved.with_item(k, replace(e, rid=rid)))
 
-    def on_reply_resolve_seed_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_seed_read(self, st, purpose, reply, now, out):
         k = purpose[1]
         e = st.unresolved.get(k)
         if e is None:
@@ -156,25 +156,25 @@ class ResolverResends(ResolverBound):
         rec = decode_lease(reply.body) if reply.status == io.OK else None
         if not isinstance(rec, Marker):
             # the acquisition's marker is what a create rests on (UP-3): without it, read again later
-            return self.undecided(st, k, now_ms, out)
+            return self.undecided(st, k, now, out)
         return self.send(st, ("resolve_seed_list", k, rec.generation), Request(LIST, f"{DATA_PREFIX}{e.actor}/"), out)
 
-    def on_reply_resolve_seed_list(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_seed_list(self, st, purpose, reply, now, out):
         _, k, marker_gen = purpose
         e = st.unresolved.get(k)
         if e is None:
             return st
         if reply.status != io.OK:
-            return self.undecided(st, k, now_ms, out)
+            return self.undecided(st, k, now, out)
         keys_gen = max((segment_generation(key) for key, _v in reply.entries), default=0)
         # never below the generation tried (the entry's), above the marker and every key (UP-3)
         gen = max(e.generation, self.seed_generation(st, marker_gen, keys_gen) + 1)
-        return self.resend(st, k, e, gen, now_ms, out)
+        return self.resend(st, k, e, gen, now, out)
 
-    def undecided(self, st, k, now_ms, out):
+    def undecided(self, st, k, now, out):
         """Refused, unknown or not yet possible: the entry stays, and the next read decides (OR-8): the
         same path as a read that failed (back off, give the lock back, read again later)."""
-        return super(ResolverBound, self).on_reply_resolve_read(st, ("resolve_read", k), _UNDECIDED, now_ms, out)
+        return super(ResolverBound, self).on_reply_resolve_read(st, ("resolve_read", k), _UNDECIDED, now, out)
 
     @staticmethod
     def unchanged(e, reply) -> bool:
@@ -183,13 +183,13 @@ class ResolverResends(ResolverBound):
             return e.read_version is None
         return reply.status == io.OK and e.read_version is not None and reply.version == e.read_version
 
-    def on_reply_resolve_resend(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_resend(self, st, purpose, reply, now, out):
         _, k, generation = purpose
         e = st.unresolved.get(k)
         if e is None:
             return st
         if reply.status != io.OK:
-            return self.undecided(st, k, now_ms, out)
+            return self.undecided(st, k, now, out)
         # it landed: the record names this instance at that generation, and no hold exists here (the
         # lock kept every acquisition out): OR-8's release, If-Match this write's version
         actor = e.actor

@@ -53,7 +53,7 @@ class FailedFirstWriteExits(Model):
             return False
         return not self.is_own_live_write(st, decode_node(reply.body) if reply.status == io.OK else None)
 
-    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
+    def on_reply_lease_reread(self, st, purpose, reply, now, out):
         if st.lease.phase == FIRST_WRITE and self.ends_instance(st, reply):
             # the amended NL-7: this instance writes no more; exit as NL-10 does (it held nothing)
             out.append(Mark("NL-7"))
@@ -61,7 +61,7 @@ class FailedFirstWriteExits(Model):
             reason = "NL-7 (amended): first write failed, " + self.describe_loss(st, reply)
             out.append(Observe("lease_lost", (reason,)))
             return self.exit(st, 1, reason, out)
-        return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
+        return super().on_reply_lease_reread(st, purpose, reply, now, out)
 
 
 MODEL = FailedFirstWriteExits()

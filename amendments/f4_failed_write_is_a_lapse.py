@@ -30,15 +30,15 @@ PLANS = ("tests/plans/f4-fence-sent-before-the-fencer-lapsed.json",)
 class FailedWriteIsALapse(Model):
     name = "f4_failed_write_is_a_lapse"
 
-    def on_reply_lease_write(self, st, purpose, reply, now_ms, out):
+    def on_reply_lease_write(self, st, purpose, reply, now, out):
         if reply.status != io.OK and st.lease.phase == RUNNING:
             st = replace(st, watch_from_ms=None)  # FN-2, this reading: no judging until the next acknowledgment
-        return super().on_reply_lease_write(st, purpose, reply, now_ms, out)
+        return super().on_reply_lease_write(st, purpose, reply, now, out)
 
-    def lease_acknowledged(self, st, version, written_at_ms, how, now_ms, out):
-        st = super().lease_acknowledged(st, version, written_at_ms, how, now_ms, out)
-        if st.watch_from_ms is None and self.lease_valid(st, now_ms):
-            st = replace(st, watch_from_ms=self.watch_from(st, now_ms))  # the watch counts from here
+    def lease_acknowledged(self, st, version, written_at_ms, how, now, out, sent_mono_ms=None):
+        st = super().lease_acknowledged(st, version, written_at_ms, how, now, out, sent_mono_ms)
+        if st.watch_from_ms is None and self.lease_valid(st, now):
+            st = replace(st, watch_from_ms=self.watch_from(st, now))  # the watch counts from here
         return st
 
 

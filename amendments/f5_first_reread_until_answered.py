@@ -40,16 +40,16 @@ PLANS = ()  # F-5 has no kept plan: its reproductions are scripted (tests/amendm
 class FirstRereadUntilAnswered(Model):
     name = "f5_first_reread_until_answered"
 
-    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
+    def on_reply_lease_reread(self, st, purpose, reply, now, out):
         if st.lease.phase == FIRST_WRITE and reply.status not in (io.OK, io.NOT_FOUND):
             # NL-7 / NL-9 amended: a read that failed proves nothing either way; read again
             # rather than go back to the check (whose wait would start again)
             st = replace(st, lease=replace(st.lease, reread_rid=None))
-            out.append(SetTimer("first_reread", now_ms + CHECK_RETRY_MS))
+            out.append(SetTimer("first_reread", now.mono_ms + CHECK_RETRY_MS))
             return st
-        return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
+        return super().on_reply_lease_reread(st, purpose, reply, now, out)
 
-    def on_timer_first_reread(self, st, key, now_ms, out):
+    def on_timer_first_reread(self, st, key, now, out):
         if st.lease.phase != FIRST_WRITE or st.lease.reread_rid is not None:
             return st
         out.append(Mark("NL-9"))

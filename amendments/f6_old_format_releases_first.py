@@ -66,40 +66,40 @@ class OldFormatStop(NamedTuple):
 class OldFormatReleasesFirst(Model):
     name = "f6_old_format_releases_first"
 
-    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
+    def on_reply_lease_reread(self, st, purpose, reply, now, out):
         if (st.lease.phase == RUNNING and reply.status == io.OK
                 and isinstance(decode_node(reply.body), OldHeartbeat)):
             st = replace(st, lease=replace(st.lease, reread_rid=None))
             if st.stop is None:
-                return self.old_format_stop(st, now_ms, out)
+                return self.old_format_stop(st, now, out)
             return st  # already stopping: the stop goes on, releasing (CS-1)
-        return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
+        return super().on_reply_lease_reread(st, purpose, reply, now, out)
 
-    def old_format_stop(self, st, now_ms, out):
+    def old_format_stop(self, st, now, out):
         """NL-10 amended: an old format frees nothing, so release first (CS-1's first stage)."""
         out.append(Mark("NL-10"))
         out.append(Observe("lease_lost", (f"nodes/{st.node_id} holds an old format: releasing first",)))
-        st = replace(st, stop=OldFormatStop("releasing", now_ms))
+        st = replace(st, stop=OldFormatStop("releasing", now.mono_ms))
         for actor in tuple(st.holds):
-            st = self.release(st, actor, "old format over the node lease", now_ms, out)
+            st = self.release(st, actor, "old format over the node lease", now, out)
         for k, e in tuple(st.pending.items()):
             # a hold a lapse put into the pending releases (NL-11): sent once more now, valid or
             # not (OR-5's If-Match v lands only on that hold, which this node no longer acts for)
             if e.rid is None:
                 st = self.retry_release(st, k, e, out)
-        out.append(SetTimer("stop", now_ms + RELEASE_WAIT_MS))
-        return self.stop_progress(st, now_ms, out)
+        out.append(SetTimer("stop", now.mono_ms + RELEASE_WAIT_MS))
+        return self.stop_progress(st, now, out)
 
-    def stop_progress(self, st, now_ms, out):
+    def stop_progress(self, st, now, out):
         stop = st.stop
         if (isinstance(stop, OldFormatStop) and stop.stage == "releasing"
                 and (st.acquiring or st.unresolved)):
             return st  # an acquisition under way may land: its hold is released then (hold_began)
-        return super().stop_progress(st, now_ms, out)
+        return super().stop_progress(st, now, out)
 
-    def invalidate(self, st, now_ms, out):
+    def invalidate(self, st, now, out):
         if not isinstance(st.stop, OldFormatStop):
-            return super().invalidate(st, now_ms, out)
+            return super().invalidate(st, now, out)
         out.append(Mark("CS-1"))
         st = self.lost_lease_cut(st, out)
         st = self.drop_holds_lost(st, out)  # what the bounded wait left (NL-10)

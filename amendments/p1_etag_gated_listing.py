@@ -58,7 +58,7 @@ def listed_etag(seen) -> str | None:
 class EtagGatedListing(Model):
     name = "p1_etag_gated_listing"
 
-    def on_reply_listing(self, st, purpose, reply, now_ms, out):
+    def on_reply_listing(self, st, purpose, reply, now, out):
         if reply.status != io.OK:
             return replace(st, listing_busy=False)
         own = node_key(st.node_id)
@@ -73,16 +73,16 @@ class EtagGatedListing(Model):
         queue = tuple((k, etag) for k, etag in entries
                       if listed_etag(view.get(k[len(NODES_PREFIX):])) != etag or etag is None)
         st = replace(st, view=view, listing_queue=queue)
-        return self.listing_next(st, now_ms, out)
+        return self.listing_next(st, now, out)
 
-    def listing_next(self, st, now_ms, out):
+    def listing_next(self, st, now, out):
         if not st.listing_queue:
-            return self.after_listing(replace(st, listing_busy=False), now_ms, out)
+            return self.after_listing(replace(st, listing_busy=False), now, out)
         key, etag = st.listing_queue[0]
         return self.send(st, ("listing_get", key, etag), Request(GET, key), out, listing_queue=st.listing_queue[1:])
 
-    def on_reply_listing_get(self, st, purpose, reply, now_ms, out):
-        st = super().on_reply_listing_get(st, purpose, reply, now_ms, out)
+    def on_reply_listing_get(self, st, purpose, reply, now, out):
+        st = super().on_reply_listing_get(st, purpose, reply, now, out)
         if reply.status != io.OK:
             return st  # a failed read leaves the old ETag: the next listing reads again
         key, etag = purpose[1], purpose[2]

@@ -20,10 +20,10 @@ PROPOSED = "'fenced naming any instance, free once ... ttl + grace has passed; r
 class ReleasedFreesAtOnce(Model):
     name = "q1_released_frees_at_once"
 
-    def frees(self, st, rec, node_rec, now_ms):
+    def frees(self, st, rec, node_rec, now):
         if isinstance(node_rec, NodeRecord) and node_rec.state == RELEASED:
             return True
-        return super().frees(st, rec, node_rec, now_ms)
+        return super().frees(st, rec, node_rec, now)
 
 
 MODEL = ReleasedFreesAtOnce()

@@ -19,11 +19,11 @@ PROPOSED = "'... and the resolver holds it from its read until it decides (its r
 class LockUntilDecision(Model):
     name = "q2_lock_until_decision"
 
-    def on_reply_resolve_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_read(self, st, purpose, reply, now, out):
         e = st.unresolved.get(purpose[1])
-        st = super().on_reply_resolve_read(st, purpose, reply, now_ms, out)
+        st = super().on_reply_resolve_read(st, purpose, reply, now, out)
         if e is not None and purpose[1] not in st.unresolved:
-            st = self.unlock_resolver(st, e.actor, now_ms, out)  # decided: the lock goes now
+            st = self.unlock_resolver(st, e.actor, now, out)  # decided: the lock goes now
         return st
 
 

@@ -21,10 +21,10 @@ PROPOSED = ("'... a resolver's read answered after the node lease ran out decide
 class NoDecisionAfterLapse(Model):
     name = "q3_no_decision_after_lapse"
 
-    def on_reply_resolve_read(self, st, purpose, reply, now_ms, out):
-        if reply.status == io.OK and not self.lease_valid(st, now_ms):
+    def on_reply_resolve_read(self, st, purpose, reply, now, out):
+        if reply.status == io.OK and not self.lease_valid(st, now):
             reply = reply._replace(status=io.TIMED_OUT, body=None, version=None)  # as a failed read: read again
-        return super().on_reply_resolve_read(st, purpose, reply, now_ms, out)
+        return super().on_reply_resolve_read(st, purpose, reply, now, out)
 
 
 MODEL = NoDecisionAfterLapse()

@@ -48,12 +48,12 @@ class ReadbackAppliesFn5(Model):
             return None  # this attempt's own write: a hold (OR-7)
         return rec
 
-    def on_reply_acquire_readback(self, st, purpose, reply, now_ms, out):
+    def on_reply_acquire_readback(self, st, purpose, reply, now, out):
         actor = purpose[1]
         acq = st.acquiring[actor]
         rec = self.replaced_by_another(st, acq, reply)
         if rec is None:
-            return super().on_reply_acquire_readback(st, purpose, reply, now_ms, out)
+            return super().on_reply_acquire_readback(st, purpose, reply, now, out)
         # the other reading of OR-7: FN-5 first, on a read of nodes/<holder> issued after the read-back;
         # the lock stays held (OR-9) and the record's version becomes the read-back's
         out.append(Mark("OR-7"))
@@ -61,21 +61,21 @@ class ReadbackAppliesFn5(Model):
         st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
         return self.send(st, ("readback_node_read", actor), Request(GET, node_key(rec.node_id)), out)
 
-    def on_reply_readback_node_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_readback_node_read(self, st, purpose, reply, now, out):
         actor = purpose[1]
         acq = st.acquiring[actor]
         if reply.status in (io.OK, io.NOT_FOUND):
             node_rec = decode_node(reply.body) if reply.status == io.OK else None
-            if self.frees(st, acq.record, node_rec, now_ms) is True:
+            if self.frees(st, acq.record, node_rec, now) is True:
                 # FN-5 frees the holder that won the race: take the actor over (OR-3 at generation + 1,
                 # If-Match the read-back's version; OR-2's validity check is acquire_write's)
                 out.append(Mark("FN-5"))
-                return self.acquire_write(st, actor, self.next_generation(st, acq.record), now_ms, out)
+                return self.acquire_write(st, actor, self.next_generation(st, acq.record), now, out)
         # held by that node (or the read failed): the race is lost, as in the model (OR-7)
         st = replace(st, acquiring=st.acquiring.without(actor),
                      locks=st.locks.without(actor) if st.locks.get(actor) == "acquire" else st.locks)
         st = self.forward(st, actor, acq.record.node_id, acq.waiting, out)
-        return self.after_unlock(st, actor, now_ms, out)
+        return self.after_unlock(st, actor, now, out)
 
 
 MODEL = ReadbackAppliesFn5()

@@ -22,10 +22,10 @@ PROPOSED = "'... Otherwise, or if that read fails, the node lease is lost'"
 class FailedRereadIsLoss(Model):
     name = "q5_failed_reread_is_loss"
 
-    def on_reply_lease_reread(self, st, purpose, reply, now_ms, out):
+    def on_reply_lease_reread(self, st, purpose, reply, now, out):
         if reply.status not in (io.OK, io.NOT_FOUND) and st.lease.phase != FIRST_WRITE:
             reply = io.Reply(io.NOT_FOUND)  # read as no proof of our own write: lost (NL-10)
-        return super().on_reply_lease_reread(st, purpose, reply, now_ms, out)
+        return super().on_reply_lease_reread(st, purpose, reply, now, out)
 
 
 MODEL = FailedRereadIsLoss()

@@ -41,25 +41,25 @@ def instanceless_fence(body) -> NodeRecord | None:
 class ShortcutTakesInstancelessFence(Model):
     name = "q6_shortcut_takes_instanceless_fence"
 
-    def on_reply_check_read(self, st, purpose, reply, now_ms, out):
-        st = super().on_reply_check_read(st, purpose, reply, now_ms, out)
+    def on_reply_check_read(self, st, purpose, reply, now, out):
+        st = super().on_reply_check_read(st, purpose, reply, now, out)
         ls = st.lease
         if ls.phase != CHECK or st.exited:
             return st  # the check ended (first write sent), or the process exited
         rec = instanceless_fence(reply.body) if reply.status == io.OK else None
         if rec is None:
             return st
-        until = self.free_from_ms(st, rec.written_at_ms)
-        if until >= ls.check_deadline_ms:
+        until = self.free_from_ms(st, rec.written_at_ms)  # (wall)
+        if now.mono_at(until) >= ls.check_deadline_ms:
             return st
         # the other reading of NL-5: the operator's instance-less fence (FN-7) ends the check at
         # W + ttl + grace
         out.append(Mark("NL-5"))
-        st = replace(st, lease=replace(ls, check_deadline_ms=until))
-        if now_ms >= until:
-            return self.first_write(st, now_ms, out)
+        st = replace(st, lease=replace(ls, check_free_at_ms=until))
+        if now.wall_ms >= until:
+            return self.first_write(st, now, out)
         # read again every period, and once more at the new deadline (as the model's shortcut does)
-        out.append(SetTimer("check_read", min(now_ms + st.params.period_ms, until)))
+        out.append(SetTimer("check_read", min(now.mono_ms + st.params.period_ms, max(now.mono_ms + 1, now.mono_at(until)))))
         return st
 
 

@@ -19,15 +19,15 @@ PROPOSED = "'... lapses at the latest horizon plus ttl plus grace plus twice max
 class GuardTwoSkews(Model):
     name = "q7_guard_two_skews"
 
-    def old_heartbeat_blocks(self, st, seen, now_ms) -> int:
-        base = super().old_heartbeat_blocks(st, seen, now_ms)
-        if seen.written_at_ms > seen.first_read_ms:
+    def old_heartbeat_blocks(self, st, seen, now) -> int:
+        base = super().old_heartbeat_blocks(st, seen, now)
+        if seen.ahead:
             from model.upgrade import old_heartbeat_horizon_ms
 
             p = st.params
             span = old_heartbeat_horizon_ms(p) + p.takeover_ms
-            until = min(seen.written_at_ms + span, seen.first_read_ms + span + 2 * p.max_skew_ms)
-            return max(0, until - now_ms)
+            left = min(seen.written_at_ms + span - now.wall_ms, seen.first_read_ms + span + 2 * p.max_skew_ms - now.mono_ms)
+            return max(0, left, seen.held_until_ms - now.mono_ms)
         return base
 
 

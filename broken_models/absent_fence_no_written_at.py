@@ -13,7 +13,7 @@ CATCHES = "INV-1"
 
 
 class NoWrittenAtOperator(Operator):
-    def absent_fence_written_at(self, now_ms: int) -> int:
+    def absent_fence_written_at(self, now: int) -> int:
         return 0
 
 

@@ -14,8 +14,8 @@ CATCHES = "INV-1"
 class AbsentFrees(Model):
     name = "absent_frees"
 
-    def frees(self, st, rec, node_rec, now_ms):
-        return True if node_rec is None else super().frees(st, rec, node_rec, now_ms)
+    def frees(self, st, rec, node_rec, now):
+        return True if node_rec is None else super().frees(st, rec, node_rec, now)
 
 
 MODEL = AbsentFrees()

@@ -15,7 +15,7 @@ CATCHES = "INV-1"
 class AcquiresWhileInvalid(Model):
     name = "acquires_while_invalid"
 
-    def may_acquire(self, st, now_ms):
+    def may_acquire(self, st, now):
         return True
 
 

@@ -14,17 +14,17 @@ CATCHES = "INV-6"
 class ActWhileReleasing(Model):
     name = "act_while_releasing"
 
-    def release(self, st, actor, reason, now_ms, out):
+    def release(self, st, actor, reason, now, out):
         hold = st.holds[actor]
-        st = super().release(st, actor, reason, now_ms, out)
+        st = super().release(st, actor, reason, now, out)
         return replace(st, holds=st.holds.with_item(actor, hold))  # still acts until the reply
 
-    def on_reply_release(self, st, purpose, reply, now_ms, out):
+    def on_reply_release(self, st, purpose, reply, now, out):
         actor, generation = purpose[1], purpose[2]
         hold = st.holds.get(actor)
         if hold is not None and hold.generation == generation:
             st = replace(st, holds=st.holds.without(actor))
-        return super().on_reply_release(st, purpose, reply, now_ms, out)
+        return super().on_reply_release(st, purpose, reply, now, out)
 
 
 MODEL = ActWhileReleasing()

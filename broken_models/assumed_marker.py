@@ -20,11 +20,11 @@ CATCHES = "UP-3"
 class AssumedMarker(Model):
     name = "assumed_marker"
 
-    def on_reply_upgrade_marker(self, st, purpose, reply, now_ms, out):
+    def on_reply_upgrade_marker(self, st, purpose, reply, now, out):
         _, actor, seed = purpose
         if reply.status in (io.TIMED_OUT, io.CONFLICT):
-            return self.acquire_write(st, actor, seed + 1, now_ms, out)  # assumed landed
-        return super().on_reply_upgrade_marker(st, purpose, reply, now_ms, out)
+            return self.acquire_write(st, actor, seed + 1, now, out)  # assumed landed
+        return super().on_reply_upgrade_marker(st, purpose, reply, now, out)
 
 
 MODEL = AssumedMarker()

@@ -21,24 +21,24 @@ CATCHES = "UP-1"
 class CheckWaitFromStart(Model):
     name = "check_wait_from_start"
 
-    def on_start(self, inp, now_ms, out):
-        st = super().on_start(inp, now_ms, out)
-        return self._from(st, now_ms + st.params.takeover_ms)
+    def on_start(self, inp, now, out):
+        st = super().on_start(inp, now, out)
+        return self._from(st, now.mono_ms + st.params.takeover_ms)
 
-    def on_reply_bucket_check(self, st, purpose, reply, now_ms, out):
+    def on_reply_bucket_check(self, st, purpose, reply, now, out):
         deadline = st.lease.check_deadline_ms
-        return self._from(super().on_reply_bucket_check(st, purpose, reply, now_ms, out), deadline)
+        return self._from(super().on_reply_bucket_check(st, purpose, reply, now, out), deadline)
 
-    def on_reply_check_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_check_read(self, st, purpose, reply, now, out):
         first = not st.lease.check_seen
         deadline = st.lease.check_deadline_ms
-        st = super().on_reply_check_read(st, purpose, reply, now_ms, out)
+        st = super().on_reply_check_read(st, purpose, reply, now, out)
         ls = st.lease
         if first and deadline and ls.phase == CHECK and ls.check_seen and deadline < ls.check_deadline_ms:
             st = replace(st, lease=replace(ls, check_deadline_ms=deadline))  # the wait as counted from the start
-            if now_ms >= deadline:
+            if now.mono_ms >= deadline:
                 out.append(CancelTimer("check_read"))
-                return self.first_write(st, now_ms, out)
+                return self.first_write(st, now, out)
         return st
 
     @staticmethod

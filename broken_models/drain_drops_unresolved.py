@@ -26,7 +26,7 @@ CATCHES = "CONV-2"
 class DrainDropsUnresolved(Model):
     name = "drain_drops_unresolved"
 
-    def check_drained(self, st, now_ms, out):
+    def check_drained(self, st, now, out):
         if st.holds or st.acquiring or self.releases_outstanding(st):
             return st
         for (actor, generation), e in tuple(st.unresolved.items()):

@@ -14,7 +14,7 @@ CATCHES = "INV-11"
 class DrainKeepsHolds(Model):
     name = "drain_keeps_holds"
 
-    def drain_holds(self, st, now_ms, out):
+    def drain_holds(self, st, now, out):
         return st
 
 

@@ -18,7 +18,7 @@ CATCHES = "INV-5"
 class DrainWithPending(Model):
     name = "drain_with_pending"
 
-    def check_drained(self, st, now_ms, out):
+    def check_drained(self, st, now, out):
         if st.holds:
             return st
         out.append(Mark("CS-3"))

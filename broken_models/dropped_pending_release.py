@@ -18,7 +18,7 @@ CATCHES = "INV-5"
 class DroppedPendingRelease(Model):
     name = "dropped_pending_release"
 
-    def add_pending(self, st, actor, generation, version, now_ms, out):
+    def add_pending(self, st, actor, generation, version, now, out):
         out.append(Observe("release_dropped", (actor, generation)))
         return st  # forgotten, never retried
 

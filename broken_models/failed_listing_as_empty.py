@@ -21,10 +21,10 @@ CATCHES = "UP-3"
 class FailedListingAsEmpty(Model):
     name = "failed_listing_as_empty"
 
-    def on_reply_upgrade_seed_list(self, st, purpose, reply, now_ms, out):
+    def on_reply_upgrade_seed_list(self, st, purpose, reply, now, out):
         if reply.status != io.OK:
             reply = Reply(OK, entries=())  # the failure read as "no keys"
-        return super().on_reply_upgrade_seed_list(st, purpose, reply, now_ms, out)
+        return super().on_reply_upgrade_seed_list(st, purpose, reply, now, out)
 
 
 MODEL = FailedListingAsEmpty()

@@ -22,9 +22,9 @@ CATCHES = "CONV-2"
 class FailedReadbackRecordsNothing(Model):
     name = "failed_readback_records_nothing"
 
-    def on_reply_acquire_readback(self, st, purpose, reply, now_ms, out):
+    def on_reply_acquire_readback(self, st, purpose, reply, now, out):
         if reply.status in (io.OK, io.NOT_FOUND):
-            return super().on_reply_acquire_readback(st, purpose, reply, now_ms, out)
+            return super().on_reply_acquire_readback(st, purpose, reply, now, out)
         return self.acquire_failed(st, purpose[1], "read-back failed", out)  # no unresolved acquire
 
 

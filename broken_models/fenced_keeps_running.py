@@ -16,9 +16,9 @@ CATCHES = "INV-10"
 class FencedKeepsRunning(Model):
     name = "fenced_keeps_running"
 
-    def lease_lost(self, st, reason, now_ms, out):
+    def lease_lost(self, st, reason, now, out):
         out.append(Observe("lease_lost", (reason,)))
-        st = self.drop_all_holds(st, now_ms, out)
+        st = self.drop_all_holds(st, now, out)
         return replace(st, lease=replace(st.lease, lapsed=True))  # no exit
 
 

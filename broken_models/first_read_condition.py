@@ -19,11 +19,11 @@ CATCHES = "UP-1"
 class FirstReadCondition(Model):
     name = "first_read_condition"
 
-    def on_reply_check_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_check_read(self, st, purpose, reply, now, out):
         ls = st.lease
         if ls.check_seen and ls.check_version is not None and reply.status == io.OK:
             reply = reply._replace(version=ls.check_version)  # keep the first read's version
-        return super().on_reply_check_read(st, purpose, reply, now_ms, out)
+        return super().on_reply_check_read(st, purpose, reply, now, out)
 
 
 MODEL = FirstReadCondition()

@@ -15,8 +15,9 @@ CATCHES = "UP-2"
 
 
 class ForgetAnyFormatOperator(Operator):
-    def forgettable(self, st, rec, now_ms: int) -> bool:
-        return isinstance(rec, (OldHeartbeat, NodeRecord)) and old_heartbeat_stale(st.params, rec.written_at_ms, now_ms)
+    def forgettable(self, st, rec, now) -> bool:
+        return isinstance(rec, (OldHeartbeat, NodeRecord)) and old_heartbeat_stale(st.params, rec.written_at_ms,
+                                                                                  now.wall_ms)
 
 
 class ForgetAnyFormat(Model):

@@ -15,7 +15,7 @@ CATCHES = "UP-2"
 
 
 class ForgetAnyOldOperator(Operator):
-    def forgettable(self, st, rec, now_ms: int) -> bool:
+    def forgettable(self, st, rec, now: int) -> bool:
         return isinstance(rec, OldHeartbeat)
 
 

@@ -24,15 +24,15 @@ CATCHES = "INV-1"
 class FreesOnTheView(Model):
     name = "frees_on_the_view"
 
-    def read_for_freeing(self, st, actor, rec, now_ms, out):
+    def read_for_freeing(self, st, actor, rec, now, out):
         seen = st.view.get(rec.node_id)
         if seen is None or seen.fmt != 3:
-            return super().read_for_freeing(st, actor, rec, now_ms, out)
+            return super().read_for_freeing(st, actor, rec, now, out)
         # judge the listing's earlier read of nodes/A as if it were the fresh one
         body = encode_node(NodeRecord(seen.state, seen.instance, seen.written_at_ms, rec.node_id))
         acq = replace(st.acquiring[actor], stage="node_read")
         st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
-        return self.on_reply_acquire_node_read(st, ("acquire_node_read", actor), Reply(OK, '"view"', body), now_ms,
+        return self.on_reply_acquire_node_read(st, ("acquire_node_read", actor), Reply(OK, '"view"', body), now,
                                                out)
 
 

@@ -20,7 +20,7 @@ CATCHES = "UP-2"
 class GuardIgnoresOldHeartbeats(Model):
     name = "guard_ignores_old_heartbeats"
 
-    def old_heartbeat_blocks(self, st, seen, now_ms) -> int:
+    def old_heartbeat_blocks(self, st, seen, now) -> int:
         return 0
 
 

@@ -21,15 +21,15 @@ CATCHES = "UP-1"
 class GuardWritesStale(Model):
     name = "guard_writes_stale"
 
-    def guard_decide(self, st, now_ms, out):
+    def guard_decide(self, st, now, out):
         ready = st.check_ready
-        st = super().guard_decide(replace(st, check_ready=False), now_ms, out)
+        st = super().guard_decide(replace(st, check_ready=False), now, out)
         if not ready or st.exited:
             return st
         if not st.guard_passed:
             return replace(st, check_ready=True)
         out.append(CancelTimer("check_read"))
-        return self.first_write(st, now_ms, out)  # on the check's last read: no fresh one
+        return self.first_write(st, now, out)  # on the check's last read: no fresh one
 
 
 MODEL = GuardWritesStale()

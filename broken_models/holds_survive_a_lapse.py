@@ -14,7 +14,7 @@ CATCHES = "INV-1"
 class HoldsSurviveALapse(Model):
     name = "holds_survive_a_lapse"
 
-    def on_lease_ran_out(self, st, now_ms, out):
+    def on_lease_ran_out(self, st, now, out):
         return st
 
 

@@ -19,11 +19,11 @@ CATCHES = "LEASE-1"
 class InstantStartCheck(Model):
     name = "instant_start_check"
 
-    def on_reply_check_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_check_read(self, st, purpose, reply, now, out):
         if reply.status == io.NOT_FOUND and not st.lease.check_seen:
             st = replace(st, lease=replace(st.lease, check_seen=True, check_version=None, check_body=None))
-            return self.first_write(st, now_ms, out)  # no wait when nothing exists
-        return super().on_reply_check_read(st, purpose, reply, now_ms, out)
+            return self.first_write(st, now, out)  # no wait when nothing exists
+        return super().on_reply_check_read(st, purpose, reply, now, out)
 
 
 MODEL = InstantStartCheck()

@@ -15,7 +15,7 @@ CATCHES = "INV-8"
 class KeepsHoldAfterFailedUpload(Model):
     name = "keeps_hold_after_failed_upload"
 
-    def upload_failed(self, st, actor, now_ms, out):
+    def upload_failed(self, st, actor, now, out):
         return st
 
 

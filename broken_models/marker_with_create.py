@@ -20,17 +20,17 @@ CATCHES = "UP-3"
 class MarkerWithCreate(Model):
     name = "marker_with_create"
 
-    def on_reply_upgrade_seed_list(self, st, purpose, reply, now_ms, out):
+    def on_reply_upgrade_seed_list(self, st, purpose, reply, now, out):
         _, actor, old_gen, marker = purpose
         if marker is None or reply.status != "ok":
-            return super().on_reply_upgrade_seed_list(st, purpose, reply, now_ms, out)
+            return super().on_reply_upgrade_seed_list(st, purpose, reply, now, out)
         keys_gen = max((segment_generation(k) for k, _v in reply.entries), default=0)
         seed = self.seed_generation(st, old_gen, keys_gen)
         cond, version = marker
         st = self.send(st, ("marker_unawaited",), self.marker_request(actor, seed, cond, version), out)
-        return self.acquire_write(st, actor, seed + 1, now_ms, out)  # with it, not after its reply
+        return self.acquire_write(st, actor, seed + 1, now, out)  # with it, not after its reply
 
-    def on_reply_marker_unawaited(self, st, purpose, reply, now_ms, out):
+    def on_reply_marker_unawaited(self, st, purpose, reply, now, out):
         return st
 
 

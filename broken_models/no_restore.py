@@ -14,9 +14,9 @@ CATCHES = "INV-8"
 class NoRestore(Model):
     name = "no_restore"
 
-    def restore(self, st, actor, now_ms, out):
+    def restore(self, st, actor, now, out):
         # no LIST: carry on as if the listing had come back empty
-        return self.on_reply_restore(st, ("restore", actor), Reply(OK, entries=()), now_ms, out)
+        return self.on_reply_restore(st, ("restore", actor), Reply(OK, entries=()), now, out)
 
 
 MODEL = NoRestore()

@@ -29,12 +29,12 @@ CATCHES = "INV-1"
 class NodeReadBeforeRecord(Model):
     name = "node_read_before_record"
 
-    def read_for_freeing(self, st, actor, rec, now_ms, out):
+    def read_for_freeing(self, st, actor, rec, now, out):
         acq = replace(st.acquiring[actor], stage="node_read")
         st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
         return self.send(st, ("swapped_node_read", actor), Request(GET, node_key(rec.node_id)), out)
 
-    def on_reply_swapped_node_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_swapped_node_read(self, st, purpose, reply, now, out):
         actor = purpose[1]
         if reply.status not in (io.OK, io.NOT_FOUND):
             return self.acquire_failed(st, actor, "node read failed", out)
@@ -42,20 +42,20 @@ class NodeReadBeforeRecord(Model):
         return self.send(st, ("swapped_record_read", actor, reply.status, reply.body),
                          Request(GET, owner_key(actor)), out)
 
-    def on_reply_swapped_record_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_swapped_record_read(self, st, purpose, reply, now, out):
         _, actor, node_status, node_body = purpose
         named = st.acquiring[actor].record.node_id  # the node whose object was read
         if reply.status != io.OK:
             # as the record read of OR-3 does with an answer other than a record
-            return self.on_reply_acquire_read(st, ("acquire_read", actor), reply, now_ms, out)
+            return self.on_reply_acquire_read(st, ("acquire_read", actor), reply, now, out)
         rec = decode_owner(reply.body)
         if not isinstance(rec, OwnerRecord) or rec.nobody or rec.node_id != named or (
                 rec.node_id == st.node_id and rec.instance == st.instance):
-            return self.on_reply_acquire_read(st, ("acquire_read", actor), reply, now_ms, out)
+            return self.on_reply_acquire_read(st, ("acquire_read", actor), reply, now, out)
         acq = replace(st.acquiring[actor], version=reply.version, record=rec)
         st = replace(st, acquiring=st.acquiring.with_item(actor, acq))
         return self.on_reply_acquire_node_read(st, ("acquire_node_read", actor), Reply(node_status, None, node_body),
-                                               now_ms, out)
+                                               now, out)
 
 
 MODEL = NodeReadBeforeRecord()

@@ -21,8 +21,8 @@ SURVIVOR = "the start guard keeps a new node under a reused id from starting whi
 class OldLeaseOwnId(Model):
     name = "old_lease_own_id"
 
-    def old_lease_refuses(self, st, lease, now_ms) -> bool:
-        return lease.node_id != st.node_id and lease.expires_at_ms + st.params.grace_ms >= now_ms
+    def old_lease_refuses(self, st, lease, now) -> bool:
+        return lease.node_id != st.node_id and lease.expires_at_ms + st.params.grace_ms >= now.wall_ms
 
 
 MODEL = OldLeaseOwnId()

@@ -27,19 +27,19 @@ SCENARIO = "upgrade"
 
 
 class MarkerAsAbsentOld(OldModel):
-    def on_reply_old_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_old_read(self, st, purpose, reply, now, out):
         actor = purpose[1]
         if reply.status == "ok" and isinstance(decode_lease(reply.body), Marker):
             out.append(Mark("UP-4"))  # read as no lease: seeded from the keys, written over the marker
             return self.send(st, ("marker_seed", actor, reply.version), Request(LIST, f"{DATA_PREFIX}{actor}/"), out)
-        return super().on_reply_old_read(st, purpose, reply, now_ms, out)
+        return super().on_reply_old_read(st, purpose, reply, now, out)
 
-    def on_reply_marker_seed(self, st, purpose, reply, now_ms, out):
+    def on_reply_marker_seed(self, st, purpose, reply, now, out):
         _, actor, version = purpose
         if reply.status != "ok":
             return self.old_failed(st, actor, "segment listing failed", out)
         gen = max((segment_generation(k) for k, _v in reply.entries), default=0) + 1
-        return self.old_write(st, actor, gen, IF_MATCH, version, now_ms, out)
+        return self.old_write(st, actor, gen, IF_MATCH, version, now, out)
 
 
 class OldMarkerAsAbsent(Model):

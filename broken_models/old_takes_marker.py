@@ -27,14 +27,14 @@ SCENARIO = "upgrade"
 
 class MarkerAsExpiredOld(OldModel):
 
-    def on_reply_old_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_old_read(self, st, purpose, reply, now, out):
         actor = purpose[1]
         if reply.status == "ok":
             rec = decode_lease(reply.body)
             if isinstance(rec, Marker):  # read as a lease that expired at 0
                 out.append(Mark("UP-4"))
-                return self.old_write(st, actor, rec.generation + 1, IF_MATCH, reply.version, now_ms, out)
-        return super().on_reply_old_read(st, purpose, reply, now_ms, out)
+                return self.old_write(st, actor, rec.generation + 1, IF_MATCH, reply.version, now, out)
+        return super().on_reply_old_read(st, purpose, reply, now, out)
 
 
 class OldTakesMarker(Model):

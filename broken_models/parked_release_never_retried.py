@@ -26,8 +26,8 @@ NEVER_MS = 1 << 62  # a retry never due
 class ParkedReleaseNeverRetried(Model):
     name = "parked_release_never_retried"
 
-    def add_pending(self, st, actor, generation, version, now_ms, out):
-        st = super().add_pending(st, actor, generation, version, now_ms, out)
+    def add_pending(self, st, actor, generation, version, now, out):
+        st = super().add_pending(st, actor, generation, version, now, out)
         key = (actor, generation, version)
         e = st.pending.get(key)
         if e is None or e.rid is not None:

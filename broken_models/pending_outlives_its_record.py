@@ -19,12 +19,12 @@ CATCHES = "CONV-1"
 class PendingOutlivesItsRecord(Model):
     name = "pending_outlives_its_record"
 
-    def on_reply_pending_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_pending_read(self, st, purpose, reply, now, out):
         k = purpose[1]
         e = st.pending.get(k)
         if e is None:
             return st
-        return self.pending_backoff(st, k, e, now_ms, out, refused=True)  # never ended
+        return self.pending_backoff(st, k, e, now, out, refused=True)  # never ended
 
 
 MODEL = PendingOutlivesItsRecord()

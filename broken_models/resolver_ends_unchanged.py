@@ -25,7 +25,7 @@ CATCHES = "CONV-2"
 class ResolverEndsUnchanged(Model):
     name = "resolver_ends_unchanged"
 
-    def on_reply_resolve_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_read(self, st, purpose, reply, now, out):
         e = st.unresolved.get(purpose[1])
         if e is not None and reply.status == io.OK and reply.version == e.read_version:
             rec = decode_owner(reply.body)
@@ -34,8 +34,8 @@ class ResolverEndsUnchanged(Model):
                 # unchanged: "names anything else", read literally: the entry ends
                 st = replace(st, unresolved=st.unresolved.without(purpose[1]))
                 out.append(Observe("unresolved_ended", (e.actor, e.generation)))
-                return self.unlock_resolver(st, e.actor, now_ms, out)
-        return super().on_reply_resolve_read(st, purpose, reply, now_ms, out)
+                return self.unlock_resolver(st, e.actor, now, out)
+        return super().on_reply_resolve_read(st, purpose, reply, now, out)
 
 
 MODEL = ResolverEndsUnchanged()

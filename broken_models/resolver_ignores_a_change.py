@@ -23,7 +23,7 @@ CATCHES = "CONV-1"
 class ResolverIgnoresAChange(Model):
     name = "resolver_ignores_a_change"
 
-    def on_reply_resolve_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_resolve_read(self, st, purpose, reply, now, out):
         k = purpose[1]
         e = st.unresolved.get(k)
         if e is None:
@@ -33,15 +33,15 @@ class ResolverIgnoresAChange(Model):
             ours = (isinstance(rec, OwnerRecord) and rec.node_id == st.node_id and rec.instance == st.instance
                     and rec.generation == e.generation)
             if ours:
-                return super().on_reply_resolve_read(st, purpose, reply, now_ms, out)
+                return super().on_reply_resolve_read(st, purpose, reply, now, out)
         elif reply.status == io.NOT_FOUND and e.read_version is not None:
-            return super().on_reply_resolve_read(st, purpose, reply, now_ms, out)
+            return super().on_reply_resolve_read(st, purpose, reply, now, out)
         # anything else: read again later, as if unchanged
         backoff = min(e.backoff_ms * 2, st.params.attempt_timeout_ms)
-        st = replace(st, unresolved=st.unresolved.with_item(k, replace(e, rid=None, next_ms=now_ms + backoff,
+        st = replace(st, unresolved=st.unresolved.with_item(k, replace(e, rid=None, next_ms=now.mono_ms + backoff,
                                                                        backoff_ms=backoff)))
-        st = self.unlock_resolver(st, e.actor, now_ms, out)
-        return self.schedule_background(st, now_ms, out)
+        st = self.unlock_resolver(st, e.actor, now, out)
+        return self.schedule_background(st, now, out)
 
 
 MODEL = ResolverIgnoresAChange()

@@ -16,8 +16,8 @@ CATCHES = "CS-2"
 class StopRetriesForever(Model):
     name = "stop_retries_forever"
 
-    def retry_released(self, st, now_ms, out):
-        out.append(SetTimer("stop", now_ms + RELEASED_RETRY_MS))
+    def retry_released(self, st, now, out):
+        out.append(SetTimer("stop", now.mono_ms + RELEASED_RETRY_MS))
         return st
 
 

@@ -15,7 +15,7 @@ CATCHES = "INV-8"
 class UncheckedDataAck(Model):
     name = "unchecked_data_ack"
 
-    def data_write_valid(self, st, actor, gen, now_ms) -> bool:
+    def data_write_valid(self, st, actor, gen, now) -> bool:
         return True  # no is_valid after the bucket's acknowledgement
 
 

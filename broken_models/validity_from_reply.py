@@ -14,8 +14,8 @@ CATCHES = "LEASE-1"
 class ValidityFromReply(Model):
     name = "validity_from_reply"
 
-    def valid_from(self, sent_ms: int, now_ms: int) -> int:
-        return now_ms  # the reply's arrival, not the send
+    def valid_from(self, sent_ms: int, now) -> int:
+        return now.wall_ms  # the reply's arrival, not the send
 
 
 MODEL = ValidityFromReply()

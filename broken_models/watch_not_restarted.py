@@ -14,8 +14,8 @@ CATCHES = "INV-9"
 class WatchNotRestarted(Model):
     name = "watch_not_restarted"
 
-    def watch_from(self, st, now_ms):
-        return now_ms if st.watch_from_ms is None else st.watch_from_ms
+    def watch_from(self, st, now):
+        return now.mono_ms if st.watch_from_ms is None else st.watch_from_ms
 
 
 MODEL = WatchNotRestarted()

@@ -4,7 +4,7 @@ its schema before anything uses it.
 A configuration is what the user pinned (`--param KEY=MS`) over what a world fills in: the
 simulated world draws the rest per seed (scenarios.swarm.draw_params), the real-S3 world fits it
 around its short timing (scenarios.s3.S3_PARAMS). Both are judged here by the same rules: the
-protocol's (NL-4, T-2, T-3, T-4, model/params.py) and what the world's own draws need (a range a
+protocol's (NL-4, T-2, T-3, T-4, T-6, model/params.py) and what the world's own draws need (a range a
 `randint` draws from must not be empty). A refusal is one line that names the parameters the
 user set, never one a world derived from them (the user cannot see those); it may name an unset
 one as what to pin.
@@ -52,6 +52,10 @@ RULES = (
     Rule("T-4", ("attempt_timeout_ms", "ttl_ms", "safety_ms"),
          lambda d: 0 < 3 * d["attempt_timeout_ms"] <= d["ttl_ms"] - d["safety_ms"],
          "attempt_timeout_ms must be positive and at most (ttl_ms - safety_ms) / 3"),
+    Rule("T-6", ("heartbeat_period_ms", "attempt_timeout_ms", "ttl_ms", "safety_ms"),
+         lambda d: min(d["heartbeat_period_ms"], d["ttl_ms"] // 3) + d["attempt_timeout_ms"] <= d["ttl_ms"] - d["safety_ms"],
+         "the lease period min(heartbeat_period_ms, ttl_ms / 3) plus attempt_timeout_ms must be at most ttl_ms - "
+         "safety_ms (else the lease runs out between two writes; docs/findings.md Q-8)"),
     # what the world's draws need (scenarios/swarm.py, scenarios/faults/): each a range that must not be empty
     Rule("the world's draw of blips", ("ttl_ms", "grace_ms"), lambda d: _scaled(3_000, d) <= d["ttl_ms"],
          "ttl_ms must be at least (ttl_ms + grace_ms) / 5, that is grace_ms at most 4 * ttl_ms (a blip's length is "

@@ -92,7 +92,7 @@ def check_ends(history: History, fx: Facts | None = None) -> list[Violation]:
 def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | None, int | None]:
     """CS-2's violations, and its two least slacks: of the `released` writes sent after a process's
     first, the retries' bound minus the time since the first; of the stops judged, the stop's bound
-    minus the time to the process's end (both on the process's clock; negative: past the bound, a
+    minus the time to the process's end (both windows on the process's monotonic clock, `Clock.mono_span`; negative: past the bound, a
     violation; a stop never ended is -1 at best)."""
     bound = stop_bound_ms(fx.params)
     events = history.events
@@ -111,13 +111,13 @@ def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | Non
         retries = retries_bound_ms(fx.params, p in conflict)
         clock = procs[p].clock
         if i0 != i:  # a retry (after a violation, i0 is -1)
-            slack = retries - clock.counted(t0, t)
+            slack = retries - clock.mono_span(t0, t)
             retry_least = slack if retry_least is None else min(retry_least, slack)
-        if clock.counted(t0, t) > retries and i0 >= 0:
+        if clock.mono_span(t0, t) > retries and i0 >= 0:
             first[p] = (t0, -1)  # one per process
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} sent a `released` write at {t / 1000:.3f} s, "
-                                                 f"{clock.counted(t0, t) / 1000:.3f} s after its first at "
-                                                 f"{t0 / 1000:.3f} s (its clock): a failing "
+                                                 f"{clock.mono_span(t0, t) / 1000:.3f} s after its first at "
+                                                 f"{t0 / 1000:.3f} s (its monotonic clock): a failing "
                                                  f"`released` write is retried for A + 1 s (CS-2; with the last try, the "
                                                  f"re-read and the adopted write, {retries / 1000:.3f} s at most)", (i0, i)))
     judged: set[int] = set()
@@ -128,10 +128,10 @@ def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | Non
         judged.add(p)
         end = fx.ended.get(p)
         clock = history.processes[p].clock
-        slack = (bound - clock.counted(t, end[0] - 1) if end is not None
-                 else min(-1, bound - clock.counted(t, history.end_ms)))
+        slack = (bound - clock.mono_span(t, end[0] - 1) if end is not None
+                 else min(-1, bound - clock.mono_span(t, history.end_ms)))
         stop_least = slack if stop_least is None else min(stop_least, slack)
-        if end is None or clock.counted(t, end[0] - 1) > bound:
+        if end is None or clock.mono_span(t, end[0] - 1) > bound:
             ended = "and was still running at the run's end" if end is None else f"and ended only at {(end[0] - 1) / 1000:.3f} s"
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} was told to stop at {t / 1000:.3f} s "
                                                  f"{ended}: a clean stop ends within {bound / 1000:.3f} s (CS-2's stop "

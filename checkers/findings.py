@@ -754,7 +754,7 @@ def _cadence_kept(history: History, p: int, before: int) -> bool:
     last = running  # its last send, or the instant it learnt it was running
     answered = running  # when every attempt sent so far had been answered
     for s_, a_ in puts + [(before, before)]:
-        due = clock.true_at(clock.local(last) + period)
+        due = clock.mono_true_at(clock.mono(last) + period)  # NL-2 on the monotonic clock (issue 47)
         if s_ > due + slack and s_ > answered + slack:
             return False  # the period was up, nothing in flight, and no write left
         last, answered = s_, max(answered, a_)
@@ -816,8 +816,8 @@ def _blip_lapses_one_not_the_other(history: History, v: Violation) -> Chain | No
     after = next((sent_ms(events[i]) for i in history.of_kind("apply", "refused")
                   if events[i].proc == fenced and events[i].fields.key == key and sent_ms(events[i]) >= end), None)
     renewed = t if after is None else min(t, after)
-    clock = history.processes[fenced].clock  # (NL-2: a write every period from the previous send, on its clock)
-    if renewed <= clock.true_at(clock.local(end) + fx.params.period_ms + fx.params.attempt_timeout_ms):  # (4)
+    clock = history.processes[fenced].clock  # (NL-2: a write every period from the previous send, on its monotonic clock)
+    if renewed <= clock.mono_true_at(clock.mono(end) + fx.params.period_ms + fx.params.attempt_timeout_ms):  # (4)
         return Chain("F-4", start, frozenset((fencer, fenced)), cause=(_blip_cause(history, start),))
     return None
 

@@ -68,10 +68,9 @@ def _start_check_waited(history: History, fx: Facts) -> tuple[list[Violation], i
         least = slack if least is None else min(least, slack)
         if slack >= 0:
             continue
-        clock = procs[q].clock
-        waited = clock.waited(sw.started[q], first.sent_ms)
+        waited = first.sent_ms - sw.started[q]
         out.append(Violation(INVARIANT, f"{procs[q].label} sent its first node-lease write at {first.sent_ms / 1000:.3f} s, "
-                                        f"{waited / 1000:.3f} s after it started (its clock): the start check waits "
+                                        f"{waited / 1000:.3f} s after it started (true time): the start check waits "
                                         f"ttl + grace ({span / 1000:.3f} s) in every case, but for the shortcut of a "
                                         f"fenced or released object (NL-5)", (first.event,)))
     return out, least
@@ -100,14 +99,15 @@ class StartWrites:
     ended: dict[str, list[tuple[int, int]]]  # nodes/ key -> [(applied at, kept written_at)]
 
     def slack(self, history: History, p, q: int, sent: int, since: int) -> int:
-        """NL-5 on world facts: how long (on q's clock) after the earliest instant the rule allows it a write of
-        q sent at true time `sent` left: ttl + grace after true time `since`, or once the shortcut held (a
-        fenced or released object of q's id applied by then whose kept written_at + ttl + grace had passed).
+        """NL-5 on world facts: how long after the earliest instant the rule allows it a write of q sent at true
+        time `sent` left: ttl + grace after true time `since`, a wait, on q's monotonic clock (judged on true
+        time but for NTP's slew: `Clock.mono_span`, issue 47), or once the shortcut held (a fenced or released
+        object of q's id applied by then whose kept written_at + ttl + grace had passed on q's wall clock).
         Negative: too early."""
         span = p.ttl_ms + p.grace_ms
         clock = history.processes[q].clock
         local = clock.local(sent)
-        slack = clock.waited(since, sent) - span  # (a step back of its clock meanwhile does not shorten it, T-1)
+        slack = clock.mono_span(since, sent) - span  # (no step of its wall clock moves a wait, T-1)
         for at, w in self.ended.get("nodes/" + history.processes[q].node_id, ()):
             if at <= sent:
                 slack = max(slack, local - (w + span))  # the shortcut

@@ -20,8 +20,8 @@ delivered, never on what a process says:
   something else: the resolver reads it (OR-8, every A at most, from the read-back's answer), a pending
   release is retried (OR-5, OR-6, backing off to 8 s in this model). Work is what the world saw p send
   on that record (and a new acquisition's marker read and data listing for its actor, OR-3, UP-3: the
-  steps between its read of the record and its write), each bound timed on p's own clock (T-1: a slow
-  clock stretches its timers). A silence longer than the work's bound while the record still names p is a
+  steps between its read of the record and its write), each bound timed on p's monotonic clock (a slow
+  one, NTP slewing it, stretches its timers; a step of its wall clock moves none, issue 47). A silence longer than the work's bound while the record still names p is a
   violation: nobody else can free the record while p's lease stands (FN-5), and p no longer works for
   it. Only the time p was on duty counts: its node lease valid as p knew it (from the answers the world
   delivered to it: a `live` write of its own acknowledged, or NL-9's one re-read after that write was
@@ -53,6 +53,7 @@ from model.io import CONFLICT, NOT_FOUND, OK, PRECONDITION_FAILED, PUT, TIMED_OU
 from .refusals import BACKOFF_MAX_MS  # OR-6's cap as docs/protocol.md states it: the checkers' own, not the model's
 
 from history import History, Violation
+from history.record import MONO_SLEW_PPM
 
 from .converge import claim
 from .facts import Facts, facts, merge_windows, minus
@@ -73,11 +74,12 @@ def trips(history: History) -> int:
 
 
 def on_clock(pr, ms: int) -> int:
-    """The true ms a timer of `ms` on process pr's clock takes: a clock that runs slow (negative drift)
-    stretches every back-off and timeout it times (seed 4309: A = 8 s ran 8.26 s)."""
-    d = pr.drift_ppm
-    back = sum(-delta for _, delta in pr.steps if delta < 0)  # a clock stepped back times it that much longer (T-1)
-    return (ms if d >= 0 else -(-ms * 1_000_000 // (1_000_000 + d)) + 1) + back
+    """The true ms a timer of `ms` on process pr's monotonic clock takes (issue 47: every timer and timeout
+    runs on it, and a step of the wall clock moves none): one that runs slow (NTP's slew, at most
+    MONO_SLEW_PPM) stretches every back-off and timeout it times. (Seed 4309, before: on the wall clock, 1.5 %
+    slow, A = 8 s ran 8.26 s.)"""
+    d = max(-MONO_SLEW_PPM, min(MONO_SLEW_PPM, pr.drift_ppm))
+    return ms if d >= 0 else -(-ms * 1_000_000 // (1_000_000 + d)) + 1
 
 
 def bounds(history: History, fx: Facts, pr=None) -> tuple[int, int]:
@@ -91,7 +93,7 @@ def bounds(history: History, fx: Facts, pr=None) -> tuple[int, int]:
     - OR-5, OR-6, BD-4: a release is answered within A (a foreground one within 1 s, BD-4), a refused one
       read within A more; the retries back off from 500 ms to 8 s (this model's reading of "retries back
       off", docs/protocol.md): the next request comes within 8 s + 2 A.
-    Each timed on pr's own clock (T-1: a clock may run slow), with four one-way trips at the drawn delay
+    Each timed on pr's monotonic clock (NTP may slew it slow), with four one-way trips at the drawn delay
     and a little slack."""
     a = fx.params.attempt_timeout_ms
     clock = (lambda ms: on_clock(pr, ms)) if pr is not None else (lambda ms: ms)
@@ -621,18 +623,23 @@ def _told_while_fences_full(c: Context) -> bool:
        "its writer, which never learned it from an answer, released it (OR-7, OR-8: the record converged)",
        topic="ownership")
 def _resolver_released(c: Context) -> bool:
+    """World facts: an acquisition's write of p (`held ...`) answered other than ok (the world's `record_reply`:
+    its outcome unknown to p), applied all the same (`apply` of that state by p), then p's release of that
+    generation applied over it (issue 44: a release that landed, not one merely sent)."""
     history = c.history
+    events = history.events
     io = records_io(history)
     for (p, key), puts in io.puts.items():
         lost = {st for _s, st, status, _t, _i in puts if st.startswith("held ") and status != OK}
         if not lost:
             continue
-        landed = {history.events[i].fields.state for i in c.writes(OWNERS)
-                  if history.events[i].fields.key == key and history.events[i].proc == p}
-        for st in lost & landed:
-            g = st.split(" ")[3]
-            if any(s2 == f"nobody {g}" for _s, s2, _st, _t, _i in puts):
-                return True
+        applied = [(i, events[i].fields.state) for i in c.writes(OWNERS)
+                   if events[i].fields.key == key and events[i].proc == p]
+        for k, (i, st) in enumerate(applied):
+            if st in lost:
+                g = st.split(" ")[3]
+                if any(later == f"nobody {g}" for _j, later in applied[k + 1:]):
+                    return True
     return False
 
 

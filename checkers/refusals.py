@@ -6,7 +6,7 @@ If-Match token) and by the answers the world delivered to the background task (`
 `background_answered`). From them this check keeps, per process, what OR-6 and BD-3 decide: each
 release's back-off (from 500 ms, doubled at every answer that backs it off, to 8 s: the values
 docs/protocol.md fills in), the instant it may go again (its last such answer plus that back-off, on
-the sender's clock), and the refusals in a row (a retry answered other than ok, 412 or 404; the read
+the sender's monotonic clock: a duration, which a step of its wall clock does not move, issue 47), and the refusals in a row (a retry answered other than ok, 412 or 404; the read
 after a 412 or 404 that failed). A retry that lands, or a read that finds the record still naming this
 process at the release's generation, ends the run; a read that finds it naming anything else, or no
 record, ends the release (OR-5). At the 32nd refusal in a row every release then waiting, and due, is
@@ -36,7 +36,7 @@ class _Entry:
     def __init__(self, generation: str) -> None:
         self.generation = generation  # as the write's state says it ("nobody <g>")
         self.backoff = BACKOFF_FIRST_MS  # OR-6: from 500 ms, doubled at every answer that backs it off
-        self.due: int | None = None  # when it may go again (its sender's clock); None: not known
+        self.due: int | None = None  # when it may go again (its sender's monotonic clock); None: not known
         self.flying = False
         self.since = -1  # the event that set `due`
 
@@ -56,7 +56,7 @@ def check_refusals(history: History) -> list[Violation]:
         if f.version is None:
             continue  # the resolver's read (OR-8): neither a pending release nor a refusal BD-3 counts
         mine = entries.setdefault(p, {})
-        local = procs[p].clock.local(t)
+        local = procs[p].clock.mono(t)  # (OR-6's back-offs run on the monotonic clock, as the world ran it)
         if kind == "background_sent":
             e = mine.get((f.key, f.version))
             if f.op == "PUT":

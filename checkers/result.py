@@ -26,6 +26,7 @@ class SeedResult:
     tool_failure: tuple | None = None  # (message, traceback): an exception in a model, a world or a checker
     margin_ms: dict = field(default_factory=dict)  # margin -> the seed's least slack to its bound (checkers/margins.py)
     margin_findings: dict = field(default_factory=dict)  # margin -> (value, finding): a negative one a finding explains
+    ledger: dict | None = None  # the request ledger's counts and node-time per phase (checkers/ledger.py summary)
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
@@ -66,7 +67,7 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
     return SeedResult(seed, history.sha256(), counts, history.rules, failures, measured["failover_ms"], dict(skip),
                       found, config, measured["coverage"], measured["takeover_margin_ms"], tool_failure,
-                      measured.get("margins", {}), measured.get("margins_explained", {}))
+                      measured.get("margins", {}), measured.get("margins_explained", {}), measured.get("ledger"))
 
 
 def crashed(seed: int, error: BaseException) -> SeedResult:

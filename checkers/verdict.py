@@ -42,7 +42,17 @@ class Verdict:
 
 def not_judged(history: History, env_failure: str | None = None, not_calm: str | None = None) -> dict[str, str]:
     """The invariants a history cannot judge, and why (`not_calm`: why its quiet phase was not calm,
-    as a real bucket may fail to keep it)."""
+    as a real bucket may fail to keep it; a history without a request ledger, a trace's, judges no check
+    declared on it)."""
+    out = _not_judged(history, env_failure, not_calm)
+    if history.requests is None:
+        for inv in registry.invariants():
+            if inv.ledger and inv.id not in out:
+                out[inv.id] = "no request ledger (the world that wrote this history kept none)"
+    return out
+
+
+def _not_judged(history: History, env_failure: str | None, not_calm: str | None) -> dict[str, str]:
     if env_failure is not None:
         return {inv.id: "the run was cut short by its environment" for inv in registry.invariants()
                 if inv.quiet or inv.whole_run}

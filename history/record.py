@@ -21,8 +21,15 @@ from model.observations import KINDS, LOCAL_CLOCK_FIELDS
 from .schema import Event, event
 
 
+MONO_SLEW_PPM = 500  # the most NTP slews a monotonic clock (Linux's adjtimex bound): a wait's true span may be this much shorter
+
+
 class Clock:
     """A machine's clock: local(t) = t + offset + floor(t * drift_ppm / 1e6), but for its steps.
+
+    And its monotonic clock (issue 47; `mono`): true time since the world began, running at the wall clock's
+    drift as far as NTP's slew bounds it (MONO_SLEW_PPM), never stepped. The model times every duration on
+    it (model.io.Now); a checker judges a duration on it (`mono_span`), never on the wall clock.
 
     `steps`: ((at_ms, delta_ms), ...) in time order, the clock jumping by delta at true instant at
     (NTP stepping it forward or back, issue 39); `offset_ms` is the offset after the last of them, so
@@ -31,12 +38,36 @@ class Clock:
     (monotonic, as drift is less than 1e6 ppm); across a step back it reads the same instant twice.
     """
 
-    __slots__ = ("offset_ms", "drift_ppm", "steps")
+    __slots__ = ("offset_ms", "drift_ppm", "steps", "mono_ppm")
 
     def __init__(self, offset_ms: int, drift_ppm: int = 0, steps: tuple = ()) -> None:
         self.offset_ms = offset_ms
         self.drift_ppm = drift_ppm
         self.steps = steps
+        self.mono_ppm = max(-MONO_SLEW_PPM, min(MONO_SLEW_PPM, drift_ppm))
+
+    def mono(self, t_ms: int) -> int:
+        """The monotonic clock's reading at true instant t: never stepped, its drift within the slew bound."""
+        return t_ms + (t_ms * self.mono_ppm) // 1_000_000
+
+    def mono_true_at(self, mono_ms: int) -> int:
+        """The first true instant at which the monotonic clock reads `mono_ms` or later."""
+        d = self.mono_ppm
+        if not d:
+            return mono_ms
+        t = (mono_ms * 1_000_000) // (1_000_000 + d)
+        while t + (t * d) // 1_000_000 < mono_ms:
+            t += 1
+        while (t - 1) + ((t - 1) * d) // 1_000_000 >= mono_ms:
+            t -= 1
+        return t
+
+    def mono_span(self, t0_ms: int, t1_ms: int) -> int:
+        """How long the monotonic clock counted from true instant t0 to t1: a duration as the model timed it
+        (true elapsed time, but for NTP's slew). A checker judges a wait by this, never by the wall clock's
+        readings, which skew, drift and steps move (T-1), so a model that times a wait on the wall clock is
+        caught (issue 47)."""
+        return self.mono(t1_ms) - self.mono(t0_ms)
 
     def local(self, t_ms: int) -> int:
         off = self.offset_ms
@@ -165,6 +196,11 @@ class History:
     # off value is not part of the run's hash, so that a kind added to the tool, off in a seed, leaves
     # that seed's hash as it was (`sha256`)
     off_options: dict = field(default_factory=dict, compare=False, repr=False)
+    # the request ledger (issue 48): every request a process sent, as the world saw it leave and what became of
+    # it (`Sent`, history/schema.py), in send order; None: the world that wrote this history kept none (a
+    # trace's). Not part of the hash: the events already say what the bucket did; this is the world's count
+    # of what it was asked, which the cost checks (checkers/cost.py) judge
+    requests: list | None = field(default=None, compare=False, repr=False)
 
     def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
         self.events.append(event(t_ms, proc, kind, fields))
@@ -251,6 +287,8 @@ class History:
         h.__dict__.update(self.__dict__)
         h.events = self.events.copy()
         h.processes = self.processes.copy()
+        if self.requests is not None:
+            h.requests = self.requests.copy()
         h._sha = None
         index = self.cache.get("by_kind")
         h.cache = {} if index is None else {"by_kind": (index[0], {k: v.copy() for k, v in index[1].items()})}

@@ -1,6 +1,6 @@
 """The node-lease protocol of ADR 0020 as a pure state machine.
 
-One entry point: `step(state, input, now_ms) -> (state, effects)`.
+One entry point: `step(state, input, now) -> (state, effects)`.
 `state` is None before ProcessStarted. See model.io for the vocabulary.
 """
 

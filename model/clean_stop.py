@@ -36,20 +36,20 @@ class CleanStop:
 
     # --- the drain (CS-3, OR-11) ----------------------------------------------------
 
-    def on_command_drain(self, st, args, now_ms, out):
+    def on_command_drain(self, st, args, now, out):
         if st.draining:
             return st
         out.append(Observe("drain_began"))
         st = replace(st, draining=True, drained=False)
-        return self.drain_holds(st, now_ms, out)
+        return self.drain_holds(st, now, out)
 
-    def drain_holds(self, st, now_ms, out):
+    def drain_holds(self, st, now, out):
         """Decision (CS-3): a drain releases every resident actor (OR-5)."""
         for actor in tuple(st.holds):
-            st = self.release(st, actor, "drain", now_ms, out)
+            st = self.release(st, actor, "drain", now, out)
         return st
 
-    def on_command_resume(self, st, args, now_ms, out):
+    def on_command_resume(self, st, args, now, out):
         return replace(st, draining=False, drained=False)
 
     def releases_outstanding(self, st) -> bool:
@@ -61,7 +61,7 @@ class CleanStop:
                 return True
         return False
 
-    def check_drained(self, st, now_ms, out):
+    def check_drained(self, st, now, out):
         """CS-3: drained only when every resident actor was released and none is pending.
         Unresolved acquires live in the same set as pending releases (OR-7), and an
         acquisition still in flight may land: the drain waits for both too."""
@@ -73,39 +73,39 @@ class CleanStop:
 
     # --- the clean stop (CS-1, CS-2) ----------------------------------------------------
 
-    def on_command_stop(self, st, args, now_ms, out):
+    def on_command_stop(self, st, args, now, out):
         if st.stop is not None:
             return st
         out.append(Observe("stop_began"))
         if st.lease.phase != RUNNING:
             # never held a lease: nothing to release, nothing to write
             return self.exit(st, 0, "clean stop before the lease was held", out)
-        st = replace(st, stop=Stop("releasing", now_ms))
+        st = replace(st, stop=Stop("releasing", now.mono_ms))
         for actor in tuple(st.holds):
-            st = self.release(st, actor, "clean stop", now_ms, out)
-        out.append(SetTimer("stop", now_ms + RELEASE_WAIT_MS))
-        return self.stop_progress(st, now_ms, out)
+            st = self.release(st, actor, "clean stop", now, out)
+        out.append(SetTimer("stop", now.mono_ms + RELEASE_WAIT_MS))
+        return self.stop_progress(st, now, out)
 
-    def on_timer_stop(self, st, key, now_ms, out):
+    def on_timer_stop(self, st, key, now, out):
         stop = st.stop
         if stop is None:
             return st
         if stop.stage == "releasing":
-            return self.invalidate(st, now_ms, out)  # the wait is bounded
+            return self.invalidate(st, now, out)  # the wait is bounded
         if stop.stage == "writing":
-            return self.write_released(st, now_ms, out)  # a retry
+            return self.write_released(st, now, out)  # a retry
         return st
 
-    def stop_progress(self, st, now_ms, out):
+    def stop_progress(self, st, now, out):
         """Called after every step while stopping: move on when this stage is done."""
         stop = st.stop
         if stop.stage == "releasing" and not st.holds and not self.releases_outstanding(st):
-            return self.invalidate(st, now_ms, out)
+            return self.invalidate(st, now, out)
         if stop.stage == "finishing_attempt" and st.lease.attempt_rid is None and st.lease.reread_rid is None:
-            return self.begin_released(st, now_ms, out)
+            return self.begin_released(st, now, out)
         return st
 
-    def invalidate(self, st, now_ms, out):
+    def invalidate(self, st, now, out):
         """CS-1: the lease is made locally invalid on the whole node; the lease task stops for good."""
         out.append(Mark("CS-1"))
         out.append(Observe("lease_invalidated"))
@@ -114,8 +114,8 @@ class CleanStop:
         st = replace(st, lease=replace(st.lease, tick_due=False), stop=replace(st.stop, stage="finishing_attempt"))
         st = self.lost_lease_cut(st, out)
         for actor in tuple(st.holds):  # a hold that began meanwhile is cut too
-            st = self.release(st, actor, "clean stop", now_ms, out)
-        return self.stop_progress(st, now_ms, out)
+            st = self.release(st, actor, "clean stop", now, out)
+        return self.stop_progress(st, now, out)
 
     def lost_lease_cut(self, st, out):
         """Decision (CS-1): every is_valid says no from now, and the lost-lease cut ends every event
@@ -123,20 +123,21 @@ class CleanStop:
         st = replace(st, lease=replace(st.lease, invalidated=True))
         return self.cut_events(st, "clean stop: lease made invalid", out)
 
-    def begin_released(self, st, now_ms, out):
+    def begin_released(self, st, now, out):
         p = st.params
-        limit = min(now_ms + p.attempt_timeout_ms + 1_000, st.stop.began_ms + STOP_LIMIT_MS)  # CS-2
+        # CS-2: a window, on the monotonic clock
+        limit = min(now.mono_ms + p.attempt_timeout_ms + 1_000, st.stop.began_ms + STOP_LIMIT_MS)
         st = replace(st, stop=replace(st.stop, stage="writing", write_until_ms=limit))
-        return self.write_released(st, now_ms, out)
+        return self.write_released(st, now, out)
 
-    def write_released(self, st, now_ms, out):
+    def write_released(self, st, now, out):
         """CS-1: `released`, If-Match on the last acknowledged version, naming this instance,
         keeping the last written_at."""
         ls = st.lease
         body = encode_node(NodeRecord(RELEASED, st.instance, ls.written_at_ms, st.node_id))
         return self.send(st, ("released_write",), Request(PUT, node_key(st.node_id), IF_MATCH, ls.version, body), out)
 
-    def on_reply_released_write(self, st, purpose, reply, now_ms, out):
+    def on_reply_released_write(self, st, purpose, reply, now, out):
         if reply.status == io.OK:
             out.append(Observe("lease_released"))
             return self.exit(st, 0, "clean stop: node lease released", out)
@@ -146,24 +147,24 @@ class CleanStop:
             out.append(Mark("CS-2"))
             st = replace(st, stop=replace(st.stop, reread_done=True))
             return self.send(st, ("released_reread",), Request(GET, node_key(st.node_id)), out)
-        return self.retry_released(st, now_ms, out)
+        return self.retry_released(st, now, out)
 
-    def retry_released(self, st, now_ms, out):
+    def retry_released(self, st, now, out):
         """CS-2: a failing write is retried for A + 1 s within the stop limit; past it the lease stays live."""
-        if now_ms + RELEASED_RETRY_MS >= st.stop.write_until_ms:
+        if now.mono_ms + RELEASED_RETRY_MS >= st.stop.write_until_ms:
             out.append(Mark("CS-2"))
             return self.exit(st, 0, "clean stop: released write not acknowledged; the node lease stays live", out)
-        out.append(SetTimer("stop", now_ms + RELEASED_RETRY_MS))
+        out.append(SetTimer("stop", now.mono_ms + RELEASED_RETRY_MS))
         return st
 
-    def on_reply_released_reread(self, st, purpose, reply, now_ms, out):
+    def on_reply_released_reread(self, st, purpose, reply, now, out):
         """CS-2: NL-9's re-read, once: our own live object: adopt and retry; a fence: done."""
         if reply.status == io.OK:
             rec = decode_node(reply.body)
             if self.is_own_live_write(st, rec):
                 # adopt the read's version; validity is not extended (the lease is invalid)
                 st = replace(st, lease=replace(st.lease, version=reply.version, written_at_ms=rec.written_at_ms))
-                return self.write_released(st, now_ms, out)
+                return self.write_released(st, now, out)
             if isinstance(rec, NodeRecord) and rec.state == RELEASED and rec.instance == st.instance:
                 out.append(Observe("lease_released"))
                 return self.exit(st, 0, "clean stop: node lease released (an earlier try landed)", out)
@@ -172,4 +173,4 @@ class CleanStop:
             return self.exit(st, 0, "clean stop: nodes/ no longer ours", out)
         if reply.status == io.NOT_FOUND:
             return self.exit(st, 0, "clean stop: nodes/ absent", out)
-        return self.retry_released(st, now_ms, out)
+        return self.retry_released(st, now, out)

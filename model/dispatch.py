@@ -21,8 +21,8 @@ class ContractError(RuntimeError):
 
 
 class Dispatch:
-    """Subclasses define `on_start(inp, now_ms, out) -> state` and may define
-    `after_input(state, now_ms, out) -> state`, run after every input while the process lives."""
+    """Subclasses define `on_start(inp, now, out) -> state` and may define
+    `after_input(state, now, out) -> state`, run after every input while the process lives."""
 
     name = "?"
 
@@ -38,8 +38,8 @@ class Dispatch:
             elif attr.startswith("on_command_"):
                 self._command_handlers[attr[len("on_command_"):]] = getattr(self, attr)
 
-    def step(self, state, inp: Any, now_ms: int):  # inp: an io.Input, told apart by its exact type
-        """Advance one process by one input at its local time `now_ms`."""
+    def step(self, state, inp: Any, now):  # inp: an io.Input, told apart by its exact type
+        """Advance one process by one input, its two clocks reading `now` (io.Now)."""
         out: list = []
         t = type(inp)
         if t is ReplyArrived:
@@ -56,7 +56,7 @@ class Dispatch:
             cls = type(state)
             values = list(state)
             values[(_FIELD_INDEX.get(cls) or field_index(cls))["inflight"]] = FrozenDict(rest)
-            state = self._reply_handlers[purpose[0]](_new_tuple(cls, values), purpose, reply, now_ms, out)
+            state = self._reply_handlers[purpose[0]](_new_tuple(cls, values), purpose, reply, now, out)
         elif t is TimerFired:
             if state is None or state.exited:
                 self._require_running(state, inp)
@@ -64,7 +64,7 @@ class Dispatch:
             handler = self._timer_handlers.get(key.split(":", 1)[0])
             if handler is None:
                 raise ContractError(f"no handler for timer {key!r}")
-            state = handler(state, key, now_ms, out)
+            state = handler(state, key, now, out)
         elif t is Command:
             if state is None or state.exited:
                 self._require_running(state, inp)
@@ -73,21 +73,21 @@ class Dispatch:
                 raise ContractError(
                     f"unknown command {inp.name!r} (known: {', '.join(sorted(self._command_handlers))})"
                 )
-            state = handler(state, inp.args, now_ms, out)
+            state = handler(state, inp.args, now, out)
         elif t is ProcessStarted:
             if state is not None:
                 raise ContractError("ProcessStarted sent to a process that already started")
-            state = self.on_start(inp, now_ms, out)
+            state = self.on_start(inp, now, out)
         else:
             raise ContractError(f"not an input: {inp!r}")
         if not state.exited:
-            state = self.after_input(state, now_ms, out)
+            state = self.after_input(state, now, out)
         return state, tuple(out)
 
-    def on_start(self, inp: ProcessStarted, now_ms: int, out: list):
+    def on_start(self, inp: ProcessStarted, now: int, out: list):
         raise NotImplementedError
 
-    def after_input(self, st, now_ms, out):
+    def after_input(self, st, now, out):
         return st
 
     @staticmethod

@@ -39,19 +39,20 @@ class Seen(NamedTuple):
     state: str  # live / released / fenced ("" for old formats)
     instance: str | None
     written_at_ms: int
-    since_ms: int  # when this (state, instance, written_at) was first seen, on this node's clock
+    since_ms: int  # when this (state, instance, written_at) was first seen, on this node's monotonic clock
 
     @property
     def live(self) -> bool:
         return self.fmt == 3 and self.state == LIVE
 
 
-def seen_from(rec, now_ms: int) -> Seen:
+def seen_from(rec, now) -> Seen:
+    t = now.mono_ms  # FN-2: the watch is a duration
     if isinstance(rec, NodeRecord):
-        return Seen(3, rec.state, rec.instance, rec.written_at_ms, now_ms)
+        return Seen(3, rec.state, rec.instance, rec.written_at_ms, t)
     if isinstance(rec, OldHeartbeat):
-        return Seen(rec.fmt, "", None, rec.written_at_ms, now_ms)
-    return Seen(0, "", None, -1, now_ms)
+        return Seen(rec.fmt, "", None, rec.written_at_ms, t)
+    return Seen(0, "", None, -1, t)
 
 
 class Fencing:
@@ -61,17 +62,17 @@ class Fencing:
 
     # --- the listing (its own task, every period) -----------------------------
 
-    def start_listing(self, st, now_ms, out):
-        out.append(SetTimer("listing", now_ms + st.params.period_ms))
+    def start_listing(self, st, now, out):
+        out.append(SetTimer("listing", now.mono_ms + st.params.period_ms))
         return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out, listing_busy=True)
 
-    def on_timer_listing(self, st, key, now_ms, out):
-        out.append(SetTimer("listing", now_ms + st.params.period_ms))
+    def on_timer_listing(self, st, key, now, out):
+        out.append(SetTimer("listing", now.mono_ms + st.params.period_ms))
         if st.listing_queue or st.listing_busy:
             return st  # the previous listing is still reading: this period's is skipped
         return self.send(st, ("listing",), Request(LIST, NODES_PREFIX), out, listing_busy=True)
 
-    def on_reply_listing(self, st, purpose, reply, now_ms, out):
+    def on_reply_listing(self, st, purpose, reply, now, out):
         if reply.status != io.OK:
             return replace(st, listing_busy=False)
         own = node_key(st.node_id)
@@ -82,32 +83,32 @@ class Fencing:
             if node not in listed:
                 view = view.without(node)  # missing from the view: not live (OR-10)
         st = replace(st, view=view, listing_queue=keys)
-        return self.listing_next(st, now_ms, out)
+        return self.listing_next(st, now, out)
 
-    def listing_next(self, st, now_ms, out):
+    def listing_next(self, st, now, out):
         if not st.listing_queue:
-            return self.after_listing(replace(st, listing_busy=False), now_ms, out)
+            return self.after_listing(replace(st, listing_busy=False), now, out)
         key = st.listing_queue[0]
         return self.send(st, ("listing_get", key), Request(GET, key), out, listing_queue=st.listing_queue[1:])
 
-    def on_reply_listing_get(self, st, purpose, reply, now_ms, out):
+    def on_reply_listing_get(self, st, purpose, reply, now, out):
         key = purpose[1]
         node = key[len(NODES_PREFIX):]
         if reply.status == io.OK:
             rec = decode_node(reply.body)
             before = st.view.get(node)
-            st = self.saw(st, node, rec, now_ms)
+            st = self.saw(st, node, rec, now)
             if isinstance(rec, OldHeartbeat) and st.view.get(node) is not before and st.lease.ever_valid:
                 # section 6, after the switch only (before it, the start guard judges old heartbeats)
-                st = self.old_heartbeat_seen(st, node, rec, now_ms, out)
+                st = self.old_heartbeat_seen(st, node, rec, now, out)
         elif reply.status == io.NOT_FOUND:
             st = replace(st, view=st.view.without(node))
-        return self.listing_next(st, now_ms, out)
+        return self.listing_next(st, now, out)
 
     @staticmethod
-    def saw(st, node, rec, now_ms):
+    def saw(st, node, rec, now):
         """Update the view; a new (state, instance, written_at) restarts its watch."""
-        new = seen_from(rec, now_ms)
+        new = seen_from(rec, now)
         old = st.view.get(node)
         if old is not None and (old.fmt, old.state, old.instance, old.written_at_ms) == (
             new.fmt, new.state, new.instance, new.written_at_ms
@@ -117,11 +118,11 @@ class Fencing:
 
     # --- the fence watch (FN-1, FN-2) ---------------------------------------------
 
-    def after_listing(self, st, now_ms, out):
+    def after_listing(self, st, now, out):
         """FN-2: a peer unchanged for a full P + A, counted from our first acknowledged
         lease write after any lapse of our own, whose written_at + ttl + grace has
         passed, is read once more, fresh, to decide on a fence."""
-        if not self.lease_valid(st, now_ms) or st.watch_from_ms is None:
+        if not self.lease_valid(st, now) or st.watch_from_ms is None:
             return st  # FN-1
         for node, seen in st.view.items():
             if len(st.fencing) >= self.fence_concurrency:  # BD-1
@@ -129,18 +130,20 @@ class Fencing:
                 break
             if node in st.fencing or not seen.live:
                 continue
-            if not self.watched_long_enough(st, seen, now_ms):
+            if not self.watched_long_enough(st, seen, now):
                 continue
-            if self.free_from_ms(st, seen.written_at_ms) >= now_ms:
+            if self.free_from_ms(st, seen.written_at_ms) >= now.wall_ms:
                 continue
             out.append(Mark("FN-2"))
             st = self.fence_read(st, node, seen, out)
         return st
 
-    def watched_long_enough(self, st, seen, now_ms) -> bool:
+    def watched_long_enough(self, st, seen, now) -> bool:
         """FN-2: `seen` unchanged for a full P + A, counted from our first acknowledged lease write
-        after any lapse of our own (`watch_from_ms`), holds for every fence decision, a retry's too."""
-        return st.watch_from_ms is not None and now_ms - max(seen.since_ms, st.watch_from_ms) >= self.watch_ms(st)
+        after any lapse of our own (`watch_from_ms`), holds for every fence decision, a retry's too. A
+        duration: on the monotonic clock."""
+        return (st.watch_from_ms is not None
+                and now.mono_ms - max(seen.since_ms, st.watch_from_ms) >= self.watch_ms(st))
 
     def watch_ms(self, st) -> int:
         """Decision (FN-2): a peer is watched unchanged for a full P + A (a lease write of its in flight
@@ -148,7 +151,7 @@ class Fencing:
         return st.params.period_ms + st.params.attempt_timeout_ms
 
     def free_from_ms(self, st, written_at_ms: int) -> int:
-        """Decision (FN-3, FN-5, T-5): the instant, on this node's clock, after which a process whose
+        """Decision (FN-3, FN-5, T-5): the instant, on this node's wall clock, after which a process whose
         last write carried `written_at_ms` has lapsed for sure: written_at + ttl + grace (its
         validity ended at written_at + ttl - safety on its own clock; grace + safety >= 2 max_skew
         covers the two clocks)."""
@@ -158,7 +161,7 @@ class Fencing:
         st = replace(st, fencing=st.fencing.with_item(node, seen))
         return self.send(st, ("fence_read", node), Request(GET, node_key(node)), out)
 
-    def on_reply_fence_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_fence_read(self, st, purpose, reply, now, out):
         """FN-3: decide on this read alone."""
         node = purpose[1]
         watched = st.fencing.get(node)
@@ -167,14 +170,14 @@ class Fencing:
             return st
         rec = decode_node(reply.body)
         if not isinstance(rec, NodeRecord) or rec.state != LIVE:
-            return self.saw(st, node, rec, now_ms)  # fenced or released already (FN-4), or not ours to fence
+            return self.saw(st, node, rec, now)  # fenced or released already (FN-4), or not ours to fence
         if (rec.instance, rec.written_at_ms) != (watched.instance, watched.written_at_ms):
             # A wrote: watch again from here (FN-3)
             out.append(Mark("FN-3"))
-            return self.saw(st, node, rec, now_ms)
-        if not self.lease_valid(st, now_ms) or self.free_from_ms(st, rec.written_at_ms) >= now_ms:
+            return self.saw(st, node, rec, now)
+        if not self.lease_valid(st, now) or self.free_from_ms(st, rec.written_at_ms) >= now.wall_ms:
             return st  # FN-1, FN-3
-        if not self.watched_long_enough(st, watched, now_ms):
+        if not self.watched_long_enough(st, watched, now):
             # FN-2: a read decided on (a fence's retry, FN-3, FN-4) after a lapse of our own that began
             # since the watch: the watch counts again from our first acknowledged write after it
             return st
@@ -187,17 +190,17 @@ class Fencing:
         """FN-3: the fence is written If-Match on the deciding GET's version."""
         return Request(PUT, node_key(node), IF_MATCH, version, encode_node(fence))
 
-    def on_reply_fence_write(self, st, purpose, reply, now_ms, out):
+    def on_reply_fence_write(self, st, purpose, reply, now, out):
         node = purpose[1]
         watched = st.fencing.get(node)
         st = replace(st, fencing=st.fencing.without(node))
         if reply.status == io.OK:
             out.append(Observe("fenced", (node, watched.instance if watched else None)))
             st = replace(st, view=st.view.with_item(
-                node, Seen(3, FENCED, watched.instance, watched.written_at_ms, now_ms)))
+                node, Seen(3, FENCED, watched.instance, watched.written_at_ms, now.mono_ms)))
             return st
         # FN-3 / FN-4: the fence failed (A wrote, or another fencer landed): read again
         out.append(Mark("FN-4"))
-        if watched is None or not self.lease_valid(st, now_ms):
+        if watched is None or not self.lease_valid(st, now):
             return st
         return self.fence_read(st, node, watched, out)

@@ -91,13 +91,38 @@ class Command(NamedTuple):
 
 Input = Union[ProcessStarted, TimerFired, ReplyArrived, Command]
 
+
+class Now(NamedTuple):
+    """A process's two clocks, read as an input is delivered (T-1; issue 47), as a real node has them
+    (Rust's `Instant` and `SystemTime`).
+
+    `mono_ms`: its monotonic clock (NTP may slew it, never step it; its origin is the machine's, not true
+    time's). Every duration the ADR states runs on it: the cadence (NL-2), attempt timeouts and retries
+    (NL-3), the start check's wait (NL-5), the fence watch (FN-2), back-offs (OR-6), CS-2's window, the start
+    guard's re-reads and UP-2's lapse of a heartbeat dated ahead ("measured on this node's monotonic clock").
+    Every SetTimer is on it.
+
+    `wall_ms`: its wall clock, within max_skew of true time, skewed, drifting and stepped (T-1): it dates what
+    the node writes (`written_at`, NL-4; an old lease's `expires_at`) and is compared against stored times
+    (NL-4's validity, FN-3's and FN-5's written_at + ttl + grace, NL-5's shortcut, UP-2's age test, UP-3's old
+    lease, FN-8's staleness)."""
+
+    mono_ms: int
+    wall_ms: int
+
+    def mono_at(self, wall_ms: int) -> int:
+        """The monotonic reading at which the wall clock will read `wall_ms`, if it runs on as it reads now (a
+        wait until a wall instant is a duration from here: a step of the wall clock meanwhile does not move
+        it, so a handler woken by it reads the wall clock again)."""
+        return self.mono_ms + wall_ms - self.wall_ms
+
 # --- effects ------------------------------------------------------------------
 
 
 class Send(NamedTuple):
     """Send `request`; the world answers with ReplyArrived(request_id, ...) once,
-    at the latest `timeout_ms` after sending (TIMED_OUT): a duration, which a step of
-    the node's clock (T-1: NTP steps it within max_skew) does not move."""
+    at the latest `timeout_ms` after sending (TIMED_OUT): a duration, on the node's monotonic
+    clock (a step of its wall clock, T-1, does not move it)."""
 
     request_id: int
     request: Request
@@ -105,9 +130,8 @@ class Send(NamedTuple):
 
 
 class SetTimer(NamedTuple):
-    """Fire TimerFired(key) when the node's own clock reads `at_ms` (after a step of the
-    clock, when it reads it again: a step back makes it come later, T-1).
-    Replaces any pending timer with the same key."""
+    """Fire TimerFired(key) when the node's monotonic clock reads `at_ms` (`Now.mono_ms`: a step of
+    the wall clock does not move it, T-1). Replaces any pending timer with the same key."""
 
     key: str
     at_ms: int

@@ -1,7 +1,8 @@
 """The node process as one pure step function.
 
-`step(state, input, now_ms) -> (state, effects)`: the only entry point.
-`now_ms` is the node's own clock. Everything concurrent inside a node (the
+`step(state, input, now) -> (state, effects)`: the only entry point.
+`now` is the node's two clocks (io.Now: the monotonic one for every duration, the
+wall one for written_at and comparisons against stored times). Everything concurrent inside a node (the
 lease task, later the listing, acquisitions, releases, the resolver) is
 state in NodeState, advanced one input at a time. Replies are routed by the
 purpose recorded when their request was sent; timers by their key. Both are
@@ -70,44 +71,44 @@ class Model(Dispatch, Upgrade, NodeLease, Fencing, Ownership, CleanStop):
 
     name = "correct"
 
-    def on_start(self, inp, now_ms, out):
+    def on_start(self, inp, now, out):
         st = NodeState(node_id=inp.node_id, instance=inp.instance, params=validate(inp.params))
-        return self.begin_start(st, now_ms, out)  # UP-1
+        return self.begin_start(st, now, out)  # UP-1
 
-    def after_input(self, st, now_ms, out):
+    def after_input(self, st, now, out):
         if st.background_parked:  # BD-2: the input may have freed a slot of the background task's cap
-            st = self.wake_background(st, now_ms, out)
+            st = self.wake_background(st, now, out)
         if st.stop is not None:
-            return self.stop_progress(st, now_ms, out)
+            return self.stop_progress(st, now, out)
         if st.draining and not st.drained:
-            return self.check_drained(st, now_ms, out)
+            return self.check_drained(st, now, out)
         return st
 
     # --- how the sections meet -----------------------------------------------------
 
-    def on_lease_became_valid(self, st, now_ms, out):
+    def on_lease_became_valid(self, st, now, out):
         # FN-2: the watch counts from the first acknowledged lease write after any lapse;
         # OR-6: pending work resumes
-        st = replace(st, watch_from_ms=self.watch_from(st, now_ms))
+        st = replace(st, watch_from_ms=self.watch_from(st, now))
         if st.pending or st.unresolved:
-            st = self.kick_background(st, now_ms, out)
+            st = self.kick_background(st, now.mono_ms, out)
         return st
 
-    def watch_from(self, st, now_ms):
+    def watch_from(self, st, now):
         """Decision (FN-2): the fence watch counts from this node's first acknowledged lease write
-        after any lapse of its own: it restarts now."""
-        return now_ms
+        after any lapse of its own: it restarts now (a duration follows: the monotonic clock)."""
+        return now.mono_ms
 
-    def on_lease_ran_out(self, st, now_ms, out):
+    def on_lease_ran_out(self, st, now, out):
         # NL-11: every hold ends locally, into the pending releases
-        return self.hold_to_pending(st, now_ms, "lease ran out", out)
+        return self.hold_to_pending(st, now, "lease ran out", out)
 
-    def drop_all_holds(self, st, now_ms, out):
+    def drop_all_holds(self, st, now, out):
         return self.drop_holds_lost(st, out)
 
 MODEL = Model()
 
 
-def step(state: NodeState | None, inp: io.Input, now_ms: int):
+def step(state: NodeState | None, inp: io.Input, now: io.Now):
     """The protocol's single entry point (the correct model)."""
-    return MODEL.step(state, inp, now_ms)
+    return MODEL.step(state, inp, now)

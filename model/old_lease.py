@@ -88,67 +88,67 @@ class OldModel(Dispatch, ActorData):
 
     name = "old"
 
-    def on_start(self, inp, now_ms, out):
+    def on_start(self, inp, now, out):
         fmt = 1 if inp.instance.endswith(("0", "2", "4", "6", "8")) else 2
         timing = inp.config if isinstance(inp.config, OldTiming) else OldTiming()
         st = OldState(inp.node_id, inp.instance, validate(inp.params), fmt=fmt, timing=timing)
         return self.send(st, ("start_read",), Request(GET, node_key(st.node_id)), out)
 
-    def on_reply_start_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_start_read(self, st, purpose, reply, now, out):
         """Its start check: an object it cannot read means the id is taken by a new node."""
         if reply.status == io.OK and reply.body.startswith(NODE_HEADER_3):
             return self.exit(st, 2, "old binary: nodes/ holds a format it cannot read: the id is taken", out)
         if reply.status not in (io.OK, io.NOT_FOUND):
-            out.append(SetTimer("start", now_ms + 500))
+            out.append(SetTimer("start", now.mono_ms + 500))
             return st
         st = replace(st, running=True)
-        return self.heartbeat(st, now_ms, out)
+        return self.heartbeat(st, now, out)
 
-    def on_timer_start(self, st, key, now_ms, out):
+    def on_timer_start(self, st, key, now, out):
         return self.send(st, ("start_read",), Request(GET, node_key(st.node_id)), out)
 
     # --- the heartbeat: unconditional, every heartbeat period of its own ------------------
 
-    def heartbeat(self, st, now_ms, out):
-        out.append(SetTimer("heartbeat", now_ms + st.timing.heartbeat_period_ms))
+    def heartbeat(self, st, now, out):
+        out.append(SetTimer("heartbeat", now.mono_ms + st.timing.heartbeat_period_ms))
         if not st.heartbeats:
             return st
-        body = encode_old_heartbeat(OldHeartbeat(st.fmt, st.node_id, now_ms))
+        body = encode_old_heartbeat(OldHeartbeat(st.fmt, st.node_id, now.wall_ms))
         return self.send(st, ("heartbeat",), Request(PUT, node_key(st.node_id), None, None, body), out)
 
-    def on_timer_heartbeat(self, st, key, now_ms, out):
-        return self.heartbeat(st, now_ms, out)
+    def on_timer_heartbeat(self, st, key, now, out):
+        return self.heartbeat(st, now, out)
 
-    def on_reply_heartbeat(self, st, purpose, reply, now_ms, out):
+    def on_reply_heartbeat(self, st, purpose, reply, now, out):
         return st
 
-    def on_command_stall_heartbeats(self, st, args, now_ms, out):
+    def on_command_stall_heartbeats(self, st, args, now, out):
         """A stalled listing stops the old heartbeat while renewals go on (section 6)."""
         return replace(st, heartbeats=False)
 
-    def on_command_resume_heartbeats(self, st, args, now_ms, out):
+    def on_command_resume_heartbeats(self, st, args, now, out):
         """The stalled listing recovers: the heartbeat task beats again at its next tick."""
         return replace(st, heartbeats=True)
 
     # --- holds -------------------------------------------------------------------------
 
-    def is_valid(self, st, actor, now_ms) -> bool:
+    def is_valid(self, st, actor, now) -> bool:
         hold = st.holds.get(actor)
-        return hold is not None and now_ms < hold.until_ms
+        return hold is not None and now.wall_ms < hold.until_ms  # sent + ttl - safety on its wall clock
 
-    def on_command_request(self, st, args, now_ms, out):
+    def on_command_request(self, st, args, now, out):
         actor, req, _hops = args
         acq = st.acquiring.get(actor)
         if acq is not None:
             return replace(st, acquiring=st.acquiring.with_item(actor, replace(acq, waiting=acq.waiting + ((req, 0),))))
-        if self.is_valid(st, actor, now_ms):
-            return self.serve(st, actor, req, now_ms, out)
+        if self.is_valid(st, actor, now):
+            return self.serve(st, actor, req, now, out)
         if not st.running:
             return self.fail_requests(st, actor, ((req, 0),), "old binary not started", out)
         st = replace(st, acquiring=st.acquiring.with_item(actor, Acquiring("read", ((req, 0),))))
         return self.send(st, ("old_read", actor), Request(GET, lease_key(actor)), out)
 
-    def on_reply_old_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_old_read(self, st, purpose, reply, now, out):
         actor = purpose[1]
         p = st.params
         if reply.status == io.NOT_FOUND:
@@ -160,23 +160,23 @@ class OldModel(Dispatch, ActorData):
         if not isinstance(rec, OldLease):
             out.append(Mark("UP-4"))  # a marker reads as corrupt: never taken over
             return self.old_failed(st, actor, "leases/ record unreadable (corrupt)", out)
-        if rec.expires_at_ms + p.grace_ms >= now_ms:
+        if rec.expires_at_ms + p.grace_ms >= now.wall_ms:
             return self.old_failed(st, actor, f"held by {rec.node_id} (old lease)", out)
-        return self.old_write(st, actor, rec.generation + 1, IF_MATCH, reply.version, now_ms, out)
+        return self.old_write(st, actor, rec.generation + 1, IF_MATCH, reply.version, now, out)
 
-    def on_reply_old_seed(self, st, purpose, reply, now_ms, out):
+    def on_reply_old_seed(self, st, purpose, reply, now, out):
         actor = purpose[1]
         if reply.status != io.OK:
             return self.old_failed(st, actor, "segment listing failed", out)
         gen = max((segment_generation(k) for k, _v in reply.entries), default=0) + 1
-        return self.old_write(st, actor, gen, IF_NONE_MATCH, None, now_ms, out)
+        return self.old_write(st, actor, gen, IF_NONE_MATCH, None, now, out)
 
-    def old_write(self, st, actor, generation, cond, version, now_ms, out):
-        body = encode_old_lease(OldLease(st.node_id, generation, now_ms + st.params.ttl_ms))
-        return self.send(st, ("old_acquire", actor, generation, now_ms),
+    def old_write(self, st, actor, generation, cond, version, now, out):
+        body = encode_old_lease(OldLease(st.node_id, generation, now.wall_ms + st.params.ttl_ms))
+        return self.send(st, ("old_acquire", actor, generation, now.wall_ms),
                          Request(PUT, lease_key(actor), cond, version, body), out)
 
-    def on_reply_old_acquire(self, st, purpose, reply, now_ms, out):
+    def on_reply_old_acquire(self, st, purpose, reply, now, out):
         _, actor, generation, sent = purpose
         if reply.status != io.OK:
             return self.old_failed(st, actor, "lease write " + reply.status, out)
@@ -184,10 +184,10 @@ class OldModel(Dispatch, ActorData):
         st = replace(st, holds=st.holds.with_item(actor, OldHold(generation, reply.version, until)))
         out.append(Observe("hold_began", (actor, generation, reply.version, "old")))
         out.append(Observe("hold_valid", (actor, generation, until)))
-        st = self.schedule_renewal(st, actor, now_ms, out)
-        if until <= now_ms:
-            return self.old_expired(st, actor, now_ms, out)
-        return self.restore(st, actor, now_ms, out)
+        st = self.schedule_renewal(st, actor, now, out)
+        if until <= now.wall_ms:
+            return self.old_expired(st, actor, now, out)
+        return self.restore(st, actor, now, out)
 
     def old_failed(self, st, actor, reason, out):
         acq = st.acquiring[actor]
@@ -196,22 +196,22 @@ class OldModel(Dispatch, ActorData):
 
     # --- renewals: a third of the ttl (its own setting) after the previous one returned ----
 
-    def schedule_renewal(self, st, actor, now_ms, out):
+    def schedule_renewal(self, st, actor, now, out):
         hold = st.holds[actor]
-        out.append(SetTimer("renew:" + actor, now_ms + st.timing.renew_ms(st.params)))
-        out.append(SetTimer("expire:" + actor, hold.until_ms))
+        out.append(SetTimer("renew:" + actor, now.mono_ms + st.timing.renew_ms(st.params)))
+        out.append(SetTimer("expire:" + actor, now.mono_at(hold.until_ms)))
         return st
 
-    def on_timer_renew(self, st, key, now_ms, out):
+    def on_timer_renew(self, st, key, now, out):
         actor = key.split(":", 1)[1]
         hold = st.holds.get(actor)
         if hold is None:
             return st
-        body = encode_old_lease(OldLease(st.node_id, hold.generation, now_ms + st.params.ttl_ms))
-        return self.send(st, ("renewal", actor, hold.generation, now_ms),
+        body = encode_old_lease(OldLease(st.node_id, hold.generation, now.wall_ms + st.params.ttl_ms))
+        return self.send(st, ("renewal", actor, hold.generation, now.wall_ms),
                          Request(PUT, lease_key(actor), IF_MATCH, hold.version, body), out)
 
-    def on_reply_renewal(self, st, purpose, reply, now_ms, out):
+    def on_reply_renewal(self, st, purpose, reply, now, out):
         _, actor, generation, sent = purpose
         hold = st.holds.get(actor)
         if hold is None or hold.generation != generation:
@@ -219,51 +219,54 @@ class OldModel(Dispatch, ActorData):
         if reply.status == io.OK:
             until = sent + st.params.lease_span_ms
             st = replace(st, holds=st.holds.with_item(actor, OldHold(generation, reply.version, until)))
-            if until > now_ms:
+            if until > now.wall_ms:
                 out.append(Observe("hold_valid", (actor, generation, until)))
-            return self.schedule_renewal(st, actor, now_ms, out)
+            return self.schedule_renewal(st, actor, now, out)
         if reply.status in (io.PRECONDITION_FAILED, io.NOT_FOUND):
             st = replace(st, holds=st.holds.without(actor))
             out.append(Observe("hold_ended", (actor, generation, "old lease lost")))
             return st
-        out.append(SetTimer("renew:" + actor, now_ms + 250))  # a failed try: again soon
+        out.append(SetTimer("renew:" + actor, now.mono_ms + 250))  # a failed try: again soon
         return st
 
-    def on_timer_expire(self, st, key, now_ms, out):
+    def on_timer_expire(self, st, key, now, out):
         actor = key.split(":", 1)[1]
         hold = st.holds.get(actor)
-        if hold is None or now_ms < hold.until_ms:
+        if hold is None:
             return st
-        return self.old_expired(st, actor, now_ms, out)
+        if now.wall_ms < hold.until_ms:  # (its wall clock stepped back since the timer was set: later)
+            out.append(SetTimer(key, now.mono_at(hold.until_ms)))
+            return st
+        return self.old_expired(st, actor, now, out)
 
-    def old_expired(self, st, actor, now_ms, out):
+    def old_expired(self, st, actor, now, out):
         hold = st.holds[actor]
         out.append(Observe("hold_ended", (actor, hold.generation, "old lease expired")))
         return replace(st, holds=st.holds.without(actor))
 
     # --- releases: hibernation writes the lease expired, generation kept -----------------
 
-    def release(self, st, actor, reason, now_ms, out):
+    def release(self, st, actor, reason, now, out):
         hold = st.holds[actor]
         st = replace(st, holds=st.holds.without(actor))
         out.append(Observe("hold_ended", (actor, hold.generation, reason)))
         body = encode_old_lease(OldLease(st.node_id, hold.generation, 0))
         return self.send(st, ("old_release",), Request(PUT, lease_key(actor), IF_MATCH, hold.version, body), out)
 
-    def on_reply_old_release(self, st, purpose, reply, now_ms, out):
+    def on_reply_old_release(self, st, purpose, reply, now, out):
         return st  # a release that failed expires on its own
 
-    def on_command_hibernate(self, st, args, now_ms, out):
+    def on_command_hibernate(self, st, args, now, out):
         (actor,) = args
-        return self.release(st, actor, "hibernate", now_ms, out) if actor in st.holds else st
+        return self.release(st, actor, "hibernate", now, out) if actor in st.holds else st
 
-    def on_command_move(self, st, args, now_ms, out):
+    def on_command_move(self, st, args, now, out):
         actor = args[0]
-        return self.release(st, actor, "move", now_ms, out) if actor in st.holds else st
+        return self.release(st, actor, "move", now, out) if actor in st.holds else st
 
-    def on_command_stop(self, st, args, now_ms, out):
+    def on_command_stop(self, st, args, now, out):
         for actor in tuple(st.holds):
-            st = self.release(st, actor, "clean stop", now_ms, out)
+            st = self.release(st, actor, "clean stop", now, out)
         return self.exit(st, 0, "old binary: clean stop", out)
 
 

@@ -1,6 +1,6 @@
-"""Timing parameters of the protocol (T-1..T-5) and their validation.
+"""Timing parameters of the protocol (T-1..T-6) and their validation.
 
-A configuration that breaks T-2, T-3 or T-4 is refused with a message that
+A configuration that breaks T-2, T-3, T-4 or T-6 is refused with a message that
 names the rule. Everything is in integer milliseconds.
 """
 
@@ -91,6 +91,13 @@ def validate(p: Params) -> Params:
         raise ParamsError(
             f"T-4: attempt_timeout_ms ({p.attempt_timeout_ms}) must be at most "
             f"(ttl_ms - safety_ms) / 3 ({(p.ttl_ms - p.safety_ms) / 3:g})"
+        )
+    # T-6 (this project's, from ADR section 5's arithmetic; a question to its authors, Q-8): a write sent a
+    # period after an acknowledged one has its whole attempt before the lease runs out
+    if p.period_ms + p.attempt_timeout_ms > p.lease_span_ms:
+        raise ParamsError(
+            f"T-6: the lease period P ({p.period_ms}) plus attempt_timeout_ms ({p.attempt_timeout_ms}) must be at "
+            f"most ttl_ms - safety_ms ({p.lease_span_ms}): otherwise the lease runs out between two writes (Q-8)"
         )
     return p
 

@@ -35,7 +35,7 @@ PORT: dict[str, str] = {
     "node_ids": "the nodes' ids", "request_ids": "where clients send requests", "actors": "the actors",
     "slots": "where a supervisor keeps each node id running", "old_slots": "an upgrade's old binaries' slots",
     "procs": "every process started so far", "operator": "the operator's process, or None",
-    "clocks": "machine -> its clock", "timer_at": "(process, timer) -> its instant on its clock, or None",
+    "clocks": "machine -> its clock",
     "holders": "actor -> the node its record names, as the bucket applied it",
     "fault": "the fault rates in force (zero once quiet)", "fault_target": "[op, key prefix] the rates aim at",
     "targeted": "targeted(req): the request is of the kind the rates aim at",
@@ -75,7 +75,6 @@ PORT: dict[str, str] = {
     "command_node_any": "command_node_any(node, command): tell any live process of the node",
     "operator_command": "operator_command(command): the operator runs a `cluster` command",
     "deliver": "deliver(proc, input): an input straight to a process's model (a kind's scripted moment)",
-    "rearm_timer": "rearm_timer(proc, key, ms): its timer fires ms from now instead (a clock stepped)",
     # --- the workload
     "ask_new": "ask_new(node, actor): a client request for the actor reaches the node",
     "move_to": "move_to(actor, node): the operator moves an actor",

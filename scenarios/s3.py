@@ -73,7 +73,7 @@ from model.records import LEASES_PREFIX
 
 from .core import World
 
-# Timing scaled down so a run takes seconds (still validated by T-2..T-4).
+# Timing scaled down so a run takes seconds (still validated by T-2..T-4 and T-6).
 S3_PARAMS = Params(ttl_ms=2_000, grace_ms=1_000, safety_ms=400, max_skew_ms=200,
                    heartbeat_period_ms=600, attempt_timeout_ms=500)
 

@@ -25,6 +25,7 @@ from model.params import Params
 
 from . import faults
 from .core import WORLD
+from .faults.clock_steps import set_clock
 from .processes import Slot
 from .sim import SimWorld
 
@@ -103,7 +104,7 @@ class ScriptedWorld(SimWorld):
 
     def at(self, t_ms: int, what: str, *args) -> "ScriptedWorld":
         """Schedule a step: request / hibernate / move / command / crash / restart / twin / start / fence /
-        forget / outage / delete / put_raw."""
+        forget / outage / clock / delete / put_raw."""
         if not hasattr(self, "_step_" + what):
             raise ValueError(f"unknown step {what!r}")
         self.steps.append((t_ms, what, args))
@@ -151,8 +152,11 @@ class ScriptedWorld(SimWorld):
         self._requests += 1
         return self._requests
 
-    def _step_request(self, node_id, actor) -> None:
-        proc = self.live_proc(node_id)
+    def _step_request(self, node_id, actor, machine=None) -> None:
+        """A client request for `actor` at node `node_id` (at its process on `machine`, one of twins)."""
+        proc = self.live_proc(node_id) if machine is None else next(
+            (s.proc for s in self.slots if s.node_id == node_id and s.machine == machine and s.proc is not None
+             and s.proc.alive), None)
         if proc is not None:
             self.deliver(proc, Command("request", (actor, self._req(), 0)))
 
@@ -206,6 +210,10 @@ class ScriptedWorld(SimWorld):
 
     def _step_forget(self, node_id) -> None:
         self.operator_command(Command("cluster_forget", (node_id,)))
+
+    def _step_clock(self, machine, offset_ms) -> None:
+        """NTP steps the machine's wall clock: it reads true time + `offset_ms` from now (T-1)."""
+        set_clock(self, machine, offset_ms)
 
     def _step_outage(self, who, length_ms, mode="blackhole") -> None:
         self.outage(who, length_ms, mode)

@@ -105,7 +105,32 @@ def fit_params(d: dict, pinned: dict) -> Params:
         d["heartbeat_period_ms"] = d["ttl_ms"] // 3
     if 3 * d["attempt_timeout_ms"] > d["ttl_ms"] - d["safety_ms"] and "attempt_timeout_ms" not in pinned:
         d["attempt_timeout_ms"] = (d["ttl_ms"] - d["safety_ms"]) // 3
+    _fit_t6(d, pinned)
     return validate(Params(**d))
+
+
+def _fit_t6(d: dict, pinned: dict) -> None:
+    """T-6: P + A <= ttl - safety. A drawn configuration meets it (safety at most a quarter of ttl, P and A at
+    most a third of ttl and of ttl - safety); one with ttl pinned may not (the large family's safety of 7.5 s
+    under a ttl of 10 s, Q-8): lower what is not pinned, safety first (then T-2 asks more grace, or less skew),
+    then the attempt timeout, then the heartbeat period."""
+    def period() -> int:
+        return min(d["heartbeat_period_ms"], d["ttl_ms"] // 3)
+
+    if period() + d["attempt_timeout_ms"] <= d["ttl_ms"] - d["safety_ms"]:
+        return
+    if "safety_ms" not in pinned:
+        d["safety_ms"] = max(0, d["ttl_ms"] - period() - d["attempt_timeout_ms"])
+        if d["grace_ms"] + d["safety_ms"] < 2 * d["max_skew_ms"]:
+            if "grace_ms" not in pinned:
+                d["grace_ms"] = 2 * d["max_skew_ms"] - d["safety_ms"]
+            elif "max_skew_ms" not in pinned:
+                d["max_skew_ms"] = (d["grace_ms"] + d["safety_ms"]) // 2
+    span = d["ttl_ms"] - d["safety_ms"]
+    if period() + d["attempt_timeout_ms"] > span and "attempt_timeout_ms" not in pinned:
+        d["attempt_timeout_ms"] = max(1, min(span // 3, span - period()))
+    if period() + d["attempt_timeout_ms"] > span and "heartbeat_period_ms" not in pinned:
+        d["heartbeat_period_ms"] = max(1, span - d["attempt_timeout_ms"])
 
 
 def on_bounds(p: Params) -> list[str]:
@@ -324,14 +349,16 @@ STAGES = _stages()
 
 
 def draw(seed, scenario: str, params: Params, duration_ms: int | None = None, nodes: int | None = None,
-         actors: int | None = None, liveness_floor_ms: int = LIVENESS_FLOOR_MS) -> dict:
+         actors: int | None = None, liveness_floor_ms: int = LIVENESS_FLOOR_MS, kinds_off: tuple = ()) -> dict:
     """Draw one seed's world (`seed`: the seed, or its Streams), each stage from its part's stream.
     Returns plain data (ints, strings, lists, dicts).
 
     Times are written for the default timing and scale with ttl + grace (S), so that a
     world with the real-S3 world's short timing keeps the same shape. `duration_ms` fixes the
     run's length (the fault phase, then a quiet phase if it fits twice), `nodes` and `actors`
-    fix those counts; each replaces its drawn value, the stream consumed as without it."""
+    fix those counts; each replaces its drawn value, the stream consumed as without it. The kinds of
+    `kinds_off` draw nothing and stay off (their options at their off values): the seed's world as a tool
+    without them drew it, every other part's stream untouched (a report's seeds replayed after kinds were added)."""
     if scenario not in PRESETS:
         raise ValueError(f"unknown scenario {scenario!r} (choices: {', '.join(PRESETS)})")
     o: dict = {}
@@ -339,9 +366,14 @@ def draw(seed, scenario: str, params: Params, duration_ms: int | None = None, no
     ctx = DrawContext(streams, o, params, PRESETS[scenario], {"nodes": nodes, "actors": actors})
     ctx.duration_ms = duration_ms
     ctx.liveness_floor_ms = liveness_floor_ms
+    held = {"draw/" + k: k for k in kinds_off}
     for part, stage in STAGES:
+        if part in held:  # (off where its draw would be: a later stage reads it as a tool without it had it)
+            ctx.turn_off(held[part])
+            continue
         ctx.rng = streams[part]
         stage(ctx)
+    ctx.turn_off(*kinds_off)  # (and after: a preset's focus may have switched it on)
     return o
 
 

@@ -35,6 +35,7 @@ from model.io import (
     Exit,
     Forward,
     Mark,
+    Now,
     Observe,
     ProcessStarted,
     Reply,
@@ -207,6 +208,9 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
         return f"; it sent {_describe(r.op, r.key, r.cond, r.version, r.body)} instead (line {pt.lines[r.send_line]['_line']})"
 
     exited: list[int] = []
+    # the replay's timeline is the process's wall clock; its monotonic clock reads this much more (the header's
+    # two readings: the trace's wall clock is taken not to step while it runs)
+    mono_ahead = pt.header["mono_ms"] - pt.header["wall_ms"]
 
     def seen_last(req, now: int) -> Reply | None:
         best = None
@@ -246,9 +250,10 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
                     reply = last if last is not None else view.answer(req.op, req.key, now, pt.machine)
                     push(now, "reply", (eff.request_id, reply))
             elif t is SetTimer:
-                timers[eff.key] = eff.at_ms
+                due = eff.at_ms - mono_ahead  # (on the monotonic clock: its wall instant, this replay's timeline)
+                timers[eff.key] = due
                 if eff.key.split(":", 1)[0] not in timer_names:
-                    push(eff.at_ms, "timer", (eff.key, eff.at_ms))
+                    push(due, "timer", (eff.key, due))
             elif t is CancelTimer:
                 timers.pop(eff.key, None)
             elif t is Observe:
@@ -282,7 +287,7 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
         params = Params(**ts.params.to_dict())
         # the model starts when the process's first line was written (its header comes before its setup)
         t0 = pt.lines[0]["wall_ms"] if pt.lines else pt.header["wall_ms"]
-        state, effs = MODEL.step(None, ProcessStarted(pt.node_id, pt.instance, params), t0)
+        state, effs = MODEL.step(None, ProcessStarted(pt.node_id, pt.instance, params), Now(t0 + mono_ahead, t0))
         effects(effs, t0)
         end = pt.last_wall
         while heap:
@@ -336,7 +341,7 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
             out.inputs += 1
             if DEBUG:
                 print(f"  {t - pt.header['wall_ms']:>7} in  {inp}")
-            state, effs = MODEL.step(state, inp, t)
+            state, effs = MODEL.step(state, inp, Now(t + mono_ahead, t))
             if DEBUG:
                 for e in effs:
                     if type(e) is not Mark:

@@ -10,12 +10,16 @@ history/record.py `Clock.ends_at`); a step forward ends it early and ages every 
 (`to` in [-max_skew, max_skew]; mostly an end of the band). A clock that drifts (the swarm's sweep)
 keeps its course; a step that would not move a clock does nothing.
 
-What a step does in the world: the machine's clock (shared by its processes) reads the new offset from
-that instant; every process running there carries the step in the history (`Process.steps`: the
-checkers read its clock as it was at each instant); its timers, set for instants on its clock, fire when
-the clock reads them (re-armed: a step back makes them come later, a step forward at once if passed);
-requests in flight keep their timeouts (durations, on a monotonic clock). A `fault` event names it
-(`clock_step`: the machine, the step in ms).
+Every machine may step (issue 47): the nodes', the operator's, the twins' (t0.., and an upgrade's switch
+twin), the replacement's (r0) and an upgrade's old binaries'; only the retired old node dated ahead on
+purpose (omf) keeps its clock.
+
+What a step does in the world: the machine's wall clock (shared by its processes) reads the new offset
+from that instant; every process running there carries the step in the history (`Process.steps`: the
+checkers read its clock as it was at each instant). Its monotonic clock does not move (model.io.Now):
+timers and timeouts are durations on it, so a step moves none of them; a handler reads the wall clock
+afresh when one fires (a lease deadline that came early by a step back waits again, NL-4). A `fault`
+event names it (`clock_step`: the machine, the step in ms).
 """
 
 from __future__ import annotations
@@ -41,18 +45,31 @@ class ClockSteps(FaultKind):
         machines = ([f"m{i}" for i in range(o["nodes"])] + ["op"]
                     + ([f"om{i}" for i in range(o["nodes"])] if o.get("upgrade") else []))
         S = ctx.p.max_skew_ms
+
+        def to() -> int:
+            return (-S, S, S, -S, rng.randint(-S, S))[rng.randrange(5)]
+
         out = []
         for _ in range(rng.randint(1, 4) if on else 0):
             m = machines[rng.randrange(len(machines))]
             # an old machine's step while the old binaries run (from the run's start), another's in the fault phase
             at = rng.randint(0, o["upgrade"]["new_at"] if m.startswith("om") else o["fault_ms"])
-            out.append([m, at, (-S, S, S, -S, rng.randint(-S, S))[rng.randrange(5)]])
+            out.append([m, at, to()])
+        if on:
+            # (issue 47, drawn after the steps above, which stay as they were) NTP steps a clock as its machine
+            # boots (chrony's makestep, ntpd -g): each node machine's, in half the seeds, while its first start
+            # check waits (NL-5: a wait, on the monotonic clock, that no step may shorten)
+            for i, start in enumerate(o.get("starts") or ()):
+                if rng.random() < 0.5:
+                    out.append([f"m{i}", min(o["fault_ms"], start + rng.randint(0, ctx.tg)), to()])
+            # and every other process may step too: a twin's machine, the replacement's, an upgrade's switch twin
+            for m in [f"t{k}" for k in range(len(o.get("twins") or ()))] + ["r0"] + (["tu"] if o.get("upgrade") else []):
+                if rng.random() < 0.5:
+                    out.append([m, rng.randint(0, o["fault_ms"]), to()])
         o["clock_steps"] = sorted(out, key=lambda e: (e[1], e[0]))
 
     def schedule(self, w, base: int) -> None:
         entries = [e for e in w.options.get("clock_steps", ()) if e is not None]
-        if entries:
-            w.timer_at = {}  # the timers' instants on their clocks, re-armed at a step (core.set_timer notes them)
         pair = w.options.get("slow_fast") if w.options.get("deadline_races") else None
         for machine, at, to in entries:  # (an upgrade's old machines step from its start, the others from base)
             if pair and machine in pair:
@@ -63,23 +80,23 @@ class ClockSteps(FaultKind):
         c = w.clocks.get(machine)
         if c is None or c.drift_ppm or w.in_quiet:
             return
-        new = w.options["clock_base"] + to
-        delta = new - c.offset_ms
-        if not delta:
-            return
-        now = w.now
-        c.offset_ms = new  # (the world's clocks read now and later: the history keeps the step, below)
-        w.fault_event(WORLD, "clock_step", machine, delta, f"stepped {delta:+d} ms: true time {to:+d} ms")
-        procs = w.history.processes
-        for k, proc in enumerate(w.procs):
-            if proc.machine != machine or not proc.alive:
-                continue
+        set_clock(w, machine, w.options["clock_base"] + to, f"true time {to:+d} ms")
+
+
+def set_clock(w, machine: str, offset_ms: int, detail: str = "") -> None:
+    """The machine's wall clock reads true time + `offset_ms` from now (a script's step too): a `fault` event,
+    and each process running there carries the step."""
+    c = w.clocks[machine]
+    delta = offset_ms - c.offset_ms
+    if not delta:
+        return
+    now = w.now
+    c.offset_ms = offset_ms  # (the world's clocks read now and later: the history keeps the step, below)
+    w.fault_event(WORLD, "clock_step", machine, delta, f"stepped {delta:+d} ms" + (f": {detail}" if detail else ""))
+    procs = w.history.processes
+    for k, proc in enumerate(w.procs):
+        if proc.machine == machine and proc.alive:
             procs[k] = dataclasses.replace(procs[k], steps=procs[k].steps + ((now, delta),))
-            for key in sorted(proc.timers):  # its timers fire when its clock reads their instants
-                at = w.timer_at.get((k, key)) if w.timer_at is not None else None
-                if at is None:
-                    continue
-                w.rearm_timer(proc, key, max(0, at - new - now))
 
 
 KIND = ClockSteps()

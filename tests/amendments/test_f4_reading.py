@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from broken_models import load_model
 from checkers import check_all
 from counterexamples.shrink import run_plan
@@ -43,6 +45,8 @@ def test_under_the_lapse_reading_the_blip_restarts_a_node_and_under_the_other_it
     assert fenced(h) == [] and check_all(h) == []
 
 
+@pytest.mark.skip(reason="issue 47: F-4's kept plan needed timers on a drifting wall clock; its replay shows no F-4 "
+                         "now (tests/checkers/test_findings.py, F4_PLAN_GONE): to be found again in a sweep")
 def test_the_other_reading_passes_f4s_kept_plan_strict():
     """F-4's kept plan (seed 11670 of a 20,000-seed sweep) with the other reading substituted: no violation
     at all (strict: no finding either)."""

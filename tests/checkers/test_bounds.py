@@ -13,7 +13,7 @@ from checkers import check_all
 from model import MODEL, Params
 from model.fencing import FENCE_CONCURRENCY, Seen
 from model.frozen import FrozenDict
-from model.io import FAILED_FAST, GET, PUT, Mark, Reply, ReplyArrived, Send, TimerFired
+from model.io import FAILED_FAST, GET, PUT, Mark, Now, Reply, ReplyArrived, Send, TimerFired
 from model.node import NodeState
 from model.node_lease import RUNNING, LeaseState
 from model.ownership import PENDING_CONCURRENCY, Pending
@@ -46,7 +46,7 @@ def test_bd1_at_most_eight_fences_at_once():
     view = FrozenDict({f"p{k}": Seen(3, "live", f"i{k}", NOW - 60_000, NOW - 50_000) for k in range(12)})
     state = running_state(view=view)
     out: list = []
-    after = MODEL.after_listing(state, NOW, out)
+    after = MODEL.after_listing(state, Now(NOW, NOW), out)
     reads = sends(out, GET)
     assert len(reads) == FENCE_CONCURRENCY == 8
     assert len(after.fencing) == 8
@@ -58,7 +58,7 @@ def test_fn1_no_fence_while_the_lease_is_not_valid():
     view = FrozenDict({"p0": Seen(3, "live", "i0", NOW - 60_000, NOW - 50_000)})
     lapsed = running_state(view=view).lease._replace(lapsed=True)
     out: list = []
-    MODEL.after_listing(running_state(view=view, lease=lapsed), NOW, out)
+    MODEL.after_listing(running_state(view=view, lease=lapsed), Now(NOW, NOW), out)
     assert sends(out) == []
 
 
@@ -69,7 +69,7 @@ def _pending(n: int) -> FrozenDict:
 
 def test_bd2_at_most_32_pending_entries_worked_at_once():
     """BD-2, OR-5: forty releases due: one pass sends 32 of them, each the same write If-Match v."""
-    state, effects = MODEL.step(running_state(pending=_pending(40), background_at_ms=NOW), TimerFired("background"), NOW)
+    state, effects = MODEL.step(running_state(pending=_pending(40), background_at_ms=NOW), TimerFired("background"), Now(NOW, NOW))
     puts = sends(effects, PUT)
     assert len(puts) == PENDING_CONCURRENCY == 32
     assert all(p.request.cond == "if-match" and p.request.version.startswith('"w') for p in puts)
@@ -79,11 +79,11 @@ def test_bd2_at_most_32_pending_entries_worked_at_once():
 
 def test_bd3_a_pass_stops_after_32_refusals_in_a_row():
     """BD-3, OR-6: 32 refusals in a row stop the pass: every entry still due waits its backoff."""
-    state, effects = MODEL.step(running_state(pending=_pending(40), background_at_ms=NOW), TimerFired("background"), NOW)
+    state, effects = MODEL.step(running_state(pending=_pending(40), background_at_ms=NOW), TimerFired("background"), Now(NOW, NOW))
     rids = [p.request_id for p in sends(effects, PUT)]
     seen_bd3 = False
     for k, rid in enumerate(rids):
-        state, effects = MODEL.step(state, ReplyArrived(rid, Reply(FAILED_FAST)), NOW + 10 + k)
+        state, effects = MODEL.step(state, ReplyArrived(rid, Reply(FAILED_FAST)), Now(NOW + 10 + k, NOW + 10 + k))
         seen_bd3 |= "BD-3" in marks(effects)
     assert seen_bd3 and state.refusals == 0
     # the eight never tried this pass now wait their backoff instead of being tried at once

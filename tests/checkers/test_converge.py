@@ -250,7 +250,14 @@ def _recognised(name: str) -> None:
     assert v.violations == [] and invariant in {x.invariant for x in v.findings.get(finding, ())}
 
 
-@pytest.mark.parametrize("name", [n for n, _f, _i in SWEEP])
+# issue 47: the plan's run timed its timers on a wall clock that drifts (its seed's sweep); on the monotonic
+# clock the record no longer changes within the resolver's next read, and no F-2 shows: a form to find again
+GONE_WITH_THE_WALL_TIMERS = {"sweep-f2-record-changed-then-resumed"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.skip(
+    reason="issue 47: its form needed timers on a drifting wall clock; to be found again in a sweep"))
+    if n in GONE_WITH_THE_WALL_TIMERS else n for n, _f, _i in SWEEP])
 def test_the_sweep_s_findings_are_recognised_by_their_cause(name):
     """Seeds of the 20,000-seed sweep that the first convergence run failed, kept as plans: each the correct
     model meeting a known finding's full causal chain (the classifiers now see it), never a new bug."""

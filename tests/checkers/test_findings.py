@@ -188,6 +188,13 @@ def test_f4_a_blip_ending_between_two_nodes_deadlines_gets_one_fenced():
     assert list(found) == ["F-4"] and found["F-4"][0].invariant == "INV-9"
 
 
+F4_PLAN_GONE = pytest.mark.skip(reason=(
+    "issue 47: the kept plan's form needed n0's timers on its wall clock, 2.7 % slow (the sweep); on the "
+    "monotonic clock its replay shows no F-4 (nor with the blip 0.6 s shorter or longer): to be found again "
+    "in a sweep; F-4's scripted tests stand"))
+
+
+@F4_PLAN_GONE
 def test_f4_also_when_the_fence_lands_just_after_the_fencer_lapsed():
     """F-4 (FN-2, INV-9, T-2), a form found by a 20,000-seed sweep with another seed stream (seed 11670 of a
     run whose quiet phase was 3 liveness spans), shrunk to one fault and kept as a plan: a blackhole blip
@@ -534,7 +541,9 @@ def test_f5_without_its_cause_is_a_violation_the_reply_in_before_the_blip():
     answer = evs(h, "record_reply", proc=n0, where=lambda f: f.key == "nodes/n0" and f.op == "PUT")[0]
     assert answer.fields.status == "timed_out" and answer.t_ms >= 15_500
     unexplained, found = _judged_moved(h, answer.i, 15_029, answer.fields._replace(status="ok"))
-    assert not found and {v.invariant for v in unexplained} == {"INV-9"}  # the fence, and the exit it caused
+    # the fence, and the exit it caused; the doctored answer also leaves the lease task's record at odds with
+    # its cadence (LEASE-2, COST-6 judge the copy itself): what matters is that F-5 does not absorb INV-9
+    assert not found and "INV-9" in {v.invariant for v in unexplained}
 
 
 def test_f6_without_its_cause_is_a_violation_the_heartbeat_landed_after_the_death():
@@ -654,6 +663,7 @@ def test_f3_beside_a_running_process_that_reads_its_fence_and_runs_on():
     assert _judged(_f3_beside(None)) == ([], {"F-3": ["INV-10"]}, False)
 
 
+@F4_PLAN_GONE
 def test_f4_beside_a_process_that_runs_on_fenced():
     """F-4's kept plan run under fenced_keeps_running: the blip's fence is still F-4's (its exit too), and the
     fenced process that runs on past its fence is INV-10, unexplained."""

@@ -212,8 +212,8 @@ def _future(guard_at: int, first_read_at: int | None):
 
 
 def test_up2_a_future_dated_heartbeat_counts_from_the_first_read_of_that_body():
-    """UP-2: first read at 8 s: the body lapses at 33 s on n0's clock. A guard passing at 31 s was in time
-    by the old approximation (the start, 5 s + 25 s) but is early by the real first read."""
+    """UP-2: first read at 8 s: the body lapses 25 s later on n0's monotonic clock, at 33 s (issue 47: that clock
+    does not step; this one does not drift). A guard passing at 31 s was in time by the old approximation (the start, 5 s + 25 s) but is early by the real first read."""
     h, ix = _future(31_000, 8_000)
     found = up2(h)
     assert len(found) == 1 and found[0].events == (ix["hb"], ix["guard"]) and "33.000 s" in found[0].message

@@ -23,6 +23,7 @@ from model.io import (
     CancelTimer,
     Exit,
     Mark,
+    Now,
     Observe,
     ProcessStarted,
     Reply,
@@ -103,7 +104,7 @@ class Node:
             self.now = at_ms
         assert self.exit is None, "the process has exited"
         before = plain(self.state)
-        state, effects = self.step_fn(self.state, inp, self.now)
+        state, effects = self.step_fn(self.state, inp, Now(self.now, self.now))  # (clocks that agree)
         assert plain(self.state) == before, f"step mutated its input state on {inp!r}"
         self.state = state
         for e in effects:

@@ -25,6 +25,7 @@ from model.io import (
     TIMED_OUT,
     Exit,
     Mark,
+    Now,
     ProcessStarted,
     Reply,
     Request,
@@ -560,7 +561,7 @@ def test_nl11_conflict_after_a_lapse_is_handled_by_nl9():
     assert n.exit is not None and n.exit.status == 1
 
 
-# --- T-1..T-4: parameters ---------------------------------------------------------------------------------------
+# --- T-1..T-4, T-6: parameters ---------------------------------------------------------------------------------------
 
 
 def test_t1_defaults_are_accepted():
@@ -603,12 +604,32 @@ def test_t4_attempt_timeout_above_a_third_of_ttl_minus_safety_is_refused():
     validate(Params(attempt_timeout_ms=2_666))
 
 
+def test_t6_a_lease_that_runs_out_between_two_writes_is_refused():
+    """T-6 (Q-8, issue 47): P + A <= ttl - safety. The large family's safety under a ttl of 10 s passes T-2..T-4
+    but is valid 2.5 s after each send, less than P: refused, naming T-6. At the bound it is accepted; the
+    draw moves what is not pinned to meet it (safety first, then T-2's grace)."""
+    from scenarios.swarm import fit_params
+
+    bad = dict(ttl_ms=10_000, grace_ms=3_000, safety_ms=7_500, max_skew_ms=5_250, heartbeat_period_ms=3_333,
+               attempt_timeout_ms=833)
+    with pytest.raises(ParamsError, match="T-6"):
+        validate(Params(**bad))
+    validate(Params(**dict(bad, safety_ms=5_834, grace_ms=4_666)))  # 3,333 + 833 = 10,000 - 5,834
+    with pytest.raises(ParamsError, match="T-6"):
+        validate(Params(**dict(bad, safety_ms=5_835, grace_ms=4_666)))
+    fitted = fit_params(bad, {"ttl_ms": 10_000})
+    assert (fitted.safety_ms, fitted.grace_ms) == (5_834, 4_666)
+    assert fitted.period_ms + fitted.attempt_timeout_ms <= fitted.lease_span_ms
+    with pytest.raises(ParamsError, match="T-6"):
+        fit_params(bad, bad)  # every value pinned: nothing to move
+
+
 def test_t2_the_model_refuses_to_start_on_invalid_params():
     """T-2: ProcessStarted with a configuration the protocol refuses does not start a process."""
     from model import step
 
     with pytest.raises(ParamsError, match="T-2"):
-        step(None, ProcessStarted("n1", "i1", Params(grace_ms=100, safety_ms=100)), T0)
+        step(None, ProcessStarted("n1", "i1", Params(grace_ms=100, safety_ms=100)), Now(T0, T0))
 
 
 def test_params_from_dict_names_the_unknown_or_malformed_parameter():

@@ -33,6 +33,7 @@ from model.io import (
     TIMED_OUT,
     CancelTimer,
     Exit,
+    Now,
     ProcessStarted,
     Reply,
     ReplyArrived,
@@ -173,9 +174,9 @@ def drive(data, steps: int, check) -> None:
 
 def checked_step(state, inp, now):
     before = plain(state)
-    new, effects = step(state, inp, now)
+    new, effects = step(state, inp, Now(now, now))
     assert plain(state) == before, f"step mutated its input state on {inp!r}"
-    again, effects2 = step(state, inp, now)
+    again, effects2 = step(state, inp, Now(now, now))
     assert again == new and effects2 == effects, f"step is not deterministic on {inp!r}"
     assert plain(state) == before
     return new, effects
@@ -220,6 +221,6 @@ def test_step_does_not_depend_on_hash_seed():
 
 def test_state_can_be_deep_copied_and_pickled():
     """A model state is plain immutable data (model.io): it copies and pickles like any value."""
-    state, _ = step(None, ProcessStarted(NODE, OWN, Params()), 1_000)
+    state, _ = step(None, ProcessStarted(NODE, OWN, Params()), Now(1_000, 1_000))
     assert copy.deepcopy(state) == state
     assert pickle.loads(pickle.dumps(state)) == state

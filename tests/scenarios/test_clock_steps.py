@@ -120,3 +120,51 @@ def test_nl5_a_step_back_does_not_shorten_the_start_check_s_wait():
 
     assert run(100) == []  # ttl + grace + 100 ms of true time: its clock read ttl + grace - 1,900 ms, and the step
     assert run(-100)  # 100 ms short of ttl + grace: too early whatever the clock did
+
+
+def _t2_equality_twin(model=None):
+    """T-2 at its equality (grace + safety = 2 * max_skew), issue 47's scripted case: the original n0 runs on
+    m0 at the band's fast end and serves t1/c/a0; cut off the bucket just after a lease write was acknowledged,
+    its twin starts on t0 at the slow end and reads that write; during the twin's start check NTP steps the
+    original's clock back by 2 * max_skew (its validity runs 2 * max_skew longer in true time, NL-4) and the
+    twin's forward by 2 * max_skew. Clients ask both processes for the actor the whole time."""
+    from checkers import check_all
+    from model.params import Params
+    from scenarios.script import ScriptedWorld
+
+    S = 1_000
+    p = Params(ttl_ms=10_000, grace_ms=1_000, safety_ms=1_000, max_skew_ms=S)
+    w = ScriptedWorld(nodes=1, params=p, restart=False, model=model,
+                      clocks={"m0": [100_000 + S, 0], "t0": [100_000 - S, 0]})
+    w.at(14_000, "request", "n0", "t1/c/a0")
+    w.at(20_030, "outage", "n0", 30_000, "blackhole")  # the write sent at 20,018 ms was acknowledged
+    w.at(20_100, "twin", "n0", "t0")
+    w.at(25_000, "clock", "m0", 100_000 - S)
+    w.at(25_000, "clock", "t0", 100_000 + S)
+    for t in range(28_000, 33_000, 250):
+        w.at(t, "request", "n0", "t1/c/a0", "m0")
+        w.at(t + 100, "request", "n0", "t1/c/a0", "t0")
+    h = w.run(until_ms=60_000)
+    return h, {v.invariant for v in check_all(h)}
+
+
+def test_t2_equality_twin_with_opposite_steps_never_makes_two_owners():
+    """NL-5 on the monotonic clock (T-1, issue 47): the twin waits ttl + grace of its own count, whatever its
+    wall clock does, so it writes only after the original's validity, stretched by its step back, ended. Both
+    served the actor (the original until its lease ran out, the twin after its first write), never at once."""
+    h, broken = _t2_equality_twin()
+    assert broken == set()
+    orig, twin = (next(k for k, pr in enumerate(h.processes) if pr.machine == m) for m in ("m0", "t0"))
+    ran_out = next(e.t_ms for e in h.events if e.kind == "lease_ran_out" and e.proc == orig)
+    first = next(e.t_ms for e in h.events if e.kind == "check_passed" and e.proc == twin)
+    served = {e.proc for e in h.events if e.kind == "served" and e.t_ms >= 28_000}
+    assert served == {orig, twin} and ran_out < first  # (31,018 ms, then 31,116 ms at this commit)
+
+
+def test_t2_equality_twin_caught_when_the_check_waits_on_the_wall_clock():
+    """The same script against the broken model that times the start check on the wall clock: the twin's step
+    forward ends its wait 2 * max_skew early, and two processes serve one actor (INV-1, LEASE-1; UP-1 too)."""
+    from broken_models import load_model
+
+    _h, broken = _t2_equality_twin(load_model("check_wait_on_wall"))
+    assert {"INV-1", "LEASE-1", "UP-1"} <= broken

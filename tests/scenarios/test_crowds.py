@@ -47,7 +47,7 @@ def every_release_crowd(monkeypatch):
 @pytest.fixture
 def every_fence_crowd(monkeypatch):
     monkeypatch.setattr(fence_crowd, "SHARE", 1.0)
-    return _drawn("fence_crowd", SEEDS)[:4]
+    return _drawn("fence_crowd", SEEDS)[:5]
 
 
 def test_a_released_crowd_reaches_bd2_s_cap_and_bd3_s_streak(every_release_crowd):
@@ -71,7 +71,7 @@ def test_a_lost_zone_reaches_bd1_s_cap(every_fence_crowd):
     """BD-1, FN-2: the node left finds ten to twelve peers lapsed at the same listing, more than the 8 it
     may fence at once, in most seeds (a peer's late write or an earlier exit may split them); the correct
     model breaks nothing, and a model without the cap has more than 8 fence writes in flight."""
-    assert len(every_fence_crowd) == 4
+    assert len(every_fence_crowd) == 5  # (issue 47 moved which crowds split: 6 of the first 8 reach it, as before)
     correct = _runs("correct", every_fence_crowd)
     assert sum("bound BD-1" in r.coverage for r in correct) >= 3
     assert all(not r.failures for r in correct), [(r.seed, r.failures) for r in correct if r.failures]

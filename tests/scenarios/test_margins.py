@@ -377,8 +377,9 @@ def test_up2_first_live_write_before_the_guard_passed_violates():
 def _future_heartbeat_history(guard_at: int):
     """UP-2's future-dated heartbeat (seed 10255 of the 20,000-seed sweep): a retired old node whose clock ran
     60 s ahead wrote nodes/retired once (sent at 1 s); new n0 starts at 5 s on a clock that drifts 2 % fast
-    (the sweep mode). Its guard counts span + max_skew (25 s) from its first read on its own clock: 25 s of
-    n0's count end at true 29.51 s, not 30 s."""
+    (the sweep mode). Its guard counts span + max_skew (25 s) from its first read on its monotonic clock
+    (issue 47: "measured on this node's monotonic clock", slewed at most 500 ppm): 25 s of that count end at
+    true 29.987 s at the earliest, whatever the wall clock's drift (on which they would end at 29.51 s)."""
     h = history(("retired", "old", "omf", 60_000, 0), ("n0", "new", "m1", 0, 20_000), end_ms=60_000)
     ix = {"hb": put(h, 1_020, 0, "nodes/retired", "node retired", sent=1_000, cond=None)}
     ev(h, 5_000, 1, "start", node_id="n0", instance="new", machine="m1")
@@ -390,11 +391,12 @@ def _future_heartbeat_history(guard_at: int):
 
 
 def test_up2_a_future_dated_heartbeat_lapses_on_the_new_nodes_own_count():
-    """UP-2: passing at 29.6 s is in time by n0's own (drifting) clock, the one the rule counts on: clean.
-    Passing at 29.4 s is early by that clock too: the violation names the heartbeat."""
-    h, _ = _future_heartbeat_history(29_600)
+    """UP-2: passing at 30.0 s is in time by n0's monotonic clock, the one the rule counts on: clean. Passing
+    at 29.6 s is in time by its wall clock (2 % fast) but early by the monotonic count: the violation names
+    the heartbeat."""
+    h, _ = _future_heartbeat_history(30_000)
     assert check_all(h) == [], "\n".join(v.explain(h) for v in check_all(h))
-    h, ix = _future_heartbeat_history(29_400)
+    h, ix = _future_heartbeat_history(29_600)
     found = check_all(h)
     assert [v.invariant for v in found] == ["UP-2"] and found[0].events == (ix["hb"], ix["guard"])
 
