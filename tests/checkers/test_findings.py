@@ -866,17 +866,17 @@ class _SlowCadence(__import__("model.node", fromlist=["Model"]).Model):
 
     name = "slow_cadence"
 
-    def lease_tick(self, st, now_ms, out):
+    def lease_tick(self, st, now, out):
         from model.frozen import replace
         from model.io import IF_MATCH, Mark, SetTimer
 
         if st.node_id != "n0":
-            return super().lease_tick(st, now_ms, out)
+            return super().lease_tick(st, now, out)
         out.append(Mark("NL-2"))
-        next_send = now_ms + st.params.period_ms + 1_000
+        next_send = now.mono_ms + st.params.period_ms + 1_000  # (the model's timers: on the monotonic clock)
         st = replace(st, lease=replace(st.lease, next_send_ms=next_send))
         out.append(SetTimer("lease_tick", next_send))
-        return self.send_lease_write(st, now_ms, IF_MATCH, st.lease.version, out)
+        return self.send_lease_write(st, now, IF_MATCH, st.lease.version, out)
 
 
 def test_f4_a_node_writing_every_p_plus_a_second_is_not_f4():
