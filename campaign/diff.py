@@ -18,8 +18,11 @@ correct one):
   p < 0.05; the seeds counted from NEW's histogram, so a lower bound: the test errs towards chance);
 - findings: the seeds of each known finding (checkers/findings.py), compared seed by seed (the seeds only
   NEW shows it in against those only OLD does, a sign test: checkers/paired.py); a finding NEW shows more
-  often beyond chance is worse (a bug that hides as a finding shows so); reports without the seed lists
-  compare counts, and any rise is worse;
+  often beyond chance is worse (a bug that hides as a finding shows so); one NEW shows less often is
+  "fewer" only by the same test, the other way round (`fewer_beyond_chance`; else "fewer, within chance":
+  issue 44); reports without the seed lists compare counts, and any rise is worse;
+- failover (INV-7): its p50 and p99, each with its 95 % order-statistic interval; slower beyond chance
+  (NEW's interval wholly above OLD's) is worse;
 - cost: seeds per second; reported, and worse only past `--cost-tol` percent (wall time on a shared
   machine is no verdict unless asked for).
 
@@ -56,6 +59,8 @@ MARGIN_GONE = "measured in OLD, never in NEW: worse whatever its share"
 MARGIN_NEGATIVE = "negative: a rule broken, worse whatever the tolerance"
 FINDING_SIGN = "sign test over the seeds only one report shows it in (p < 0.05)"
 FINDING_COUNT = "count (a report lists no seeds): any rise"
+FAILOVER_APART = "order-statistic 95 % intervals apart (NEW's wholly above OLD's)"
+FAILOVER_CHANCE = "within chance: 95 % intervals overlap, or one has no end"
 
 
 def options(p) -> None:
@@ -135,7 +140,7 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     """The comparison of two reports, as diff's JSON prints it: each part, and `worse` (one line per
     change beyond its tolerance; empty: nothing got worse)."""
     from checkers.confidence import apart, clopper_pearson, precedence_p  # (the command line imports no checker)
-    from checkers.paired import finding_seeds, findings_paired, more_often
+    from checkers.paired import finding_seeds, findings_paired, less_often, more_often
 
     worse: list[str] = []
     out: dict = {"tolerances": {"coverage_pp": coverage_tol, "margin_ms": margin_tol_ms, "cost_pct": cost_tol},
@@ -244,14 +249,32 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
         paired = fid in so or fid in sn
         d = findings_paired(sn, so).get(fid) if paired else None
         bad = more_often(d) if d is not None else b > a
+        # a fall is held to the same test as a rise (issue 44): fewer beyond chance, or within it
+        fewer = d is not None and less_often(d)
         test = FINDING_SIGN if d is not None else FINDING_COUNT
         rows.append({"finding": fid, "old_seeds": a, "new_seeds": b, "new_only": d and d["variant_only"],
-                     "old_only": d and d["correct_only"], "p": d and d["p"], "test": test, "worse": bad})
+                     "old_only": d and d["correct_only"], "p": d and d["p"], "test": test, "worse": bad,
+                     "fewer_beyond_chance": fewer})
         if bad:
             worse.append(f"finding {fid}: {a} seeds -> {b}" + (
                 f" ({d['variant_only']} seeds only NEW shows it, {d['correct_only']} only OLD: sign test p {d['p']:g})"
                 if d is not None else "") + f" (test: {test})")
     out["findings"] = rows
+
+    # failover (INV-7): its p50 and p99, each with its 95 % order-statistic interval (report.py's
+    # distribution): slower beyond chance when NEW's interval lies wholly above OLD's
+    fo, fn = old.get("failover_ms") or {}, new.get("failover_ms") or {}
+    rows = []
+    for q in ("p50", "p99"):
+        a, b = fo.get(q), fn.get(q)
+        ia, ib = fo.get(f"{q}_ci95") or [None, None], fn.get(f"{q}_ci95") or [None, None]
+        apart_ = a is not None and b is not None and ia[1] is not None and ib[0] is not None and ib[0] > ia[1]
+        rows.append({"quantile": q, "old_ms": a, "new_ms": b, "old_ci95": ia, "new_ci95": ib,
+                     "test": FAILOVER_APART if apart_ else FAILOVER_CHANCE, "worse": apart_})
+        if apart_:
+            worse.append(f"failover {q}: {a} ms {_ms_iv(ia)} -> {b} ms {_ms_iv(ib)}, slower beyond chance "
+                         f"(test: {FAILOVER_APART})")
+    out["failover"] = rows
 
     # cost: seeds per second
     ca, cb = old.get("seeds_per_s"), new.get("seeds_per_s")
@@ -265,6 +288,10 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     out["worse"] = worse
     out["status"] = int(Exit.VIOLATION if worse else Exit.PASSED)
     return out
+
+
+def _ms_iv(iv) -> str:
+    return f"({'-' if iv[0] is None else iv[0]} .. {'-' if iv[1] is None else iv[1]})"
 
 
 def _below(b: dict, value: int) -> int:
@@ -390,8 +417,15 @@ def show(console, d: dict) -> None:
         for x in d["findings"]:
             kt.add_row(x["finding"], str(x["old_seeds"]), str(x["new_seeds"]), _s(x["old_only"]), _s(x["new_only"]),
                        "-" if x["p"] is None else f"{x['p']:g}", x.get("test") or "",
-                       "[red]worse" if x["worse"] else "")
+                       "[red]worse" if x["worse"] else "[green]fewer" if x.get("fewer_beyond_chance")
+                       else "fewer, within chance" if x["new_seeds"] < x["old_seeds"] else "")
         console.print(kt)
+
+    for x in d.get("failover") or ():
+        if x["old_ms"] is not None or x["new_ms"] is not None:
+            console.print(f"failover {x['quantile']}: {_s(x['old_ms'])} ms {_ms_iv(x['old_ci95'])} -> {_s(x['new_ms'])} "
+                          f"ms {_ms_iv(x['new_ci95'])} ({x['test']})" + (" [red]worse" if x["worse"] else ""),
+                          highlight=False)
 
     c = d["cost"]
     console.print(f"cost: {c['old_seeds_per_s']} -> {c['new_seeds_per_s']} seeds/s"

@@ -9,9 +9,9 @@ acquisition's read (OR-3), so only the writes are the world's to tell apart. The
 when most of a large cluster goes at once (the `mass` fault; coverage point "bound BD-1").
 
 BD-2..BD-4 have checkers of their own (pending_entries.py, refusals.py, release_tries.py), on what
-the world saw the background task send and answer. The coverage points of the three bounds on
-background work (BD-1..BD-3) are the model's rule marks: only the model knows when a bound held work
-back.
+the world saw the background task send and answer. The coverage points of the three bounds
+(BD-1..BD-3) are the model's rule marks, cross-checked on the world's facts: only the model knows when a
+bound held work back, and a point counts only when the world saw the bound bind (issue 44).
 """
 
 from __future__ import annotations
@@ -35,27 +35,70 @@ def over_cap(history: History, kind: str, cap: int, inv: str, says) -> list[Viol
     kind in flight, this one included (`says(fields)`: what it sent, what was in flight)."""
     events = history.events
     out = []
-    flagged: set[int] = set()
+    over: set[int] = set()  # the processes over the cap now: each stretch over it is its own occurrence (issue 44)
     for i in history.of_kind(kind):
         t, p, _kind, f = events[i]
-        if f.in_flight > cap and p not in flagged:
-            flagged.add(p)
+        if f.in_flight <= cap:
+            over.discard(p)
+        elif p not in over:
+            over.add(p)
             what, flying = says(f)
             out.append(Violation(inv, f"{history.processes[p].label} sent {what} at {t / 1000:.3f} s with "
                                       f"{f.in_flight} {flying}", (i,)))
     return out
 
 
+def _cap_full(c: Context, kind: str, cap: int) -> bool:
+    """The world saw a process send a request (`kind` events) with `cap` of its kind in flight, this one included."""
+    events = c.history.events
+    return any(events[i].fields.in_flight >= cap for i in c.history.of_kind(kind))
+
+
+def _refused_in_a_row(c: Context, n: int) -> bool:
+    """The world delivered n refusals in a row to one process's pending releases, as checkers/refusals.py counts
+    them (BD-3): a retry answered other than ok, 412 or 404, or the read after a 412 or 404 that failed; a retry
+    that landed, or a read finding the record still naming the process, ends the run."""
+    events = c.history.events
+    procs = c.history.processes
+    streak: dict[int, int] = {}
+    for i in c.history.of_kind("background_answered"):
+        _t, p, _kind, f = events[i]
+        if f.version is None:
+            continue  # the resolver's read: no refusal
+        if f.op == "PUT":
+            if f.status in ("precondition_failed", "not_found"):
+                continue  # the read that follows is the entry's
+            refused = f.status != "ok"
+        elif f.status == "not_found" or f.status == "ok" and not (f.state or "").startswith(
+                f"held {procs[p].node_id} {procs[p].instance} "):
+            continue  # the record no longer names it: the entry ends
+        else:
+            refused = f.status != "ok"
+        streak[p] = streak.get(p, 0) + 1 if refused else 0
+        if streak[p] >= n:
+            return True
+    return False
+
+
+# The three bounds hold work back inside the model; the world sees only what went out. Each point is the
+# model's mark cross-checked on the world's facts (issue 44): counted only when the world saw the bound bind
+# (the cap full, the refusals in a row), never on the mark alone.
+
+
 @point("bound BD-1", "a node had more fences to run than it may run at once", topic="bounds")
 def _fences_held_back(c: Context) -> bool:
-    return bool(c.history.rules.get("BD-1"))
+    return bool(c.history.rules.get("BD-1")) and _cap_full(c, "fence_sent", FENCES_AT_ONCE)
 
 
 @point("bound BD-2", "a node had more pending entries than it may work at once", topic="bounds")
 def _pending_held_back(c: Context) -> bool:
-    return bool(c.history.rules.get("BD-2"))
+    from .pending_entries import PENDING_AT_ONCE
+
+    return bool(c.history.rules.get("BD-2")) and _cap_full(c, "background_sent", PENDING_AT_ONCE)
 
 
 @point("bound BD-3", "a pass over pending entries stopped after refusals in a row", topic="bounds")
 def _pass_stopped(c: Context) -> bool:
-    return bool(c.history.rules.get("BD-3"))
+    from .refusals import REFUSALS_IN_A_ROW
+
+    return bool(c.history.rules.get("BD-3")) and _refused_in_a_row(c, REFUSALS_IN_A_ROW)

@@ -360,7 +360,7 @@ def _unanswered(history: History, fx: Facts, work: int) -> list[Violation]:
        "invalid)", topic="ownership")
 def _pending_across_lapse(c: Context) -> bool:
     """World facts only: a write of process p to a record then naming p met a fault (a release that
-    did not land: OR-5 keeps it pending), and a later write of p to that record, sent in a window of
+    did not land, its body `nobody <g>` as the world recorded the struck write: OR-5 keeps it pending), and a later write of p to that record, sent in a window of
     p's node lease that began after the fault (a lapse between), landed `nobody` or was refused."""
     fx = c.facts
     history = c.history
@@ -371,7 +371,7 @@ def _pending_across_lapse(c: Context) -> bool:
     for i in history.of_kind("apply", "refused", "fault"):
         t, p, kind, f = events[i]
         if kind == "fault":
-            if p >= 0 and f.target.startswith("PUT owners/"):
+            if p >= 0 and f.target.startswith("PUT owners/") and (f.state or "").startswith("nobody "):
                 key = f.target[len("PUT "):]
                 if named.get(key, "").startswith(f"held {procs[p].node_id} {procs[p].instance} "):
                     failed.setdefault((p, key), t)
@@ -396,9 +396,14 @@ def _pending_across_lapse(c: Context) -> bool:
 def _unresolved_unchanged(c: Context) -> bool:
     events = c.history.events
     tg = c.params.ttl_ms + c.params.grace_ms
+    procs = c.history.processes
+    # an acquisition's write (issue 44): the body the world records the struck write carried names its sender
+    # (`fault`'s state: "held <node> <instance> <g>"), never a release's "nobody <g>"
     lost = [(events[j].t_ms, events[j].proc, events[j].fields.target[len("PUT "):])
             for what in ("request_lost", "fail_fast") for j in c.faults(what)
-            if events[j].fields.target.startswith("PUT owners/")]
+            if events[j].fields.target.startswith("PUT owners/") and events[j].proc >= 0
+            and (events[j].fields.state or "").startswith(
+                f"held {procs[events[j].proc].node_id} {procs[events[j].proc].instance} ")]
     if not lost:
         return False
     changes: dict[str, list[int]] = {}
@@ -427,17 +432,35 @@ def _drain_in_outage(c: Context) -> bool:
     return False
 
 
-@point("acquisition after a failed one", "an acquisition on a node failed (its read or write failed or was "
-       "refused) and a later request for the same actor on that node was served: the lock per actor was given "
-       "back (OR-9)", topic="ownership")
+@point("acquisition after a failed one", "an acquisition on a node failed (its write failed or was refused) and a "
+       "later request for the same actor on that node was served: the lock per actor was given back (OR-9)",
+       topic="ownership")
 def _lock_given_back(c: Context) -> bool:
-    events = c.history.events
-    failed: dict[tuple[int, str], int] = {}
-    for i in c.history.of_kind("request_failed", "served"):
-        t, p, kind, f = events[i]
-        if kind == "request_failed":
-            if f.reason.startswith("acquire: ") and f.reason != "acquire: outcome unknown":
-                failed.setdefault((p, f.actor), t)
-        elif (p, f.actor) in failed:
-            return True
+    """World facts (issue 44): an acquisition's record write of process p (its body names p: "held <node>
+    <instance> <g>", as the world recorded it struck, answered, or 409'd) that the bucket refused (412, 404,
+    409) or that failed on its way (a fast failure, a fast 5xx), then a request for that actor served by p.
+    The model's own `request_failed` reason is not read."""
+    history = c.history
+    events = history.events
+    procs = history.processes
+    # the body of every PUT on a record the world answered (a refusal carries none: its answer's does)
+    body = {(events[i].proc, events[i].fields.key, events[i].fields.sent_ms): events[i].fields.state or ""
+            for i in history.of_kind("record_reply") if events[i].fields.op == "PUT"}
+    failed: set[tuple[int, str]] = set()
+    for i in history.of_kind("refused", "conflicted", "fault", "served"):
+        _t, p, kind, f = events[i]
+        if p < 0:
+            continue
+        mine = f"held {procs[p].node_id} {procs[p].instance} "
+        if kind == "served":
+            if (p, f.actor) in failed:
+                return True
+        elif kind == "fault":
+            if f.what in ("fail_fast", "fast_5xx") and f.target.startswith("PUT owners/") \
+                    and (f.state or "").startswith(mine):
+                failed.add((p, f.target[len("PUT owners/"):]))
+        elif f.key.startswith("owners/") and f.op == "PUT":
+            state = f.state if kind == "conflicted" else body.get((p, f.key, f.sent_ms))
+            if (state or "").startswith(mine):
+                failed.add((p, f.key[len("owners/"):]))
     return False

@@ -72,9 +72,30 @@ def reached(history: History, fx: Facts | None = None, context: Context | None =
 @point("clocks 2 max_skew apart", "two node processes ran on clocks 2 * max_skew apart (T-2's whole budget)",
        topic="configuration")
 def _clocks_apart(c: Context) -> bool:
-    procs, fx = c.history.processes, c.facts
-    offsets = sorted({pr.offset_ms for k, pr in enumerate(procs) if pr.machine.startswith("m") and k in fx.live_writes})
-    return bool(offsets) and offsets[-1] - offsets[0] >= 2 * c.params.max_skew_ms
+    """World facts (issue 44): two node processes that wrote their lease and were running at one true instant
+    (between their `start` and their exit or crash) read clocks 2 * max_skew apart at an instant of that
+    overlap (its ends, or a step of either clock inside it: between those the gap moves by drift alone,
+    linearly), never final offsets of processes that did not run together."""
+    history, fx = c.history, c.facts
+    procs, events = history.processes, history.events
+    end = history.end_ms if history.end_ms is not None else 0
+    spans = []  # (start, end, clock) of each node process that wrote its lease
+    for i in history.of_kind("start"):
+        q = events[i].proc
+        if procs[q].machine.startswith("m") and q in fx.live_writes:
+            spans.append((events[i].t_ms, fx.ended.get(q, (end,))[0], procs[q]))
+    gap = 2 * c.params.max_skew_ms
+    for k, (s1, e1, p1) in enumerate(spans):
+        for s2, e2, p2 in spans[k + 1:]:
+            lo, hi = max(s1, s2), min(e1, e2)
+            if lo > hi:
+                continue  # never ran together
+            c1, c2 = p1.clock, p2.clock
+            at = {lo, hi} | {t for pr in (p1, p2) for t, _d in pr.steps if lo <= t <= hi} \
+                | {t - 1 for pr in (p1, p2) for t, _d in pr.steps if lo < t <= hi}
+            if any(abs(c1.local(t) - c2.local(t)) >= gap for t in at):
+                return True
+    return False
 
 
 @point("every clock at the bound", "a process other than a node machine's (an old binary, the operator, a twin, "
@@ -161,26 +182,59 @@ def _takeover_at_deadline(c: Context) -> bool:
 
 @point("write applied after its timeout", "a write took effect after its sender gave up on it", topic="timing")
 def _applied_late(c: Context) -> bool:
-    return bool(c.faults("late") or c.faults("held_back"))
-
-
-def _slow_replies(c: Context) -> list[int]:
-    """How long each slowed reply was held (ms)."""
+    """World facts (issue 44): a write the network held back past its sender's timeout (`late`; a plan's
+    `held_back`) that the bucket then applied: its `apply`, of the same process and key, sent when the fault
+    struck. One the bucket refused on arrival took no effect (a third of them)."""
     events = c.history.events
-    return [events[i].fields.ms for i in c.faults("slow_reply")]
+    struck = {(events[i].proc, events[i].fields.target, events[i].t_ms) for what in ("late", "held_back")
+              for i in c.faults(what)}
+    if not struck:
+        return False
+    for i in c.history.of_kind("apply"):
+        _t, q, _kind, f = events[i]
+        if q >= 0 and (q, f"{f.op} {f.key}", f.sent_ms) in struck:
+            return True
+    return False
+
+
+# the answers the world records delivered to a process, each with when its request was sent
+ANSWERS = ("record_reply", "background_answered", "leases_reply")
+TIMED_OUT = "timed_out"
+
+
+def _answer_times(c: Context) -> list[tuple[int, int, int, str]]:
+    """(round trip ms, event, process, status) of every answer the world delivered that records its send."""
+    events = c.history.events
+    return [(events[i].t_ms - events[i].fields.sent_ms, i, events[i].proc, events[i].fields.status)
+            for i in c.history.of_kind(*ANSWERS) if events[i].fields.sent_ms is not None]
 
 
 @point("reply just under its timeout", "a reply came in the last tenth of its attempt timeout", topic="timing")
 def _reply_just_under(c: Context) -> bool:
+    """World facts (issue 44): an answer the world delivered (not the timeout's), its round trip from the send
+    in [A - A/10, A). The reply's own hold (`slow_reply`'s ms) is not its round trip: a third of the replies held
+    just under A reached their sender past it, the timeout answering first."""
     a = c.params.attempt_timeout_ms
-    return any(a - a // 10 <= ms < a for ms in c.scan(_slow_replies))
+    return any(a - a // 10 <= rt < a and status != TIMED_OUT for rt, _i, _q, status in c.scan(_answer_times))
 
 
 @point("reply past its timeout", "a reply was held past its request's attempt timeout (the timeout answered)",
        topic="timing")
 def _reply_past(c: Context) -> bool:
-    a = c.params.attempt_timeout_ms
-    return any(ms >= a for ms in c.scan(_slow_replies))
+    """World facts (issue 44): a request the timeout answered (`timed_out` delivered) whose reply the world was
+    holding: a `slow_reply` of the same process and request struck between its send and its timeout."""
+    events = c.history.events
+    slowed: dict[tuple[int, str], list[int]] = {}
+    for i in c.faults("slow_reply"):
+        slowed.setdefault((events[i].proc, events[i].fields.target), []).append(events[i].t_ms)
+    if not slowed:
+        return False
+    for _rt, i, q, status in c.scan(_answer_times):
+        if status == TIMED_OUT:
+            f = events[i].fields
+            if any(f.sent_ms <= t <= events[i].t_ms for t in slowed.get((q, f"{f.op} {f.key}"), ())):
+                return True
+    return False
 
 
 @point("read reply lost", "the reply to a read was lost", topic="timing")
@@ -227,4 +281,19 @@ def _upgrade(c: Context) -> bool:
 @point("old binary met a marker", "an old binary, running beside new nodes, read a new node's leases/ marker "
                                   "and refused it (UP-3, UP-4)", topic="upgrade")
 def _old_met_marker(c: Context) -> bool:
-    return bool(c.history.rules.get("UP-4"))
+    """World facts (issue 44): the world delivered an old binary's read of leases/ answered with a marker (the
+    state it carried, `leases_reply`), and the old binary wrote nothing over that marker (no write of its on
+    that key applied after the read). Never the model's own UP-4 mark."""
+    history = c.history
+    events, procs = history.events, history.processes
+    read: dict[tuple[int, str], int] = {}  # (old process, key) -> when it read a marker there
+    for i in history.of_kind("leases_reply", "apply"):
+        t, q, kind, f = events[i]
+        if q < 0 or not procs[q].machine.startswith("om"):
+            continue
+        if kind == "leases_reply":
+            if f.op == "GET" and f.status == "ok" and (f.state or "").startswith("marker "):
+                read.setdefault((q, f.key), t)
+        elif (q, f.key) in read:
+            read[(q, f.key)] = -1  # it wrote over it: not refused
+    return any(t >= 0 for t in read.values())

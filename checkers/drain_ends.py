@@ -273,23 +273,27 @@ def _some_drain_released_busy_holds(c: Context) -> bool:
 @point("drain after a lost acquire", "a node was drained after one of its acquisitions' record writes was lost",
        topic="clean stop and drain")
 def _some_drain_after_a_lost_acquire(c: Context) -> bool:
-    """An acquisition's record write (a PUT of owners/) lost on its way, by the drained process, within
-    ttl + grace before the drain and among the 400 events before it (a bounded look back): OR-7's
-    unresolved acquire, which OR-8's resolver reads on (finding F-2)."""
+    """An acquisition's record write (a PUT of owners/ whose body, as the world recorded the struck write,
+    names its sender: "held <node> <instance> <g>", never a release's "nobody <g>"; issue 44) lost on its way,
+    by the drained process, within ttl + grace before the drain: OR-7's unresolved acquire, which OR-8's
+    resolver reads on (finding F-2)."""
     history = c.history
     events = history.events
+    procs = history.processes
     lost = c.faults("request_lost")
     if not lost:
         return False
     span = c.params.ttl_ms + c.params.grace_ms
     for i in history.of_kind("told"):
         t, p, _kind, f = events[i]
-        if f.command != "drain":
+        if f.command != "drain" or p < 0:
             continue
-        since = t - span
-        for k in lost[bisect_left(lost, max(0, i - 400)):bisect_left(lost, i)]:
+        mine = f"held {procs[p].node_id} {procs[p].instance} "
+        for k in reversed(lost[:bisect_left(lost, i)]):
             e = events[k]
-            if e.proc == p and e.fields.target.startswith("PUT owners/") and since <= e.t_ms < t:
+            if e.t_ms < t - span:
+                break
+            if e.proc == p and e.fields.target.startswith("PUT owners/") and (e.fields.state or "").startswith(mine):
                 return True
     return False
 

@@ -57,7 +57,9 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     procs = history.processes
     out = []
     least = None
-    flagged: set[int] = set()
+    # one per fencer and lease window it sent from (FN-1, FN-2), and per object it fenced too early (FN-3): a new
+    # window or another object is its own occurrence (issue 44: not one per process)
+    flagged: set[tuple] = set()
     for i in history.of_kind("fence_sent", "apply"):
         t, q, kind, f = events[i]
         if q < 0 or procs[q].machine == "op":
@@ -67,16 +69,18 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         local = clock.local  # FN-3's written_at + ttl + grace on the fencer's wall clock; FN-2's watch on its
         # monotonic one (Clock.mono_span)
         if kind == "fence_sent":
-            if q in flagged:
-                continue
             w = fx.lease_valid_at(q, t)
+            # (invalid: the gap after its last window, or before its first)
+            occurrence = (q, "window", max((s for s, _e, _j in fx.lease.get(q, ()) if s <= t), default=None))
+            if occurrence in flagged:
+                continue
             if w is None:
-                flagged.add(q)
+                flagged.add(occurrence)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
             elif not any(clock.mono_span(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
-                flagged.add(q)
+                flagged.add(occurrence)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s, "
                                                 f"{(t - w[0]) / 1000:.3f} s after its node lease became valid again at "
                                                 f"{w[0] / 1000:.3f} s: the watch lasts P + A ({watch / 1000:.3f} s) from "
@@ -90,8 +94,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         sent_local = local(sent_ms(events[i]))
         slack = sent_local - (int(prev[2]) + span + 1)  # (passed: the first millisecond after it)
         least = slack if least is None else min(least, slack)
-        if slack < 0 and q not in flagged:
-            flagged.add(q)
+        if slack < 0 and (q, f.key, f.prev_state) not in flagged:
+            flagged.add((q, f.key, f.prev_state))
             out.append(Violation(INVARIANT, f"{label} fenced '{f.prev_state}' on {f.key}, sending at {sent_local} on its "
                                             f"clock: not after its written_at + ttl + grace ({int(prev[2]) + span}) "
                                             f"(FN-3)", (i,)))
@@ -111,30 +115,43 @@ def _fence(c: Context) -> int | None:
 @point("fence after own lapse", "a process fenced a peer after its own lease had lapsed and come back (FN-2's restart)",
        topic="fencing")
 def _fence_after_own_lapse(c: Context) -> bool:
-    history = c.history
-    events = history.events
-    lapsed: dict[int, int] = {}  # proc -> its first `lease_ran_out`
-    for i in history.of_kind("lease_ran_out"):
-        lapsed.setdefault(events[i].proc, i)
+    """World facts (issue 44): a fence of process q that took effect, sent inside a window of q's node lease
+    (its applied live writes, checkers/facts.py) that is not its first: q's lease had run out and q wrote it
+    live again before sending the fence. Never the model's own `lease_ran_out`."""
+    history, fx = c.history, c.facts
+    events, procs = history.events, history.processes
     for i in c.writes("nodes/"):
         _t, q, _kind, f = events[i]
-        if q >= 0 and f.state.startswith("fenced ") and lapsed.get(q, i) < i:
+        if q < 0 or not f.state.startswith("fenced ") or f.key == f"nodes/{procs[q].node_id}":
+            continue
+        sent = sent_ms(events[i])
+        windows = fx.lease.get(q, [])
+        if any(k and s <= sent < e for k, (s, e, _j) in enumerate(windows)):
             return True
     return False
 
 
 @point("machine gone, fenced", "a machine gone for good was fenced and its actors taken over", topic="fencing")
 def _gone_fenced(c: Context) -> bool:
+    """World facts, in order (issue 44): the world took machine m<k> away for good, then a fence of nodes/n<k>
+    took effect, then an acquisition replaced a record naming n<k> (its actors taken over after the fence)."""
     events = c.history.events
-    gone = {events[i].fields.target for i in c.faults("gone_for_good")}
+    gone = {"n" + events[i].fields.target[1:]: i for i in reversed(c.faults("gone_for_good"))}  # node -> first
     if not gone:
         return False
-    nodes = {"n" + m[1:] for m in gone}  # machine m<k> runs node n<k>
-    fenced = {f.key[len("nodes/"):] for f in (events[i].fields for i in c.writes("nodes/"))
-              if f.state.startswith("fenced ")}
-    taken = {f.prev_state.split(" ")[1] for f in (events[i].fields for i in c.writes("owners/"))
-             if f.state.startswith("held ") and f.prev_state.startswith("held ")}
-    return bool(nodes & fenced & taken)
+    fenced: dict[str, int] = {}  # node -> its first fence after it was gone
+    for i in c.writes("nodes/"):
+        f = events[i].fields
+        node = f.key[len("nodes/"):]
+        if f.state.startswith("fenced ") and node in gone and gone[node] < i:
+            fenced.setdefault(node, i)
+    for i in c.writes("owners/"):
+        f = events[i].fields
+        if f.state.startswith("held ") and f.prev_state.startswith("held "):
+            node = f.prev_state.split(" ")[1]
+            if node in fenced and fenced[node] < i:
+                return True
+    return False
 
 
 @point("delete then takeover attempt", "an acquisition read a record naming a node whose nodes/ object was deleted",

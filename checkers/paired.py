@@ -50,6 +50,12 @@ def more_often(d: dict) -> bool:
     return a > b and sign_test_p(a, b) < SIGNIFICANCE
 
 
+def less_often(d: dict) -> bool:
+    """The other way round, held to the same test (issue 44): a finding shows under the first campaign in fewer
+    seeds than under the second, beyond chance. What "removes F-n" needs; fewer within chance is no removal."""
+    return more_often({"variant_only": d["correct_only"], "correct_only": d["variant_only"]})
+
+
 def rises(mine: dict, theirs: dict, other: str = "the other campaign") -> list[str]:
     """One line for each finding `mine` shows in more seeds than `theirs` (paired; beyond chance or not),
     saying which: what a campaign must never leave unsaid."""

@@ -13,8 +13,9 @@ left after, or was applied before, the held write), the applies, and the freer's
   A's new instance's first `live` write took effect, then the freer's read of nodes/A was sent: the
   restart fell between the record read and the nodes/A read (FN-5's own order).
 - "FN-5 restart after the nodes/ read": the freer's read of nodes/A was applied before A's new
-  instance's first `live` write, and that instance then took an actor back (an apply on owners/ by it)
-  within an attempt timeout: the situation a model that reads nodes/A before the record gets wrong.
+  instance's first `live` write, and that instance then took an actor back (an apply on owners/ by it,
+  naming it: `held ...`) within two attempt timeouts: the situation a model that reads nodes/A before
+  the record gets wrong.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def _races(c: Context) -> tuple[bool, bool]:
                 continue
             applied, q = lives[0]
             if any(events[j].proc == q and applied <= events[j].t_ms <= applied + 2 * span
-                   for j in c.writes("owners/")):
+                   and events[j].fields.state.startswith("held ") for j in c.writes("owners/")):
                 after_read = True
     return between, after_read
 

@@ -25,19 +25,22 @@ def _fast_5xx_on_a_write(c: Context) -> bool:
 @point("SDK retry met its own write", "a conditional write applied, its answer lost, and the SDK's retry was "
        "refused by that very write (412 or 404: NL-9, OR-5, OR-7)", topic="timing")
 def _sdk_retry_met_its_write(c: Context) -> bool:
+    """World facts (issue 44): the SDK retry of a write the world struck (`sdk_retry`, carrying the write's
+    state) refused by that very write: a PUT's retry met the state the struck write carried, a DELETE's met no
+    object (404). A retry refused by another writer's change is not one."""
     history = c.history
     events = history.events
-    struck: dict[tuple[int, str], int] = {}  # (process, key) -> the first SDK retry of its write
+    struck: dict[tuple[int, str], list[tuple[int, str | None]]] = {}  # (process, key) -> (event, state) of each
     for i in c.faults("sdk_retry"):
         _t, p, _kind, f = events[i]
-        struck.setdefault((p, f.target.split(" ", 1)[1]), i)
+        struck.setdefault((p, f.target.split(" ", 1)[1]), []).append((i, f.state))
     if not struck:
         return False
     for i in history.of_kind("refused"):
         _t, p, _kind, f = events[i]
-        j = struck.get((p, f.key))
-        if j is not None and j < i:
-            return True
+        for j, state in struck.get((p, f.key), ()):
+            if j < i and (f.met == state if f.op == "PUT" else f.status == "not_found"):
+                return True
     return False
 
 

@@ -225,8 +225,10 @@ class _Sightings:
 
 def _old_heartbeats(c: Context) -> _Sightings:
     """Read from the bucket's applied writes in order: a heartbeat is fresh while it was written less
-    than UP-2's span before the reader's clock (the operator's at its refusal, the new node's at its
-    lost read)."""
+    than UP-2's span before the reader's clock (the operator's at its read, the new node's at its
+    lost read). `cluster forget` met an object when the world asked it (`operator`) and delivered its read of
+    that node's key (`read`, the object then in the bucket); it refused when it then wrote nothing on that key
+    before the world's next command to it (world facts, issue 44: never the tool's own `operator_done`)."""
     history = c.history
     p = c.params
     out = _Sightings()
@@ -236,7 +238,15 @@ def _old_heartbeats(c: Context) -> _Sightings:
     new = {k for k, pr in enumerate(procs) if pr.machine[0] in "mt"}  # new nodes' processes (and their twins)
     old: dict[str, int | None] = {}  # nodes/ key -> written_at of the old heartbeat it holds (None: none)
     fmt3: set[str] = set()  # nodes/ keys holding a format-3 object (live, fenced, released)
-    for i in history.of_kind("apply", "fault_delete", "fault_put", "operator_done", "fault"):
+    asked: dict[int, str] = {}  # the operator's process -> the nodes/ key `cluster forget` was asked of, last
+    met: dict[int, tuple[bool, bool]] = {}  # that process -> (read a fresh old heartbeat, read a format-3 object)
+
+    def settle(q: int) -> None:  # the command's end: nothing written on its key, it refused what it met
+        fresh, format3 = met.pop(q, (False, False))
+        out.forget_refused_fresh |= fresh
+        out.forget_refused_format3 |= format3
+
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "operator", "read", "fault"):
         t, q, kind, f = events[i]
         if kind == "fault":
             if (q in new and f.what in ("request_lost", "fail_fast", "reply_lost")
@@ -244,27 +254,32 @@ def _old_heartbeats(c: Context) -> _Sightings:
                 written_at = old.get(f.target[len("GET "):])
                 if written_at is not None and procs[q].clock.local(t) - written_at < span:
                     out.guard_read_lost = True
+        elif kind == "operator":
+            settle(q)
+            asked.pop(q, None)
+            if f.command == "cluster_forget":
+                asked[q] = "nodes/" + f.node
+        elif kind == "read":
+            if asked.get(q) == f.key and f.serial is not None and f.serial >= 0:
+                written_at = old.get(f.key)
+                met[q] = (written_at is not None and procs[q].clock.local(t) - written_at < span, f.key in fmt3)
         elif kind == "fault_put":
             old[f.key] = f.written_at_ms  # the world wrote an old heartbeat so dated, or another body (None)
             fmt3.discard(f.key)
-        elif kind == "operator_done":
-            if f.command != "cluster_forget" or not f.outcome.startswith("refused"):
-                continue
-            written_at = old.get("nodes/" + f.node)
-            if written_at is not None and procs[q].clock.local(t) - written_at < span:
-                out.forget_refused_fresh = True
-            if "nodes/" + f.node in fmt3:
-                out.forget_refused_format3 = True
         elif f.key.startswith("nodes/"):
             applied = kind == "apply"
-            if applied and f.op == "DELETE" and q >= 0 and f.prev_state.startswith("node "):
-                out.forget_deleted = True
+            if applied and q >= 0 and asked.get(q) == f.key:
+                met.pop(q, None)  # it wrote on the key it was asked of: not a refusal
+            if applied and f.op == "DELETE" and q >= 0 and asked.get(q) == f.key and f.prev_state.startswith("node "):
+                out.forget_deleted = True  # the operator's delete, on the key `cluster forget` was asked of
             old[f.key] = (procs[q].clock.local(sent_ms(events[i])) if applied and q >= 0
                           and f.state.startswith("node ") else None)
             if applied and f.state.startswith(("live ", "fenced ", "released ")):
                 fmt3.add(f.key)
             else:
                 fmt3.discard(f.key)
+    for q in list(met):
+        settle(q)
     return out
 
 

@@ -3,28 +3,29 @@
 
 A variant's verdict, from what this module measures:
 
-- its plans (the finding's kept plans, tests/plans/f*.json, paths from the checkout's root) run
-  with the variant substituted for their model, judged under --strict: each passes, or fails naming
-  what (they are the tests', not installed: installed, `amendments` says it runs from a checkout,
-  exit 2);
+- its plans: the ones it declares and every plan kept for its finding (tests/plans/f<n>-*.json, paths
+  from the checkout's root), each run under the variant and under the correct model: the invariants
+  failing it --strict, those no finding explains, the findings it shows (they are the tests', not
+  installed: installed, `amendments` says it runs from a checkout, exit 2);
 - a campaign of the variant (seeds 0..N-1 of `swarm`, not strict) against the correct model's on
   the same seeds: the violations no finding explains (unsafe: the first such seed is recorded as
-  a counterexample plan under reports/), the findings' seed counts, and campaign/diff.py's
+  a counterexample plan under reports/), the findings' seeds paired seed by seed, and campaign/diff.py's
   comparison (coverage lost, margins shrunk beyond the tolerances below).
 
-Verdicts rest on evidence (issue 36). An amendment's: "removes F-n" (its plans pass strict, no
-new violation, F-n shown by the correct model in those seeds and gone from the variant's campaign,
-nothing worse in the diff), "removes F-n, but the diff is worse" (coverage or a margin), "F-n not
-reached at N seeds" (its plans pass strict, but the correct model never showed F-n in those seeds:
-the campaign is no evidence that it is gone), "does not remove F-n" (a plan still fails strict, or
-F-n still shows), or "unsafe" (a violation no finding explains); any other finding that shows under
-the variant in more seeds than under the correct model, beyond chance, is added ("..., but F-3
-rises"). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
-explains), "load-bearing" (it reaches a finding in more seeds than the correct model, beyond
-chance: a sign test over the seeds where only one of them shows it, checkers/paired.py) or "not
-load-bearing, within these bounds". Either kind: "changed nothing" when no run of the first
-REACH_SEEDS differs from the correct model's, no plan fails and no finding moves (the campaign says
-nothing of it; a scripted scenario must).
+Verdicts rest on evidence (issue 36), with the same rigour both ways (issue 44). An amendment's:
+"unsafe" (a violation no finding explains, in the campaign or in a plan), "does not remove F-n" (a
+plan still shows F-n, or F-n shows in the variant's campaign: a fact, no chance involved), "removes
+F-n" (gone from the variant's campaign and its plans, shown by the correct model in more of the same
+seeds beyond chance: the paired sign test a rise needs, checkers/paired.py; ", but the diff is worse"
+when coverage or a margin is), "F-n 2 -> 0, within chance" (gone, but from too few seeds to tell from
+chance), "F-n not reached at N seeds" (the correct model never showed it: the campaign is no evidence);
+each with what its plans did ("; its 3 plans pass", or the other findings they show); any other finding
+that shows under the variant in more seeds than under the correct model, beyond chance, is added ("...,
+but F-3 rises"). A question's: "load-bearing: the other reading is unsafe" (a violation no finding
+explains), "load-bearing" (it reaches a finding in more seeds than the correct model, beyond chance)
+or "not load-bearing, within these bounds". Either kind: "changed nothing" when no run of the first
+REACH_SEEDS differs from the correct model's, no plan's outcome differs from the correct model's and
+no finding moves (the campaign says nothing of it; a scripted scenario must).
 
 Verdicts are recorded per seed count (a verdict at 300 seeds is not one at 2,000: F-2's bound
 passed 300 and failed at 802). With --rebase, every broken model whose decisions the variant does
@@ -67,16 +68,36 @@ def options(p) -> None:
     p.add_argument("--force", action="store_true", help=FORCE_HELP)
 
 
+def finding_plans(v) -> tuple[str, ...]:
+    """The plans a variant's verdict replays: the ones it declares (PLANS), then every plan kept for the finding
+    it addresses (tests/plans/f<n>-*.json, the convention docs/findings.md names), each once, in that order."""
+    import glob
+
+    kind, _, num = v.addresses.partition("-")
+    kept = sorted(os.path.relpath(f, ROOT) for f in glob.glob(os.path.join(ROOT, "tests", "plans", f"f{num}-*.json"))) \
+        if kind == "F" and num.isdigit() else []
+    return tuple(dict.fromkeys(list(v.plans) + kept))
+
+
 def run_plans(name: str, plans) -> dict:
     """Each plan run with the model `name` substituted, judged strict: path -> invariants failed."""
-    from counterexamples.shrink import run_plan, violations
+    return {path: out["fails"] for path, out in plan_outcomes(name, plans).items()}
+
+
+def plan_outcomes(name: str, plans) -> dict:
+    """Each plan run with the model `name` substituted: path -> {"fails": the invariants failing it --strict,
+    "violations": those no finding explains, "findings": the findings it shows}."""
+    from checkers.verdict import judge
+    from counterexamples.shrink import run_plan
 
     out = {}
     for path in plans:
         with open(os.path.join(ROOT, path)) as f:
             plan = json.load(f)
-        plan = dict(plan, model=name)
-        out[path] = sorted({v.invariant for v in violations(run_plan(plan), strict=True)})
+        v = judge(run_plan(dict(plan, model=name)))
+        unexplained = sorted({x.invariant for x in v.violations})
+        fails = sorted(set(unexplained) | {x.invariant for vs in v.findings.values() for x in vs})
+        out[path] = {"fails": fails, "violations": unexplained, "findings": sorted(v.findings)}
     return out
 
 
@@ -151,6 +172,9 @@ def counterexample(name: str, report: dict, folder: str | None = None, force: bo
     return os.path.relpath(path) if secondary(write) else None
 
 
+_CORRECT_PLANS: dict[str, dict] = {}
+
+
 def measure(v, seeds: int, base: dict, workers: int = 1, folder: str | None = None, force: bool = False) -> dict:
     """Everything a verdict is taken from, for the variant `v` (an amendments.Variant or any object
     with name, kind, addresses, plans) against the correct model's report `base`."""
@@ -158,7 +182,11 @@ def measure(v, seeds: int, base: dict, workers: int = 1, folder: str | None = No
 
     from campaign.diff import compare
 
-    plans = run_plans(v.name, v.plans)
+    paths = finding_plans(v)
+    plans = plan_outcomes(v.name, paths)
+    for path in paths:
+        if path not in _CORRECT_PLANS:
+            _CORRECT_PLANS.update(plan_outcomes("correct", [path]))
     rep = campaign(v.name, seeds, workers)
     d = compare(base, rep, COVERAGE_TOL_PP, MARGIN_TOL_MS)
     worse_diff = [w.split("; replay:")[0] for w in d["worse"] if w.startswith(("coverage", "margin"))]
@@ -168,7 +196,8 @@ def measure(v, seeds: int, base: dict, workers: int = 1, folder: str | None = No
     # faults later requests draw, so a few seeds move either way by chance)
     paired = findings_paired(finding_seeds(rep), finding_seeds(base))
     violations = sorted({f["invariant"] for f in rep["failures"]})
-    m = {"seeds": seeds, "plans": plans, "violations": violations,
+    m = {"seeds": seeds, "plans": plans, "correct_plans": {p: _CORRECT_PLANS[p] for p in paths},
+         "violations": violations,
          "violating_seeds": len(rep.get("failing_seeds") or []), "findings": findings,
          "correct_findings": base_findings, "findings_paired": paired, "diff_worse": worse_diff,
          "changed_runs": None, "reach_seeds": None,
@@ -178,30 +207,61 @@ def measure(v, seeds: int, base: dict, workers: int = 1, folder: str | None = No
     return m
 
 
+def _plans_moved(m: dict) -> bool:
+    """Whether any plan's outcome under the variant differs from the correct model's (a plan the correct model
+    was not run on counts as moved when it fails: the old shape's judgement)."""
+    theirs = m.get("correct_plans") or {}
+    return any(out != theirs.get(p, {"fails": [], "violations": [], "findings": []}) for p, out in m["plans"].items())
+
+
+def removed(d: dict | None) -> bool:
+    """A finding shows under the correct model in more seeds than under the variant, beyond chance: the same
+    paired sign test a rise needs (checkers/paired.py, `less_often`)."""
+    from checkers.paired import less_often
+
+    return bool(d) and less_often(d)
+
+
 def verdict(v, m: dict) -> str:
-    """The verdict, from evidence only: a finding is removed only where the correct model reached it in
-    those seeds; a variant that changed no run says nothing; another finding that rises beyond chance
-    (paired seeds, checkers/paired.py) is part of the verdict."""
+    """The verdict, from evidence only, with the same rigour both ways (issue 44): a finding is removed only
+    where the correct model showed it in more of those seeds than the variant, beyond chance (the paired sign
+    test a rise needs); fewer, within chance, is said as the counts ("F-2 2 -> 0, within chance"). The finding's
+    kept plans are replayed under the variant and their outcome is part of the verdict: one that still shows the
+    finding means it is not removed, one failing on a violation no finding explains is unsafe, and every one
+    passing is said ("its 3 plans pass"). "Changed nothing" only when no run of the first REACH_SEEDS differs, no
+    plan's outcome differs from the correct model's and no finding moves. Another finding that rises beyond
+    chance (paired seeds) is part of the verdict."""
     from checkers.paired import more_often
 
     fid = v.addresses
     n = m.get("seeds")
-    if m["violations"]:
+    plans = m["plans"]
+    if m["violations"] or any(p["violations"] for p in plans.values()):
         return "load-bearing: the other reading is unsafe" if v.kind == "question" else "unsafe"
     rises = [f for f, d in (m.get("findings_paired") or {}).items() if more_often(d)]
-    if m.get("changed_runs") == 0 and not any(m["plans"].values()) and not rises:
+    if m.get("changed_runs") == 0 and not _plans_moved(m) and not rises:
         return "changed nothing"
     if v.kind == "question":
         return "load-bearing" if rises else "not load-bearing, within these bounds"
     others = [f for f in rises if f != fid]
     rise = f"{' and '.join(others)} {'rise' if len(others) > 1 else 'rises'}" if others else ""
-    if any(m["plans"].values()) or m["findings"].get(fid):
+    if any(fid in p["findings"] for p in plans.values()) or m["findings"].get(fid):
         return f"does not remove {fid}" + (f", but {rise}" if rise else "")
-    if not (m.get("correct_findings") or {}).get(fid):
+    shown = sorted({f for p in plans.values() for f in p["findings"]})
+    said = (f"its {len(plans)} plans pass" if len(plans) > 1 else "its plan passes") if plans and not shown \
+        else f"its plans show {' and '.join(shown)}" if shown else ""
+    buts = [rise] if rise else []
+    c = (m.get("correct_findings") or {}).get(fid, 0)
+    d = (m.get("findings_paired") or {}).get(fid)
+    if not c:
         # the correct model never reached it in these seeds: the campaign is no evidence either way
-        return f"{fid} not reached at {n} seeds" + (f", but {rise}" if rise else "")
-    worse = ["the diff is worse"] if m["diff_worse"] else []
-    return f"removes {fid}" + (f", but {' and '.join(worse + ([rise] if rise else []))}" if worse or rise else "")
+        head = f"{fid} not reached at {n} seeds"
+    elif removed(d):
+        head = f"removes {fid}"
+        buts = (["the diff is worse"] if m["diff_worse"] else []) + buts
+    else:
+        head = f"{fid} {c} -> 0, within chance"
+    return head + (f"; {said}" if said else "") + (f", but {' and '.join(buts)}" if buts else "")
 
 
 def overridden(model) -> set[str]:
@@ -285,7 +345,8 @@ def recorded(record: dict, name: str, seeds: int) -> str | None:
 
 
 def line(v, m: dict) -> str:
-    extra = [f"plans failing strict: {sum(1 for x in m['plans'].values() if x)}/{len(m['plans'])}"] if m["plans"] else []
+    extra = [f"plans failing strict: {sum(1 for x in m['plans'].values() if x['fails'])}/{len(m['plans'])} (the correct "
+             f"model's: {sum(1 for x in (m.get('correct_plans') or {}).values() if x['fails'])})"] if m["plans"] else []
     extra.append(f"runs changed {m['changed_runs']}/{m['reach_seeds']}")
     if m["violations"]:
         extra.append(f"violations {', '.join(m['violations'])} in {m['violating_seeds']} seeds")

@@ -43,7 +43,9 @@ def test_a_deliberately_unsafe_variant_is_unsafe_with_a_counterexample(tmp_path,
 def test_an_amendment_whose_plans_still_fail_does_not_remove_its_finding():
     """The correct model offered as F-2's amendment: F-2's plans fail strict (OR-8 unbounded)."""
     fake = SimpleNamespace(name="correct", kind="amendment", addresses="F-2", plans=variant("f2_resolver_bound").plans)
-    m = {"violations": [], "plans": am.run_plans("correct", fake.plans), "findings": {}, "diff_worse": []}
+    m = {"violations": [], "plans": am.plan_outcomes("correct", am.finding_plans(fake)), "findings": {}, "diff_worse": []}
+    assert len(m["plans"]) == 4  # its three, and the fourth kept for F-2 (tests/plans/f2-*.json)
+    assert all("F-2" in o["findings"] for o in m["plans"].values())
     assert am.verdict(fake, m) == "does not remove F-2"
 
 
@@ -83,19 +85,62 @@ def test_a_variant_that_changes_no_run_changed_nothing_rather_than_safe():
     assert am.verdict(a, dict(m, correct_findings={"F-2": 4})) == "changed nothing"
 
 
+GREEN = {"fails": [], "violations": [], "findings": []}
+SHOWS_F1 = {"fails": ["INV-1"], "violations": [], "findings": ["F-1"]}
+
+
 def test_an_amendment_removes_only_a_finding_the_correct_model_reached():
     """"removes F-n" rests on evidence: the correct model showed F-n in those seeds and the variant does not.
     Where the correct model never reached it, the verdict says so with the seed count (issue 36: F-1 is 1 seed
     of 20,000, so 2,000 seeds say nothing of an F-1 amendment)."""
     a = SimpleNamespace(name="y", kind="amendment", addresses="F-1")
-    m = {"seeds": 2000, "violations": [], "plans": {"p.json": []}, "findings": {}, "correct_findings": {},
-         "diff_worse": [], "changed_runs": 17, "findings_paired": {}}
-    assert am.verdict(a, m) == "F-1 not reached at 2000 seeds"
-    reached = dict(m, correct_findings={"F-1": 2}, findings_paired={"F-1": {"variant_only": 0, "correct_only": 2}})
-    assert am.verdict(a, reached) == "removes F-1"
+    m = {"seeds": 2000, "violations": [], "plans": {"p.json": GREEN}, "correct_plans": {"p.json": SHOWS_F1},
+         "findings": {}, "correct_findings": {}, "diff_worse": [], "changed_runs": 17, "findings_paired": {}}
+    assert am.verdict(a, m) == "F-1 not reached at 2000 seeds; its plan passes"
+    reached = dict(m, correct_findings={"F-1": 6}, findings_paired={"F-1": {"variant_only": 0, "correct_only": 6}})
+    assert am.verdict(a, reached) == "removes F-1; its plan passes"
     assert am.verdict(a, dict(reached, findings={"F-1": 1})) == "does not remove F-1"
-    assert am.verdict(a, dict(reached, plans={"p.json": ["INV-1"]})) == "does not remove F-1"
-    assert am.verdict(a, dict(reached, diff_worse=["coverage x"])) == "removes F-1, but the diff is worse"
+    assert am.verdict(a, dict(reached, plans={"p.json": SHOWS_F1})) == "does not remove F-1"
+    assert am.verdict(a, dict(reached, diff_worse=["coverage x"])) == "removes F-1; its plan passes, but the diff is worse"
+
+
+def test_removes_needs_the_sign_test_a_rise_needs():
+    """Issue 44: a fall is held to the same paired sign test as a rise. F-n shown by the correct model in 1, or 5,
+    seeds and by the variant in none is "within chance" (5 : 0 has p 0.0625), never "removes"; 6 : 0 is beyond it."""
+    a = SimpleNamespace(name="y", kind="amendment", addresses="F-2")
+    m = {"seeds": 300, "violations": [], "plans": {}, "findings": {}, "diff_worse": [], "changed_runs": 9}
+    for c, said in ((1, "F-2 1 -> 0, within chance"), (5, "F-2 5 -> 0, within chance"), (6, "removes F-2")):
+        got = am.verdict(a, dict(m, correct_findings={"F-2": c},
+                                 findings_paired={"F-2": {"variant_only": 0, "correct_only": c}}))
+        assert got == said
+    assert not am.removed({"variant_only": 0, "correct_only": 5}) and am.removed({"variant_only": 0, "correct_only": 6})
+    assert not am.removed({"variant_only": 1, "correct_only": 6})  # 6 : 1, p 0.125
+
+
+def test_a_variant_that_turns_its_plans_green_changed_something():
+    """Issue 44: F-6's variant changes no run of the swarm's first seeds, yet turns all three of F-6's plans green:
+    that is not "changed nothing", and the verdict says what the plans did; a plan failing on a violation no
+    finding explains makes the variant unsafe."""
+    a = SimpleNamespace(name="y", kind="amendment", addresses="F-6")
+    shows = {"fails": ["INV-4"], "violations": [], "findings": ["F-6"]}
+    m = {"seeds": 300, "violations": [], "plans": {"a": GREEN, "b": GREEN, "c": GREEN},
+         "correct_plans": {"a": shows, "b": shows, "c": shows}, "findings": {}, "correct_findings": {},
+         "diff_worse": [], "changed_runs": 0, "findings_paired": {}}
+    assert am.verdict(a, m) == "F-6 not reached at 300 seeds; its 3 plans pass"
+    assert am.verdict(a, dict(m, correct_plans=m["plans"])) == "changed nothing"
+    other = {"fails": ["INV-9"], "violations": [], "findings": ["F-4"]}
+    assert am.verdict(a, dict(m, plans={"a": GREEN, "b": other, "c": GREEN})) == "F-6 not reached at 300 seeds; its plans show F-4"
+    unsafe = {"fails": ["INV-1"], "violations": ["INV-1"], "findings": []}
+    assert am.verdict(a, dict(m, plans={"a": GREEN, "b": unsafe, "c": GREEN})) == "unsafe"
+
+
+def test_f6_variant_turns_every_kept_plan_of_f6_green():
+    """The real plans: every plan kept for F-6 shows F-6 under the correct model and nothing under its variant."""
+    v = variant("f6_old_format_releases_first")
+    paths = am.finding_plans(v)
+    assert len(paths) == 3
+    assert all(o["findings"] == ["F-6"] for o in am.plan_outcomes("correct", paths).values())
+    assert all(o == GREEN for o in am.plan_outcomes(v.name, paths).values())
 
 
 def test_another_finding_rising_beyond_chance_is_part_of_the_verdict():
@@ -191,8 +236,12 @@ def test_a_question_is_load_bearing_on_a_finding_only_beyond_chance():
 
 @pytest.mark.slow
 def test_a_real_variants_recorded_verdict_is_recomputed_end_to_end(capsys):
-    """Issue 36: a recorded verdict is what `amendments` measures again, end to end (the campaigns of both
-    models, the plans, the reach, the paired findings): f1_reread_shows_another_object_exits at 300 seeds."""
-    args = SimpleNamespace(names=["f1_reread_shows_another_object_exits"], seeds=300, record=False, json=None)
+    """Issue 36, 44: a recorded verdict is what `amendments` measures again, end to end (the campaigns of both
+    models, the plans under both, the reach, the paired findings): f2_resolver_resends at 300 seeds, recorded as
+    "removes F-2" before issue 44 on one seed of F-2 to none, now judged by the sign test a rise needs ("F-2
+    1 -> 0, within chance") with its four plans, green under the variant and failing under the correct model."""
+    args = SimpleNamespace(names=["f2_resolver_resends"], seeds=300, record=False, json=None)
     assert am.command(None, args) == 0, capsys.readouterr().out
-    assert "every verdict as recorded at 300 seeds" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "every verdict as recorded at 300 seeds" in out
+    assert "f2_resolver_resends: F-2 1 -> 0, within chance; its 4 plans pass" in out

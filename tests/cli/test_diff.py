@@ -169,6 +169,16 @@ def test_coverage_shares_findings_and_cost(campaigns, capsys, tmp_path):
         assert status == status_wanted, out
     assert "6 seeds only NEW shows it, 0 only OLD: sign test p 0.0312) (test: sign test over the seeds" in \
         " ".join(out.split())
+    # the other way round, the same test (issue 44): OLD's 6 seeds gone in NEW is fewer beyond chance, 3 within it
+    gone_old = copy.deepcopy(new)
+    gone_new = copy.deepcopy(old)
+    for shown, beyond in ((3, False), (6, True)):
+        gone_old["protocol_findings"]["F-9"]["seeds"] = shown
+        gone_old["raw"]["finding_seeds"]["F-9"] = list(range(shown))
+        status, out, _err = diff(capsys, write(tmp_path, f"old{shown}.json", gone_old),
+                                 write(tmp_path, "none.json", gone_new), "--json")
+        row = next(r for r in json.loads(out)["findings"] if r["finding"] == "F-9")
+        assert status == 0 and row["fewer_beyond_chance"] is beyond and not row["worse"]
     new = copy.deepcopy(old)
     new["seeds_per_s"] = old["seeds_per_s"] / 2
     path = write(tmp_path, "slow.json", new)
@@ -224,3 +234,23 @@ def test_different_campaigns_compared_when_allowed_are_warned(campaigns, capsys,
 def test_negative_tolerances_are_refused(campaigns, capsys):
     status, _out, err = diff(capsys, campaigns["a"], campaigns["b"], "--margin-tol-ms", "-1")
     assert status == 2 and "--margin-tol-ms: must be at least 0, got -1" in err
+
+
+def test_a_failover_slower_beyond_chance_is_worse(campaigns, capsys, tmp_path):
+    """The failover's p50 and p99 are compared with their order-statistic 95 % intervals (issue 48): NEW's
+    interval wholly above OLD's is slower beyond chance, worse; overlapping intervals are chance."""
+    old = load(campaigns["a"])
+    old["failover_ms"] = {"count": 400, "p50": 18_000, "p99": 24_000, "max": 30_000,
+                          "p50_ci95": [17_500, 18_600], "p99_ci95": [23_000, 26_000]}
+    old_path = write(tmp_path, "fo_old.json", old)
+    near = copy.deepcopy(old)
+    near["failover_ms"].update(p50=18_400, p50_ci95=[18_000, 19_000])
+    status, out, _err = diff(capsys, old_path, write(tmp_path, "fo_near.json", near), "--json")
+    rows = {r["quantile"]: r for r in json.loads(out)["failover"]}
+    assert status == 0 and not rows["p50"]["worse"] and rows["p50"]["test"].startswith("within chance")
+    slow = copy.deepcopy(old)
+    slow["failover_ms"].update(p50=19_500, p50_ci95=[19_000, 20_100])
+    status, out, _err = diff(capsys, old_path, write(tmp_path, "fo_slow.json", slow))
+    out = " ".join(out.split())
+    assert status == 1 and "failover p50: 18000 ms (17500 .. 18600) -> 19500 ms (19000 .. 20100), slower beyond " \
+                           "chance" in out
