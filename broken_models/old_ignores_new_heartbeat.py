@@ -24,10 +24,10 @@ SCENARIO = "upgrade"
 
 class BeatsOverNew(OldModel):
 
-    def on_reply_start_read(self, st, purpose, reply, now_ms, out):
+    def on_reply_start_read(self, st, purpose, reply, now, out):
         if reply.status == io.OK and reply.body.startswith(NODE_HEADER_3):
             reply = reply._replace(status=io.NOT_FOUND, body=None)  # read as no object: the id looks free
-        return super().on_reply_start_read(st, purpose, reply, now_ms, out)
+        return super().on_reply_start_read(st, purpose, reply, now, out)
 
 
 class OldIgnoresNewHeartbeat(Model):

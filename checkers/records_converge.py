@@ -184,7 +184,8 @@ class _Duty:
     """When a process was on duty for its records: its node lease valid as it knew it (NL-4, NL-9: from
     the answers the world delivered to it: a `live` write of its own acknowledged, or a read of its own
     `live` object after a refusal, each valid until its written_at + ttl - safety on its clock), and it
-    not told to stop (CS-1 makes its lease invalid). Off duty, its work pauses (OR-6). Nor is it on duty
+    not told to stop (CS-1 makes its lease invalid), nor paused (the world stopped it: scenarios/faults/pauses.py).
+    Off duty, its work pauses (OR-6). Nor is it on duty
     for one more record while its background task works as many entries as BD-2 lets it (32 of its
     requests in flight, as the world counted them at each send and delivered their answers): an entry
     then waits for a slot, and a record's silence is measured on either side of that wait (a node that
@@ -205,6 +206,11 @@ class _Duty:
             if until > t:
                 raw.setdefault(q, []).append([t, until])
         full = _at_cap(history)
+        # a paused process takes no step (SIGSTOP, a GC pause: the world's `pause` events, issue 47): off duty
+        for i in history.of_kind("fault"):
+            t, q, _kind, f = events[i]
+            if f.what == "pause" and q >= 0 and f.ms:
+                full[q] = _merged(list(full.get(q, ())) + [(t, t + f.ms)])
         self.known: dict[int, list[tuple[int, int]]] = {}
         for q, ws in raw.items():
             stop = min(self.stop.get(q, 1 << 62), fx.ended.get(q, (1 << 62,))[0])
@@ -284,6 +290,17 @@ def _at_cap(history: History) -> dict[int, list[tuple[int, int]]]:
             out.setdefault(q, []).append((since.pop(q), t))
     for q, t in since.items():
         out.setdefault(q, []).append((t, history.end_ms))
+    return out
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` sorted and made disjoint (overlapping ones joined)."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
     return out
 
 

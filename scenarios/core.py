@@ -318,6 +318,8 @@ class World(Processes, Workload, QuietPhase):
             return
         now = self.now
         if proc.paused_until > now:  # paused (World.pause): the input waits until it resumes, in order
+            ti = type(inp)
+            proc.waited[0 if ti is TimerFired else 1 if ti is ReplyArrived else 2] += 1
             self.later(proc.paused_until - now, self.deliver, proc, inp)
             return
         # what the input is to the background task (BD-2..BD-4): its timer, or the answer to one of its requests
@@ -657,6 +659,8 @@ class World(Processes, Workload, QuietPhase):
 
     def _reply(self, proc, rid, reply, req=None) -> None:
         if proc.paused_until > self.now:  # paused (World.pause): the reply waits in its socket until it resumes
+            if proc.alive:
+                proc.waited[1] += 1
             self.later(proc.paused_until - self.now, self._reply, proc, rid, reply, req)
             return
         i = self._sent_at.pop((proc.index, rid), None)

@@ -59,6 +59,11 @@ DEFAULTS = {
     "entry_resume": 1,  # that drain resumed after ms
     "fence_cross": None,  # how long a node's fence is held back while the operator fences the same node (None: not)
     "fence_cap_tell": False,  # the operator tells a node whose fences fill BD-1's cap a drain or a move
+    # a pause's (pauses.py): how far past its lease's end a "deadline" pause ends, ms; the holder struck, an
+    # index into the candidates taken modulo their count; a held write's trip to the bucket once it leaves, ms
+    "pause_end": 0,
+    "pause_node": 0,
+    "pause_trip": 1,
 }
 # the sites whose non-default values are faults: a request's fate, a bucket conflict, and the operator's
 # instructions timed on an open entry or a fence (scenarios/faults/open_entries.py, crossed_fences.py)

@@ -23,7 +23,8 @@ class Proc:
 
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
-                 "resume_when_drained", "reading", "background", "bg_ctx", "record_reqs", "asked", "paused_until")
+                 "resume_when_drained", "reading", "background", "bg_ctx", "record_reqs", "asked", "paused_until",
+                 "waited")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -67,8 +68,9 @@ class Proc:
         # not answered yet (the world records its answer, `answer`: CONV-1)
         self.asked: dict[int, str] = {}
         # paused (SIGSTOP, a long GC pause) until this instant (true time): its inputs wait until then, in order
-        # (World.pause; issue 47 builds its clocks on it)
+        # (World.pause)
         self.paused_until = 0
+        self.waited = [0, 0, 0]  # what queued in its current or last pause: timers, replies, commands
 
 
 class Slot:
@@ -169,14 +171,23 @@ class Processes:
         if slot.proc is None or not slot.proc.alive:
             self.start_process(slot)
 
-    def pause(self, proc: Proc, ms: int) -> None:
+    def pause(self, proc: Proc, ms: int, detail: str = "") -> None:
         """Stop the process for `ms` (SIGSTOP, a stop-the-world GC pause): every input that reaches it meanwhile
-        (a reply, a timer, a command) waits until it resumes, in order; its clock runs on, so it wakes to find
+        (a reply, a timer, a command) waits until it resumes, in order; its clocks run on, so it wakes to find
         the time gone (the ADR's reason for local-clock validity, NL-4). Its requests in flight still land."""
         if not proc.alive:
             return
+        if proc.paused_until <= self.now:
+            proc.waited = [0, 0, 0]
         proc.paused_until = max(proc.paused_until, self.now + ms)
-        self.fault_event(proc.index, "pause", proc.machine, ms, "the process stopped: its inputs wait")
+        self.fault_event(proc.index, "pause", proc.machine, ms,
+                         "the process stopped: its inputs wait" + (f" ({detail})" if detail else ""))
+
+    def resumed(self, proc: Proc) -> None:
+        """The process resumes (its pause is over): what queued meanwhile is delivered now, in arrival order."""
+        timers, replies, commands = proc.waited
+        self.fault_event(proc.index, "resumed", proc.machine, None,
+                         f"timers {timers}, replies {replies}, commands {commands}")
 
     def crash(self, proc: Proc) -> None:
         """Kill without any write: requests in flight may still land."""

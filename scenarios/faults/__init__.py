@@ -72,7 +72,10 @@ FAULT_EVENTS: dict[str, str] = {
     "race_read": "a read of the freer in a restart race was applied (detail: before or after the held write)",
     "straggler": "an event that outlasted a clean stop's wait ended, just after `released` was sent",
     "clock_step": "a machine's clock was stepped (NTP): ms the step, the detail true time's offset after it",
-    "pause": "a process was stopped (SIGSTOP, a GC pause) for ms: its inputs waited, its clock ran on",
+    "pause": "a process was stopped (SIGSTOP, a GC pause) for ms: its inputs waited, its clocks ran on (detail: "
+             "where it landed)",
+    "resumed": "a paused process resumed: the detail says what queued meanwhile (timers, replies, commands), "
+               "delivered now in the order they arrived",
 }
 
 

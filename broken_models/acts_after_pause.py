@@ -1,0 +1,29 @@
+"""Breaks NL-4 and OR-4 (issue 47, part 3): the node trusts its lease until the lapse timer says otherwise,
+instead of reading its clock at every act. Validity is "running, not lapsed, not made invalid": the deadline
+timer (NL-11) alone ends it. A process paused past its lease's end (a GC pause, SIGSTOP, a frozen VM) resumes
+with the requests that queued meanwhile delivered before that timer, which came due in the pause too: it
+serves them, and acknowledges data, on a lease that ran out while it stood still: it acts after a pause
+without checking validity again.
+Caught by: INV-1 (every act inside a hold whose node lease is valid at that instant, rebuilt from the
+bucket's facts and the process's clock). Measured over seeds 0..199 of swarm: INV-1 in 7 (3.5 %; issue 47 asks
+10 %: a catch needs a pause of a holder past its lease with requests for its actors queued before the deadline
+timer came due), and in the scripted pause of tests/scenarios/test_pauses.py.
+"""
+
+from model.node import Model
+from model.node_lease import RUNNING
+
+RULE = "NL-4"
+CATCHES = "INV-1"
+
+
+class ActsAfterPause(Model):
+    name = "acts_after_pause"
+
+    def lease_valid(self, st, now) -> bool:
+        ls = st.lease
+        return ls.phase == RUNNING and not ls.lapsed and not ls.invalidated  # (no reading of the clock)
+
+
+MODEL = ActsAfterPause()
+step = MODEL.step
