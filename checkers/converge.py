@@ -441,3 +441,22 @@ def _lock_given_back(c: Context) -> bool:
         elif (p, f.actor) in failed:
             return True
     return False
+
+
+@point("two unknown acquires in a row", "a process's acquisition write of an actor at generation g went unanswered "
+       "(timed out, or a conflict: OR-7, its outcome unknown), and its next acquisition write of that actor, at g + 1, "
+       "too", topic="ownership")
+def _two_unknown_acquires(c: Context) -> bool:
+    events = c.history.events
+    last: dict[tuple[int, str], tuple[int, bool]] = {}  # (proc, key) -> (generation, unknown) of its last acquire
+    for i in c.history.of_kind("record_reply"):
+        _t, p, _kind, f = events[i]
+        if f.op != "PUT" or not f.key.startswith("owners/") or not f.state.startswith("held "):
+            continue
+        g = int(f.state.split(" ")[3])
+        unknown = f.status in ("timed_out", "conflict")
+        before = last.get((p, f.key))
+        if unknown and before is not None and before[1] and before[0] == g - 1:
+            return True
+        last[(p, f.key)] = (g, unknown)
+    return False
