@@ -464,3 +464,48 @@ def _lock_given_back(c: Context) -> bool:
             if (state or "").startswith(mine):
                 failed.add((p, f.key[len("owners/"):]))
     return False
+
+
+@point("two unknown acquires in a row", "a process's acquisition write of an actor at generation g went unanswered "
+       "(timed out, or a conflict: OR-7, its outcome unknown), and its next acquisition write of that actor, at g + 1, "
+       "too", topic="ownership")
+def _two_unknown_acquires(c: Context) -> bool:
+    events = c.history.events
+    last: dict[tuple[int, str], tuple[int, bool]] = {}  # (proc, key) -> (generation, unknown) of its last acquire
+    for i in c.history.of_kind("record_reply"):
+        _t, p, _kind, f = events[i]
+        if f.op != "PUT" or not f.key.startswith("owners/") or not f.state.startswith("held "):
+            continue
+        g = int(f.state.split(" ")[3])
+        unknown = f.status in ("timed_out", "conflict")
+        before = last.get((p, f.key))
+        if unknown and before is not None and before[1] and before[0] == g - 1:
+            return True
+        last[(p, f.key)] = (g, unknown)
+    return False
+
+
+@point("same id met an open entry", "a process's read of a record whose acquisition it had left unresolved (its write "
+       "at g unanswered, OR-7) found the record naming its own node id under another instance at g: a twin or a "
+       "successor under the same id took it while the entry was open (OR-7, OR-8 must tell the instance, not the id)",
+       topic="twins", awaits="same-id processes started while entries are open (issue 45 part 3)")
+def _same_id_met_open_entry(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    procs = history.processes
+    open_: dict[tuple[int, str], int] = {}  # (proc, key) -> the generation of its unresolved acquisition
+    for i in history.of_kind("record_reply"):
+        _t, p, _kind, f = events[i]
+        if not f.key.startswith("owners/"):
+            continue
+        if f.op == "PUT" and f.state.startswith("held "):
+            if f.status in ("timed_out", "conflict"):
+                open_[(p, f.key)] = int(f.state.split(" ")[3])
+            else:
+                open_.pop((p, f.key), None)
+        elif f.op == "GET" and f.status == "ok" and (p, f.key) in open_:
+            parts = f.state.split(" ")
+            if (len(parts) == 4 and parts[0] == "held" and parts[1] == procs[p].node_id
+                    and parts[2] != procs[p].instance and int(parts[3]) == open_[(p, f.key)]):
+                return True
+    return False

@@ -15,7 +15,7 @@ from __future__ import annotations
 from history import History, Violation
 
 from .bounds import over_cap
-from .registry import invariant
+from .registry import Context, invariant, point
 
 INVARIANT = "BD-2"
 PENDING_AT_ONCE = 32  # BD-2
@@ -26,3 +26,13 @@ def check_pending(history: History) -> list[Violation]:
     return over_cap(history, "background_sent", PENDING_AT_ONCE, INVARIANT, lambda f: (
         f"{f.op} {f.key} for its pending entries", f"of their requests in flight, this one included (BD-2: at most "
                                                    f"{PENDING_AT_ONCE} entries worked at once)"))
+
+
+@point("resolver at BD-2's cap", "the resolver's read of an unresolved acquire (OR-8) left while its process had "
+       "32 of the background task's requests in flight, this one included (BD-2's cap reached by the resolver)",
+       topic="bounds", awaits="a crowd of unresolved acquires (issue 45 part 3): release_crowd fills the cap with "
+                              "pending releases")
+def _resolver_at_cap(c: Context) -> bool:
+    events = c.history.events
+    return any(events[i].fields.op == "GET" and events[i].fields.version is None
+               and events[i].fields.in_flight >= PENDING_AT_ONCE for i in c.history.of_kind("background_sent"))

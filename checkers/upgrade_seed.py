@@ -359,3 +359,43 @@ def _marker_unknown(c: Context) -> bool:
        "the bucket (the old GC collected its released lease): its seed comes from the keys (UP-3)", topic="upgrade")
 def _seeded_from_keys(c: Context) -> bool:
     return c.scan(_races).seeded_from_keys
+
+
+@point("old binary met a new node's id", "an old binary started while `nodes/<its id>` held a format-3 object (a new "
+       "node used the id): its start check must report the id as taken (UP-4)", topic="upgrade")
+def _old_met_new_id(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    format3: dict[str, bool] = {}  # nodes/<id> -> whether it holds a format-3 object now
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "start"):
+        _t, p, kind, f = events[i]
+        if kind == "start":
+            if old_binary(history, p) and format3.get(NODES + f.node_id):
+                return True
+        elif f.key.startswith(NODES):
+            format3[f.key] = kind == "apply" and f.state.split(" ")[0] in FORMAT_3
+    return False
+
+
+@point("old lease at the margins of its expiry", "a new node's first acquisition read an old binary's lease within "
+       "safety before or grace after its expires_at, on the reader's clock, and its owner renewed it after that read "
+       "(UP-3: live by the old rules until expires_at + grace)", topic="upgrade",
+       awaits="old binaries renewing beside new nodes' first acquisitions (issue 45 part 3)")
+def _old_lease_at_margin(c: Context) -> bool:
+    history = c.history
+    events = history.events
+    p = c.params
+    renewed: dict[str, list[int]] = {}  # leases/ key -> when an old binary's write of it landed
+    for i in history.of_kind("apply"):
+        t, q, _kind, f = events[i]
+        if f.key.startswith(LEASES) and old_binary(history, q) and f.state.startswith("old-lease "):
+            renewed.setdefault(f.key, []).append(t)
+    for i in history.of_kind("leases_reply"):
+        t, q, _kind, f = events[i]
+        if f.op != "GET" or f.status != "ok" or not f.state.startswith("old-lease ") or old_binary(history, q):
+            continue
+        expires = int(f.state.split(" ")[3])
+        local = history.processes[q].clock.local(t)
+        if expires - p.safety_ms <= local <= expires + p.grace_ms and any(w > t for w in renewed.get(f.key, ())):
+            return True
+    return False
