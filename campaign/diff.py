@@ -21,6 +21,8 @@ correct one):
   often beyond chance is worse (a bug that hides as a finding shows so); one NEW shows less often is
   "fewer" only by the same test, the other way round (`fewer_beyond_chance`; else "fewer, within chance":
   issue 44); reports without the seed lists compare counts, and any rise is worse;
+- failover (INV-7): its p50 and p99, each with its 95 % order-statistic interval; slower beyond chance
+  (NEW's interval wholly above OLD's) is worse;
 - cost: seeds per second; reported, and worse only past `--cost-tol` percent (wall time on a shared
   machine is no verdict unless asked for).
 
@@ -57,6 +59,8 @@ MARGIN_GONE = "measured in OLD, never in NEW: worse whatever its share"
 MARGIN_NEGATIVE = "negative: a rule broken, worse whatever the tolerance"
 FINDING_SIGN = "sign test over the seeds only one report shows it in (p < 0.05)"
 FINDING_COUNT = "count (a report lists no seeds): any rise"
+FAILOVER_APART = "order-statistic 95 % intervals apart (NEW's wholly above OLD's)"
+FAILOVER_CHANCE = "within chance: 95 % intervals overlap, or one has no end"
 
 
 def options(p) -> None:
@@ -257,6 +261,21 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
                 if d is not None else "") + f" (test: {test})")
     out["findings"] = rows
 
+    # failover (INV-7): its p50 and p99, each with its 95 % order-statistic interval (report.py's
+    # distribution): slower beyond chance when NEW's interval lies wholly above OLD's
+    fo, fn = old.get("failover_ms") or {}, new.get("failover_ms") or {}
+    rows = []
+    for q in ("p50", "p99"):
+        a, b = fo.get(q), fn.get(q)
+        ia, ib = fo.get(f"{q}_ci95") or [None, None], fn.get(f"{q}_ci95") or [None, None]
+        apart_ = a is not None and b is not None and ia[1] is not None and ib[0] is not None and ib[0] > ia[1]
+        rows.append({"quantile": q, "old_ms": a, "new_ms": b, "old_ci95": ia, "new_ci95": ib,
+                     "test": FAILOVER_APART if apart_ else FAILOVER_CHANCE, "worse": apart_})
+        if apart_:
+            worse.append(f"failover {q}: {a} ms {_ms_iv(ia)} -> {b} ms {_ms_iv(ib)}, slower beyond chance "
+                         f"(test: {FAILOVER_APART})")
+    out["failover"] = rows
+
     # cost: seeds per second
     ca, cb = old.get("seeds_per_s"), new.get("seeds_per_s")
     pct = None if not ca or cb is None else 100 * (cb - ca) / ca
@@ -269,6 +288,10 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     out["worse"] = worse
     out["status"] = int(Exit.VIOLATION if worse else Exit.PASSED)
     return out
+
+
+def _ms_iv(iv) -> str:
+    return f"({'-' if iv[0] is None else iv[0]} .. {'-' if iv[1] is None else iv[1]})"
 
 
 def _below(b: dict, value: int) -> int:
@@ -397,6 +420,12 @@ def show(console, d: dict) -> None:
                        "[red]worse" if x["worse"] else "[green]fewer" if x.get("fewer_beyond_chance")
                        else "fewer, within chance" if x["new_seeds"] < x["old_seeds"] else "")
         console.print(kt)
+
+    for x in d.get("failover") or ():
+        if x["old_ms"] is not None or x["new_ms"] is not None:
+            console.print(f"failover {x['quantile']}: {_s(x['old_ms'])} ms {_ms_iv(x['old_ci95'])} -> {_s(x['new_ms'])} "
+                          f"ms {_ms_iv(x['new_ci95'])} ({x['test']})" + (" [red]worse" if x["worse"] else ""),
+                          highlight=False)
 
     c = d["cost"]
     console.print(f"cost: {c['old_seeds_per_s']} -> {c['new_seeds_per_s']} seeds/s"

@@ -24,6 +24,7 @@ import time
 from typing import TYPE_CHECKING
 
 from house.errors import Exit, UsageError
+from . import cost
 
 if TYPE_CHECKING:
     from checkers.result import SeedResult
@@ -214,6 +215,15 @@ def fault_kinds() -> list[str]:
     return list(KINDS)
 
 
+def kinds_added(report: dict) -> tuple[str, ...]:
+    """The fault kinds this tool has that the report's did not (`fault_kinds`: the kinds it knew; a report
+    without the list, written before issue 46, names none): what its seeds' replays hold off."""
+    from scenarios.faults import KINDS
+
+    known = report.get("fault_kinds") or None
+    return () if known is None else tuple(k for k in KINDS if k not in known)
+
+
 def load_report(path: str, report=None, merging: bool = False) -> dict:
     """A report read back (from `path`, or already read), checked against its schema first
     (campaign/validate.py): a malformed one is one line and exit 2, never a traceback."""
@@ -339,10 +349,18 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "git_commit": git_commit(),
         "command": command_line(),
     }
+    _add_cost(report, cost.ledger_block(r.ledger for r in results))
     report.update(extra or {})
     if world != "s3":  # a real-S3 run is one run: no chance over seeds to bound
         report["confidence"] = confidence_block(report)
     return report
+
+
+def _add_cost(report: dict, block: dict | None) -> None:
+    """The request ledger summed and priced (campaign/cost.py), when the seeds kept one."""
+    if block is not None:
+        report["ledger"] = block
+        report["cost"] = cost.cost_block(block)
 
 
 def junit_xml(report: dict) -> str:
@@ -412,6 +430,7 @@ def junit_xml(report: dict) -> str:
             props += [(f"margin.{mname}.min_ms", m["min"]), (f"margin.{mname}.seed", m["seed"])]
             props += [(f"margin.{mname}.replay", m["replay"])] if m.get("replay") else []
     props += confidence_properties(report)
+    props += cost.junit_properties(report)
     if props:
         lines.append("<properties>")
         lines += [f'<property name={quoteattr(k)} value={quoteattr(str(v))}/>' for k, v in props]
@@ -580,6 +599,9 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
         "command": command_line(),
     })
     report.pop("pictures", None)
+    report.pop("ledger", None)
+    report.pop("cost", None)
+    _add_cost(report, cost.join(r.get("ledger") for r in parts))
     report["confidence"] = confidence_block(report)
     return report
 
@@ -892,6 +914,7 @@ def _figures(report: dict) -> list[tuple[str, str]]:
     for inv, why in report.get("not_judged", {}).items():
         rows.append((f"{inv} not judged", why))
     rows.append(("failover (INV-7)", _failover_text(report.get("failover_ms") or {})))
+    rows += cost.figure_rows(report)
     conf = report.get("confidence") or {}
     if conf.get("violations"):
         rows.append(("violations per seed", violations_text(conf)))

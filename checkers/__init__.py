@@ -43,13 +43,14 @@ def measure_all(history: History, skip: frozenset = frozenset()) -> dict:
     out["coverage"] = coverage.reached(history, fx, c)
     out["takeover_margin_ms"] = margins.takeover_margins(history, fx)
     out["margins"] = margins.measured(c, skip)
+    out["ledger"] = ledger.summary(history)  # the request ledger (checkers/ledger.py), summed by reports
     return out
 
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     importlib.import_module(f"{__name__}.{_module}")
 
-from . import coverage, margins  # noqa: E402  (imported by the loop above)
+from . import coverage, ledger, margins  # noqa: E402  (imported by the loop above)
 
 INVARIANTS: tuple[registry.Invariant, ...] = registry.invariants()  # INV-n by number, then by family and number
 for _m in registry.margins():

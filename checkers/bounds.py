@@ -35,11 +35,13 @@ def over_cap(history: History, kind: str, cap: int, inv: str, says) -> list[Viol
     kind in flight, this one included (`says(fields)`: what it sent, what was in flight)."""
     events = history.events
     out = []
-    flagged: set[int] = set()
+    over: set[int] = set()  # the processes over the cap now: each stretch over it is its own occurrence (issue 44)
     for i in history.of_kind(kind):
         t, p, _kind, f = events[i]
-        if f.in_flight > cap and p not in flagged:
-            flagged.add(p)
+        if f.in_flight <= cap:
+            over.discard(p)
+        elif p not in over:
+            over.add(p)
             what, flying = says(f)
             out.append(Violation(inv, f"{history.processes[p].label} sent {what} at {t / 1000:.3f} s with "
                                       f"{f.in_flight} {flying}", (i,)))

@@ -23,7 +23,7 @@ def check(history: History) -> list[Violation]:
     drained: dict[int, int] = {}  # proc -> event index of its drained report, while it stands
     out = []
     procs = history.processes
-    flagged: set[int] = set()
+    flagged: set[int] = set()  # the drained reports judged wrong (each its own occurrence, issue 44)
     events = history.events
     for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
         t, p, kind, f = events[i]
@@ -32,25 +32,25 @@ def check(history: History) -> list[Violation]:
             if kind == "apply" and f.key.startswith("owners/") and drained:
                 who = names(f.state)
                 for q, j in drained.items():
-                    if who == (procs[q].node_id, procs[q].instance) and q not in flagged:
+                    if who == (procs[q].node_id, procs[q].instance) and j not in flagged:
                         out.append(Violation(
                             INVARIANT,
                             f"{f.key} was written naming {procs[q].label} ({f.state!r}) at {t / 1000:.3f} s, after it "
                             f"reported drained at {history.events[j].t_ms / 1000:.3f} s and before it resumed or ended",
                             (j, i)))
-                        flagged.add(q)
+                        flagged.add(j)
             continue
         if kind == "drained":
             drained[p] = i
             me = (procs[p].node_id, procs[p].instance)
             for key, line in state.items():
-                if key.startswith("owners/") and names(line) == me and p not in flagged:
+                if key.startswith("owners/") and names(line) == me and i not in flagged:
                     out.append(Violation(
                         INVARIANT,
                         f"{procs[p].label} reported drained at {t / 1000:.3f} s while {key} still named it ({line!r})",
                         (written_by[key], i),
                     ))
-                    flagged.add(p)
+                    flagged.add(i)
                     break
         elif (kind == "told" and f.command == "resume") or kind in ("exit", "crash"):
             drained.pop(p, None)

@@ -2,8 +2,8 @@
 bucket, i never writes `live` again; and once one of i's writes met that fence (the bucket
 refused it), i acts no more, sends no write that takes effect, and exits, within its reply
 and one re-read (2 A: the reply within one attempt timeout, NL-9's re-read within another).
-All three are judged from the first meeting that no fault touched from the write's send to the
-end of that time (a write held back past its timeout, a lost reply or re-read delays what the
+All three are judged from each fence's first meeting (a new fence, a new occurrence) that no fault
+touched from the write's send to the end of that time (a write held back past its timeout, a lost reply or re-read delays what the
 process learns).
 
 World facts only: the fence is an applied `fenced i` state on `nodes/<id>`, whoever wrote it
@@ -30,7 +30,10 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     events = history.events
     out = []
     fenced: dict[int, int] = {}  # proc -> event index of the first fence naming it
-    met: dict[int, int] = {}  # proc -> event index of its first write refused by a fence naming it, cleanly
+    # (proc, the fence's state) -> event index of its first write refused by that fence, cleanly: each fence is
+    # its own occurrence (issue 44: only a process's first meeting was judged, so a finding that explained
+    # it hid a later, independent fence)
+    met: dict[tuple[int, str], int] = {}
     for i in history.of_kind("apply", "refused"):
         t, p, kind, f = events[i]
         if kind == "apply" and f.key.startswith("nodes/"):
@@ -46,14 +49,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     INVARIANT,
                     f"{procs[p].label} wrote its node lease live at {t / 1000:.3f} s over the fence naming it "
                     f"(landed at {events[j].t_ms / 1000:.3f} s): a fenced process writes live no more", (j, i)))
-        elif kind == "refused" and p >= 0 and p not in met and f.key == "nodes/" + procs[p].node_id:
+        elif kind == "refused" and p >= 0 and (p, f.met) not in met and f.key == "nodes/" + procs[p].node_id:
             parts = f.met.split(" ")
             # from the write's send: a write held back past its timeout meets the fence after its
             # sender gave up on it (its refusal reaches nobody), and that fault is noted at the send
             if (parts[0] == "fenced" and len(parts) == 3 and parts[1] == procs[p].instance
                     and not _disturbed(history, p, sent_ms(events[i]), t + bound)):
-                met[p] = i  # a meeting whose write, reply and re-read no fault delayed: it must stop now
-    for p, j in sorted(met.items()):
+                met[(p, f.met)] = i  # a meeting whose write, reply and re-read no fault delayed: it must stop now
+    for (p, _fence), j in sorted(met.items(), key=lambda kv: kv[1]):
         since = events[j].t_ms + bound
         late = next(((t, what, k) for t, q, _a, what, k in fx.acts if q == p and t > since), None)
         late_write = next((k for k in history.of_kind("apply") if k > j and events[k].proc == p

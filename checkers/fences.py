@@ -57,7 +57,9 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     procs = history.processes
     out = []
     least = None
-    flagged: set[int] = set()
+    # one per fencer and lease window it sent from (FN-1, FN-2), and per object it fenced too early (FN-3): a new
+    # window or another object is its own occurrence (issue 44: not one per process)
+    flagged: set[tuple] = set()
     for i in history.of_kind("fence_sent", "apply"):
         t, q, kind, f = events[i]
         if q < 0 or procs[q].machine == "op":
@@ -66,16 +68,18 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         clock = procs[q].clock
         local = clock.local  # the watch is counted on the fencer's clock, which may drift (or step back: waited)
         if kind == "fence_sent":
-            if q in flagged:
-                continue
             w = fx.lease_valid_at(q, t)
+            # (invalid: the gap after its last window, or before its first)
+            occurrence = (q, "window", max((s for s, _e, _j in fx.lease.get(q, ()) if s <= t), default=None))
+            if occurrence in flagged:
+                continue
             if w is None:
-                flagged.add(q)
+                flagged.add(occurrence)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s while its node lease "
                                                 f"was not valid (FN-1)", (i,)))
             elif not any(clock.waited(s, min(t, e)) >= watch - ROUNDING_MS and e > t - reply_within
                              for s, e, _j in fx.lease.get(q, ())):
-                flagged.add(q)
+                flagged.add(occurrence)
                 out.append(Violation(INVARIANT, f"{label} sent a fence of {f.key} at {t / 1000:.3f} s, "
                                                 f"{(t - w[0]) / 1000:.3f} s after its node lease became valid again at "
                                                 f"{w[0] / 1000:.3f} s: the watch lasts P + A ({watch / 1000:.3f} s) from "
@@ -89,8 +93,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         sent_local = local(sent_ms(events[i]))
         slack = sent_local - (int(prev[2]) + span + 1)  # (passed: the first millisecond after it)
         least = slack if least is None else min(least, slack)
-        if slack < 0 and q not in flagged:
-            flagged.add(q)
+        if slack < 0 and (q, f.key, f.prev_state) not in flagged:
+            flagged.add((q, f.key, f.prev_state))
             out.append(Violation(INVARIANT, f"{label} fenced '{f.prev_state}' on {f.key}, sending at {sent_local} on its "
                                             f"clock: not after its written_at + ttl + grace ({int(prev[2]) + span}) "
                                             f"(FN-3)", (i,)))

@@ -22,7 +22,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     last: dict[str, object] = {}
     out = []
-    flagged: set[str] = set()
+    flagged: set[int] = set()  # the holds reported (each its own occurrence, issue 44: not one per actor)
     for h in fx.holds:  # in the order they began
         if h.renewal or h.end_ms <= h.start_ms:
             # an old lease renewed after a lapse is the same hold; a record that landed after its
@@ -30,14 +30,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             # is judged against the last real one
             continue
         prev = last.get(h.actor)
-        if prev is not None and h.generation <= prev.generation and h.actor not in flagged:
+        if prev is not None and h.generation <= prev.generation and h.opened not in flagged:
             what = "the same generation as" if h.generation == prev.generation else "a lower generation than"
             out.append(Violation(
                 INVARIANT,
                 f"actor {h.actor}: {h.describe(history)} has {what} the earlier {prev.describe(history)}",
                 (prev.opened, h.opened),
             ))
-            flagged.add(h.actor)
+            flagged.add(h.opened)
         if prev is None or h.generation > prev.generation:
             last[h.actor] = h
     # segments already written at or above a new hold's generation (its keys would collide); a record that
@@ -54,14 +54,14 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             h = starts[k][1]
             k += 1
             seg = top.get(h.actor)
-            if seg is not None and h.generation <= seg[0] and h.actor not in flagged:
+            if seg is not None and h.generation <= seg[0] and h.opened not in flagged:
                 out.append(Violation(
                     INVARIANT,
                     f"actor {h.actor}: {h.describe(history)} is not above generation {seg[0]}, which a segment of "
                     f"an earlier hold already carries ({history.events[seg[1]].fields.key})",
                     (seg[1], h.opened),
                 ))
-                flagged.add(h.actor)
+                flagged.add(h.opened)
         if f.key.startswith(DATA) and f.op == "PUT":
             actor = act_actor(f.key)
             g = _key_generation(f.key)

@@ -176,9 +176,10 @@ def _kept_written_at(history: History) -> list[Violation]:
 
 
 def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
-    """Two processes of one node id valid at once (one counterexample per node id), and the least gap
-    between one process's last valid instant and the start of the next window of another process under
-    that id (negative: they overlap, a violation)."""
+    """Two processes of one node id valid at once (one counterexample per pair of overlapping windows: a new
+    lease window is a new occurrence, issue 44), and the least gap between one process's last valid instant
+    and the start of the next window of another process under that id (negative: they overlap, a
+    violation)."""
     by_node: dict[str, list[tuple[int, int, int, int]]] = {}
     for p, ws in fx.lease.items():
         node = history.processes[p].node_id
@@ -187,14 +188,13 @@ def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | No
     least = None
     for node in sorted(by_node):
         best = None  # the window reaching furthest so far
-        shown = False
+        earlier: list[tuple[int, int, int, int]] = []  # the windows begun so far, for every overlapping pair
         for w in sorted(by_node[node]):
             if best is not None and w[2] != best[2]:
                 gap = w[0] - best[1]
                 least = gap if least is None else min(least, gap)
-            if best is not None and w[0] < best[1] and w[2] != best[2] and not shown:
-                shown = True  # one counterexample per node is enough to read
-                a, b = best, w
+            for a in [x for x in earlier if w[0] < x[1] and w[2] != x[2]]:
+                b = w
                 pa, pb = history.processes[a[2]], history.processes[b[2]]
                 out.append(Violation(
                     INVARIANT,
@@ -204,6 +204,7 @@ def _two_holders(history: History, fx: Facts) -> tuple[list[Violation], int | No
                     f"{(min(a[1], b[1]) - b[0]) / 1000:.3f} s",
                     (a[3], b[3]),
                 ))
+            earlier.append(w)
             if best is None or w[1] > best[1]:
                 best = w
     return out, least

@@ -11,6 +11,8 @@ and an earlier owner's validity ended before this hold began (INV-1), so a listi
 sees it. (Whether the process that acknowledged it was a valid
 owner is INV-1's question; the client was told it is durable either way.)
 
+Every hold is judged on its own: a later hold's violation is reported beside an earlier one's (issue 44).
+
 And a failed upload abandons its hold (OR-5, ADR: a hold ends with a release, "a failed upload"):
 once the world answered a segment upload with a failure (`upload_failed`: an error, or the
 timeout), the process starts no new work in that hold (its generation, which the segment's name
@@ -53,9 +55,10 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         began = max((h.start_ms for h in fx.by_proc_actor.get((p, f.actor), ()) if h.start_ms <= t), default=t)
         acked.setdefault(f.actor, []).append((t, f.segment, i, began))
     out = []
-    flagged: set[str] = set()
+    # each hold judged on its own (issue 44: reported once per actor, a later hold's lost data hid behind
+    # an earlier one, and behind a finding that explained the earlier one)
     for h in fx.holds:
-        if h.actor in flagged or h.end_ms <= h.start_ms:
+        if h.end_ms <= h.start_ms:
             continue
         # its first act (acts in time order), not every one
         first = next(((t, i) for t, i in acts.get((h.proc, h.actor), ()) if fx.valid_at(h, t)), None)
@@ -69,7 +72,6 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                 f"{h.describe(history)} acted at {first_t / 1000:.3f} s without restoring first: no listing of "
                 f"{DATA}{h.actor}/ sent after its record write took effect reached it before",
                 (h.opened, first_i)))
-            flagged.add(h.actor)
             continue
         sent, _at, keys, j = restore
         for t, seg, k, began in acked.get(h.actor, ()):
@@ -80,7 +82,6 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     f"actor {h.actor}: segment {seg}, acknowledged at {t / 1000:.3f} s, is missing from the restore "
                     f"of the {h.describe(history)} (listing sent at {sent / 1000:.3f} s)",
                     tuple(sorted((k, j)))))
-                flagged.add(h.actor)
                 break
     out.extend(_acts_after_failed_uploads(history, fx, acts))
     return out
@@ -90,12 +91,12 @@ def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict) -> list[
     """OR-5: no new work in a hold after the world answered one of its uploads with a failure."""
     out = []
     events = history.events
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple[int, str, int]] = set()  # one per hold (its process, actor and generation), not per actor
     for i in history.of_kind("upload_failed"):
         t, p, _kind, f = events[i]
         actor = act_actor(f.key)
         gen = segment_generation(f.key.rsplit("/", 1)[1])
-        if (p, actor) in seen:
+        if (p, actor, gen) in seen:
             continue
         holds = fx.by_proc_actor.get((p, actor), ())
         for t_act, j in acts.get((p, actor), ()):
@@ -108,6 +109,6 @@ def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict) -> list[
                     f"{history.processes[p].label} acted for {actor} at generation {gen} at {t_act / 1000:.3f} s "
                     f"({events[j].kind}), after its upload of {f.key} failed ({f.status}) at {t / 1000:.3f} s: a failed "
                     f"upload abandons the hold (OR-5)", (i, j)))
-                seen.add((p, actor))
+                seen.add((p, actor, gen))
                 break
     return out

@@ -47,17 +47,21 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     out = []
     events = history.events
     procs = history.processes
-    flagged: set[int] = set()
+    flagged: set[tuple[int, int | None]] = set()  # (process, the lease window before the send): one each
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
-        if q < 0 or q in flagged or not f.key.startswith("owners/") or not f.state.startswith("held "):
+        if q < 0 or not f.key.startswith("owners/") or not f.state.startswith("held "):
             continue
         pr = procs[q]
         if f.state.split(" ")[1:3] != [pr.node_id, pr.instance]:
             continue
         sent = sent_ms(events[i])
         if fx.lease_valid_at(q, sent) is None:
-            flagged.add(q)
+            starts = [s for s, _e, _w in fx.lease.get(q, ()) if s <= sent]
+            gap = (q, starts[-1] if starts else None)  # a lapse after another window is a new occurrence
+            if gap in flagged:
+                continue
+            flagged.add(gap)
             out.append(Violation(INVARIANT, f"{pr.label} sent its acquisition of {f.key[len('owners/'):]} (\"{f.state}\") at "
                                             f"{sent / 1000:.3f} s, while its node lease was not valid: an acquisition "
                                             f"writes the record only while the node lease is valid (OR-2)", (i,)))
@@ -78,7 +82,7 @@ def _taken_without_freeing(history: History, fx: Facts) -> tuple[list[Violation]
     states: dict[str, list[tuple[int, str]]] = {}  # nodes/ key -> [(since, state)]; "" absent, "old" old format
     out = []
     least = None
-    flagged: set[str] = set()
+    flagged: set[tuple[str, int, str]] = set()  # (record, taker, the instance it took from): one each
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
         key = f.key
@@ -104,8 +108,8 @@ def _taken_without_freeing(history: History, fx: Facts) -> tuple[list[Violation]
                    default=None)
         if best is not None and best != AT_ONCE:
             least = best if least is None else min(least, best)
-        if (best is None or best < 0) and key not in flagged:
-            flagged.add(key)
+        if (best is None or best < 0) and (key, q, inst) not in flagged:
+            flagged.add((key, q, inst))
             shown = ", ".join(f'"{s}"' if s else "absent" for s in held + window)
             out.append(Violation(INVARIANT, f"{pr.label} took {key[len('owners/'):]} (\"{f.state}\") over "
                                             f"\"{f.prev_state}\", while nodes/{node} held only {shown} in the attempt "
@@ -138,11 +142,16 @@ def _record_freed(c: Context) -> int | None:
 
 def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:
     out = []
-    flagged: set[str] = set()
+    # one per process, actor and the hold it last had (none: -1): a later hold, or another process, is a new
+    # occurrence (issue 44: one per actor let a finding that explained the first hide the rest)
+    flagged: set[tuple[int, str, int]] = set()
     for t, p, actor, what, i in fx.acts:
-        if actor in flagged or fx.valid_hold(p, actor, t) is not None:
+        if fx.valid_hold(p, actor, t) is not None:
             continue
         before = [h for h in fx.by_proc_actor.get((p, actor), ()) if h.start_ms <= t]
+        occurrence = (p, actor, before[-1].opened if before else -1)
+        if occurrence in flagged:
+            continue
         label = history.processes[p].label
         lease = "" if fx.lease_valid_at(p, t) else "; its node lease was not valid then"
         if before:
@@ -157,7 +166,7 @@ def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:
             evs = (i,)
         out.append(Violation(INVARIANT, f"{label} {what} for {actor} at {t / 1000:.3f} s without a valid hold: {why}",
                              evs))
-        flagged.add(actor)
+        flagged.add(occurrence)
     return out
 
 
@@ -170,9 +179,12 @@ def _overlaps(history: History, fx: Facts) -> list[Violation]:
     out = []
     for actor in sorted(by_actor):
         best = None
+        shown: set[tuple[int, int]] = set()  # each pair of holds once (issue 44: not once per actor)
         for s, e, h in sorted(by_actor[actor], key=lambda w: (w[0], w[2].opened)):
-            if best is not None and s < best[1] and (h.proc != best[2].proc or h.old != best[2].old):
+            if (best is not None and s < best[1] and (h.proc != best[2].proc or h.old != best[2].old)
+                    and (best[2].opened, h.opened) not in shown):
                 b = best[2]
+                shown.add((b.opened, h.opened))
                 evs = tuple(sorted({x for x in (b.opened, b.closed, h.opened, h.closed) if x is not None}))
                 out.append(Violation(
                     INVARIANT,
@@ -181,7 +193,6 @@ def _overlaps(history: History, fx: Facts) -> list[Violation]:
                     f"valid from {s / 1000:.3f} s",
                     evs,
                 ))
-                break
             if best is None or e > best[1]:
                 best = (s, e, h)
     return out

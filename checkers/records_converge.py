@@ -24,8 +24,11 @@ delivered, never on what a process says:
   clock stretches its timers). A silence longer than the work's bound while the record still names p is a
   violation: nobody else can free the record while p's lease stands (FN-5), and p no longer works for
   it. Only the time p was on duty counts: its node lease valid as p knew it (from the answers the world
-  delivered to it: a `live` write of its own acknowledged, or read back after a refusal, each valid to
-  its written_at + ttl - safety on p's clock, NL-4, NL-9; OR-6 pauses the work while it is invalid),
+  delivered to it: a `live` write of its own acknowledged, or NL-9's one re-read after that write was
+  refused (or, never having learnt a write of its own landed, its reply lost: NL-7) showing it, each
+  valid to its written_at + ttl - safety on p's clock, NL-4, NL-9; any other read of its own object
+  grants it nothing, as it adopts nothing from it: `known_own_lease`; OR-6 pauses the work while it is
+  invalid),
   and p not told to stop (CS-1 makes its lease invalid). That is the whole silence in the quiet phase,
   up to the run's end (the end state the ADR promises), and any stretch of the fault phase in which
   p's lease held as it knew it.
@@ -45,7 +48,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from model.io import NOT_FOUND, OK, PRECONDITION_FAILED, PUT
+from model.io import CONFLICT, NOT_FOUND, OK, PRECONDITION_FAILED, PUT, TIMED_OUT
 
 from .refusals import BACKOFF_MAX_MS  # OR-6's cap as docs/protocol.md states it: the checkers' own, not the model's
 
@@ -191,20 +194,14 @@ class _Duty:
         span = fx.params.ttl_ms - fx.params.safety_ms
         self.stop: dict[int, int] = {}  # proc -> when it was told to stop, or sent its `released` write
         raw: dict[int, list[list[int]]] = {}
-        for i in history.of_kind("record_reply", "told", "released_sent"):
+        for i in history.of_kind("told", "released_sent"):
             t, q, kind, f = events[i]
-            if kind != "record_reply":
-                if kind == "released_sent" or f.command == "stop":
-                    self.stop.setdefault(q, t)
-                continue
-            if q < 0 or f.status != OK or not f.key.startswith("nodes/"):
-                continue
-            parts = f.state.split(" ")
-            pr = procs[q]
-            if len(parts) == 3 and parts[0] == "live" and parts[1] == pr.instance:
-                until = pr.clock.ends_at(int(parts[2]) + span)
-                if until > t:
-                    raw.setdefault(q, []).append([t, until])
+            if kind == "released_sent" or f.command == "stop":
+                self.stop.setdefault(q, t)
+        for q, t, written_at in known_own_lease(history):
+            until = procs[q].clock.ends_at(written_at + span)
+            if until > t:
+                raw.setdefault(q, []).append([t, until])
         full = _at_cap(history)
         self.known: dict[int, list[tuple[int, int]]] = {}
         for q, ws in raw.items():
@@ -224,6 +221,46 @@ class _Duty:
             if y - x > best:
                 best, at = y - x, x
         return at, best
+
+
+def known_own_lease(history: History) -> list[tuple[int, int, str]]:
+    """(proc, when, written_at on its clock) for each answer the world delivered to a process that told it
+    its own `live` object on `nodes/<id>` stood (NL-4, NL-9): its lease write acknowledged (a PUT answered
+    ok), or NL-9's one re-read after that write failed its condition (412, 409, 404), or after its reply
+    was lost while it had never learnt a live write of its own landed (NL-7: a first write follows NL-9
+    first): the first read of its key sent at or after that answer and before its next write, showing its
+    own `live` object. Any other read of its own object (FN-5's read of `nodes/<own id>` to free a record
+    naming another instance of its node, a start check's) tells it nothing about its validity: it does not
+    adopt what it shows (seed 3 at ttl 10 s: reads while its last write's reply was lost showed that
+    write, and the lease as it knew it ran out 4 s before the lease those reads would have granted)."""
+    events = history.events
+    procs = history.processes
+    out: list[tuple[int, int, str]] = []
+    learnt: set[int] = set()  # processes that learnt a live write of their own landed
+    reread: dict[int, int] = {}  # proc -> the answer of its failed lease write its next read re-reads after
+    for i in history.of_kind("record_reply"):
+        t, q, _kind, f = events[i]
+        if q < 0 or f.key != "nodes/" + procs[q].node_id:
+            continue
+        parts = f.state.split(" ")
+        own_live = f.status == OK and len(parts) == 3 and parts[0] == "live" and parts[1] == procs[q].instance
+        if f.op == PUT:
+            if f.sent_ms >= reread.get(q, 1 << 62):
+                reread.pop(q)  # a write sent since: that re-read, if any, is no longer NL-9's
+            if own_live:
+                learnt.add(q)
+                out.append((q, t, int(parts[2])))
+            elif f.status in REFUSED + (CONFLICT,) or f.status == TIMED_OUT and q not in learnt:
+                reread[q] = t
+            continue
+        at = reread.get(q)
+        if at is None or f.sent_ms < at:
+            continue
+        del reread[q]  # NL-9 reads once
+        if own_live:
+            learnt.add(q)
+            out.append((q, t, int(parts[2])))
+    return out
 
 
 def _at_cap(history: History) -> dict[int, list[tuple[int, int]]]:

@@ -68,6 +68,7 @@ class Invariant:
     whole_run: bool = False  # judged only on a run that ran to its end (not one its environment cut short)
     measure: Measure | None = None
     module: str = ""
+    ledger: bool = False  # judged on the request ledger (History.requests): not judged on a history without one
 
     @property
     def order(self) -> tuple:
@@ -182,7 +183,7 @@ def _rule_ids(what: str, rules: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def invariant(id: str, title: str, *, kind: str, rules: tuple[str, ...], quiet: bool = False,
-              whole_run: bool = False, measure: Measure | None = None):
+              whole_run: bool = False, measure: Measure | None = None, ledger: bool = False):
     """Declare the invariant that the decorated `check(history) -> violations` judges."""
     if not _ID.match(id):
         raise ValueError(f"invariant id {id!r} is not of the form 'INV-7' or 'LEASE-1'")
@@ -195,7 +196,7 @@ def invariant(id: str, title: str, *, kind: str, rules: tuple[str, ...], quiet: 
         old = _invariants.get(id)
         if old is not None:
             raise ValueError(f"{id} is declared twice: in {old.module} and in {module}")
-        _invariants[id] = Invariant(id, title, kind, rules, check, quiet, whole_run, measure, module)
+        _invariants[id] = Invariant(id, title, kind, rules, check, quiet, whole_run, measure, module, ledger)
         return check
 
     return register

@@ -26,13 +26,15 @@ class SeedResult:
     tool_failure: tuple | None = None  # (message, traceback): an exception in a model, a world or a checker
     margin_ms: dict = field(default_factory=dict)  # margin -> the seed's least slack to its bound (checkers/margins.py)
     margin_findings: dict = field(default_factory=dict)  # margin -> (value, finding): a negative one a finding explains
+    ledger: dict | None = None  # the request ledger's counts and node-time per phase (checkers/ledger.py summary)
 
 
 def judge(seed: int, history, env_failure: str | None = None, world_failure: tuple[str, str] | None = None,
-          strict: bool = False, not_calm: str | None = None) -> SeedResult:
+          strict: bool = False, not_calm: str | None = None, necessity=None) -> SeedResult:
     """Every checker over one history (checkers/verdict.py, the one verdict), with the counts a
     report sums. A violation a known protocol finding explains is counted as that finding, not
-    as a failure (with `strict`, as both). An exception met mid-run (`world_failure`) or raised by
+    as a failure (with `strict`, as both); with `necessity`, only if the run without its chain's cause no
+    longer shows it (checkers/verdict.py). An exception met mid-run (`world_failure`) or raised by
     a checker is the seed's tool failure: what was judged before it stays judged."""
     from checkers.verdict import judge as verdict_of
 
@@ -43,7 +45,8 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     measured = {"failover_ms": [], "blip_judged": 0, "convergence_judged": 0, "coverage": [], "takeover_margin_ms": [],
                 "margins": {}}
     try:
-        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm)
+        v = verdict_of(history, strict=strict, env_failure=env_failure, measure=True, not_calm=not_calm,
+                       necessity=necessity)
         skip = v.not_judged
         for fid, vs in v.findings.items():
             found += [(fid, x.invariant, x.message, x.explain(history)) for x in vs]
@@ -64,7 +67,7 @@ def judge(seed: int, history, env_failure: str | None = None, world_failure: tup
     config = [history.options.get("config", "given"), "+".join(on_bounds(p)) or "-"] + [history.params[k] for k in PARAM_NAMES]
     return SeedResult(seed, history.sha256(), counts, history.rules, failures, measured["failover_ms"], dict(skip),
                       found, config, measured["coverage"], measured["takeover_margin_ms"], tool_failure,
-                      measured.get("margins", {}), measured.get("margins_explained", {}))
+                      measured.get("margins", {}), measured.get("margins_explained", {}), measured.get("ledger"))
 
 
 def crashed(seed: int, error: BaseException) -> SeedResult:

@@ -27,7 +27,11 @@ upgrade world run model/old_lease.py) acquires an actor when a write of its on `
 takes effect (an acquisition, a renewal or a release: each replaces what it read). None may take
 effect after a marker was applied on `leases/<actor>` or after `owners/<actor>` was first written:
 the old binary must have read the marker as corrupt, and every condition of its writes names a
-version the marker replaced. (Its acts inside a hold it had before are INV-1's to judge.)
+version the marker replaced. (Its acts inside a hold it had before are INV-1's to judge.) And on
+`nodes/`: an old binary started while `nodes/<id>` held a format-3 object (a new node used the id) must
+find the id taken at its start check and write nothing; a heartbeat of its landing over a format-3 object,
+that key having held only such objects since it started, names both processes (broken model
+`old_ignores_new_heartbeat`). A straggler started before the switch is F-6's, not this rule's.
 
 Two invariants, not one with four clauses: UP-3 judges the new node's first acquisition and UP-4
 the old binary's restraint, two binaries and two rules, each with its own broken models; UP-3's
@@ -41,7 +45,7 @@ from dataclasses import dataclass, field
 
 from history import History, Violation
 
-from .facts import DATA, LEASES, OWNERS, sent_ms, segment_generation
+from .facts import DATA, LEASES, NODES, OWNERS, sent_ms, segment_generation
 from .registry import Context, invariant, point
 
 INVARIANT = "UP-3"
@@ -242,7 +246,53 @@ def check(history: History) -> list[Violation]:
            rules=("UP-4",))
 def check_old(history: History) -> list[Violation]:
     """no write of an old binary on leases/<actor> takes effect after a marker was applied there or
-    owners/<actor> was first written."""
+    owners/<actor> was first written; none on nodes/<id> lands over a format-3 object when nodes/<id> held
+    one, and only such, from the old binary's start on."""
+    return _old_takes(history) + _old_over_new(history)
+
+
+FORMAT_3 = ("live", "fenced", "released")  # the states of a `wasmkeep-node 3` object (NL-1)
+
+
+def _old_over_new(history: History) -> list[Violation]:
+    """UP-4 on nodes/: an old binary started after the switch cannot read a new heartbeat, so its start
+    check reports its id as taken when a new node uses it. On world facts: a write of an old binary on
+    `nodes/<id>` that lands over a format-3 object, where every object `nodes/<id>` held from that binary's
+    start to that write was in format 3 (the id was taken all along: its start check read a format-3 object,
+    whatever it was answered), names the old binary and the process whose object it wrote over."""
+    events = history.events
+    procs = history.processes
+    started: dict[int, int] = {}
+    for i in history.of_kind("start"):
+        started.setdefault(events[i].proc, events[i].t_ms)
+    changes: dict[str, list[tuple[int, str]]] = {}  # nodes/<id> -> (when, the state it took), in order
+    out: list[Violation] = []
+    flagged: set[int] = set()
+    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+        t, p, kind, f = events[i]
+        if not f.key.startswith(NODES):
+            continue
+        state = f.state if kind == "apply" else ("old" if kind == "fault_put" else "")
+        history_of_key = changes.setdefault(f.key, [])
+        if kind == "apply" and old_binary(history, p) and p not in flagged and p in started \
+                and f.prev_state.split(" ")[0] in FORMAT_3:
+            since = started[p]
+            before = [st for when, st in history_of_key if when <= since]
+            during = [st for when, st in history_of_key if when > since]
+            if before and all(st.split(" ")[0] in FORMAT_3 for st in [before[-1], *during]):
+                flagged.add(p)
+                named = f.prev_state.split(" ")[1]
+                whose = next((pr.label for pr in procs if pr.instance == named), f"instance {named}")
+                out.append(Violation(OLD_INVARIANT, f"{procs[p].label}, an old binary started at {since / 1000:.3f} s "
+                                                    f"while {f.key} held '{before[-1]}' (format 3: a new node used the "
+                                                    f"id), wrote its heartbeat over {whose}'s '{f.prev_state}' at "
+                                                    f"{t / 1000:.3f} s: its start check must report the id as taken",
+                                     (i,)))
+        history_of_key.append((t, state))
+    return out
+
+
+def _old_takes(history: History) -> list[Violation]:
     sc = _scan(history)
     events = history.events
     out: list[Violation] = []

@@ -3,7 +3,9 @@
 Campaigns, replay, shrink and the explorer all judge a history here, so that "does this run
 fail?" has one answer everywhere. A violation a known finding about the ADR explains
 (checkers/findings.py) is counted as that finding, not as a failure; with `strict` it fails
-the run too. Invariants a history cannot judge are left out, with why, as their declarations
+the run too. And only while it is necessary: a driver that can replay the run passes `necessity`,
+which replays it without the chain's cause (counterexamples/necessity.py); a violation still there,
+unexplained, fails the run. Invariants a history cannot judge are left out, with why, as their declarations
 say (checkers/registry.py): those judged in the quiet phase, in a run without one; those and
 the ones judged on a whole run, in a run its environment cut short.
 
@@ -23,7 +25,7 @@ from dataclasses import dataclass, field
 from history import History, Violation
 
 from . import check_all, measure_all, registry
-from .findings import classify
+from .findings import classify_chains
 
 
 @dataclass
@@ -40,7 +42,17 @@ class Verdict:
 
 def not_judged(history: History, env_failure: str | None = None, not_calm: str | None = None) -> dict[str, str]:
     """The invariants a history cannot judge, and why (`not_calm`: why its quiet phase was not calm,
-    as a real bucket may fail to keep it)."""
+    as a real bucket may fail to keep it; a history without a request ledger, a trace's, judges no check
+    declared on it)."""
+    out = _not_judged(history, env_failure, not_calm)
+    if history.requests is None:
+        for inv in registry.invariants():
+            if inv.ledger and inv.id not in out:
+                out[inv.id] = "no request ledger (the world that wrote this history kept none)"
+    return out
+
+
+def _not_judged(history: History, env_failure: str | None, not_calm: str | None) -> dict[str, str]:
     if env_failure is not None:
         return {inv.id: "the run was cut short by its environment" for inv in registry.invariants()
                 if inv.quiet or inv.whole_run}
@@ -52,12 +64,20 @@ def not_judged(history: History, env_failure: str | None = None, not_calm: str |
 
 
 def judge(history: History, strict: bool = False, env_failure: str | None = None,
-          measure: bool = False, not_calm: str | None = None) -> Verdict:
+          measure: bool = False, not_calm: str | None = None, necessity=None) -> Verdict:
     """Every checker over `history` (but those it cannot judge), findings classified; with
-    `measure`, the figures a report sums (those of an invariant not judged: nothing measured)."""
+    `measure`, the figures a report sums (those of an invariant not judged: nothing measured).
+    `necessity` (counterexamples/necessity.py `check`, given by the drivers that can replay the run):
+    each violation a finding excuses is replayed without its chain's cause, and one that still occurs
+    unexplained there fails the run (issue 44)."""
     skip = not_judged(history, env_failure, not_calm)
     found = check_all(history, skip=frozenset(skip))
-    unexplained, by_finding = classify(history, found)
+    unexplained, by_finding, chains = classify_chains(history, found)
+    if necessity is not None and chains and not strict:
+        for v, instead in necessity(history, chains):
+            by_finding = {fid: [x for x in vs if x is not v] for fid, vs in by_finding.items()}
+            by_finding = {fid: vs for fid, vs in by_finding.items() if vs}
+            unexplained.append(instead)
     measures = measure_all(history, skip=frozenset(skip)) if measure else {}
     if measures and not strict:
         measures["margins_explained"] = _explained(measures["margins"], unexplained, by_finding)

@@ -33,14 +33,15 @@ PLAN_KEYS = ("format", "model", "scenario", "seed", "params", "options", "choice
 # --- a plan: record it from a seed, run it, judge it -------------------------------------------
 
 
-def record_seed(seed: int, model_name: str, scenario: str, params) -> tuple[dict, object]:
-    """Run `seed` recording every decision: (its plan, its history)."""
+def record_seed(seed: int, model_name: str, scenario: str, params, kinds_off: tuple = ()) -> tuple[dict, object]:
+    """Run `seed` recording every decision: (its plan, its history); the kinds of `kinds_off` held off (a
+    report's seed as the report's tool drew it: scenarios/spec.py)."""
     from broken_models import load_model
     from scenarios.plan import FORMAT, Choices
     from scenarios.sim import SimWorld
 
     choices = Choices()
-    world = SimWorld(seed, load_model(model_name), scenario, params, model_name, choices=choices)
+    world = SimWorld(seed, load_model(model_name), scenario, params, model_name, choices=choices, kinds_off=kinds_off)
     history = world.run()
     plan = {"format": FORMAT, "model": model_name, "scenario": scenario, "seed": seed,
             "params": dict(history.params), "options": history.options, "choices": choices.table,

@@ -7,6 +7,6 @@ both stand on it, so a world never imports a checker to reach the history type.
 """
 
 from .record import Clock, History, Process, Violation
-from .schema import FIELDS, Event, event, fields_of
+from .schema import FIELDS, Event, Sent, event, fields_of
 
-__all__ = ["Clock", "History", "Process", "Violation", "Event", "FIELDS", "event", "fields_of"]
+__all__ = ["Clock", "History", "Process", "Violation", "Event", "Sent", "FIELDS", "event", "fields_of"]

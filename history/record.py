@@ -165,6 +165,11 @@ class History:
     # off value is not part of the run's hash, so that a kind added to the tool, off in a seed, leaves
     # that seed's hash as it was (`sha256`)
     off_options: dict = field(default_factory=dict, compare=False, repr=False)
+    # the request ledger (issue 48): every request a process sent, as the world saw it leave and what became of
+    # it (`Sent`, history/schema.py), in send order; None: the world that wrote this history kept none (a
+    # trace's). Not part of the hash: the events already say what the bucket did; this is the world's count
+    # of what it was asked, which the cost checks (checkers/cost.py) judge
+    requests: list | None = field(default=None, compare=False, repr=False)
 
     def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
         self.events.append(event(t_ms, proc, kind, fields))
@@ -251,6 +256,8 @@ class History:
         h.__dict__.update(self.__dict__)
         h.events = self.events.copy()
         h.processes = self.processes.copy()
+        if self.requests is not None:
+            h.requests = self.requests.copy()
         h._sha = None
         index = self.cache.get("by_kind")
         h.cache = {} if index is None else {"by_kind": (index[0], {k: v.copy() for k, v in index[1].items()})}

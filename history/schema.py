@@ -37,6 +37,23 @@ FIELDS: dict[str, type] = {kind: _type(kind, names) for kind, names in KINDS.ite
 _new = tuple.__new__
 
 
+class Sent(NamedTuple):
+    """One request of the ledger (History.requests): what the world saw leave a process, and its fate."""
+
+    sent_ms: int  # true time it left
+    proc: int  # the sender: index into the history's processes
+    op: str  # GET, PUT, LIST, DELETE
+    key: str  # the key (a LIST's prefix)
+    purpose: str  # the model's word on why (the first item of its in-flight entry: `lease_write`, `listing_get`)
+    # what the bucket did with it: "2xx", "404", "412", "409", "5xx" (answered), "never_arrived" (lost on the
+    # way, failed fast, refused by a cut-off), None (still on its way when the run ended, or held back)
+    answer: str | None = None
+    reply_lost: bool = False  # the bucket answered, and its answer was lost on the way back
+    entries: int | None = None  # a LIST answered 2xx: how many keys it returned
+    sdk_retry: bool = False  # the SDK's own retry of a write whose first answer was lost (a request of its own)
+    detail: str | None = None  # the in-flight entry's second item when it is a string (the actor, a listed key)
+
+
 def fields_of(kind: str, values: tuple) -> tuple:
     """`values` as the named fields of `kind` (the same values; missing trailing ones None)."""
     cls = FIELDS.get(kind)

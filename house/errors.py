@@ -40,8 +40,8 @@ _MEANING = {
                       "no verdict",
     Exit.TOOL: "the tool itself failed (an exception in a model, a world or a checker): no verdict",
     Exit.REPLAY_DIFFERS: "a replay whose history hash differs from its report's or counterexample's: the run "
-                         "changed since it was written (a fault kind added since and off in the run leaves it the "
-                         "same run)",
+                         "changed since it was written (a fault kind added since leaves it the same run: held off "
+                         "in a report's seed, off in a counterexample)",
     Exit.INTERRUPTED: "interrupted by SIGINT (Ctrl-C): the seeds finished are in a report marked partial "
                       "(`run --resume REPORT` continues it); no verdict",
     Exit.TERMINATED: "terminated by SIGTERM (a CI timeout): the seeds finished are in a report marked partial "

@@ -168,8 +168,12 @@ class NodeLease:
     def send_lease_write(self, st, now_ms, cond, version, out):
         body = encode_node(NodeRecord(LIVE, st.instance, now_ms, st.node_id))
         req = Request(PUT, node_key(st.node_id), cond, version, body)
-        return self.send(st, ("lease_write", now_ms), req, out,
+        return self.send(st, ("lease_write", now_ms), req, out, self.lease_attempt_ms(st),
                          lease=replace(st.lease, attempt_rid=st.next_rid, tick_due=False))
+
+    def lease_attempt_ms(self, st) -> int:
+        """Decision (T-4, NL-3): each lease-write attempt is bounded by A, at most (ttl - safety) / 3."""
+        return st.params.attempt_timeout_ms
 
     def on_timer_lease_tick(self, st, key, now_ms, out):
         """NL-2: a lease write every P from the previous send, never waiting for anything else."""

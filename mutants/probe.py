@@ -2,8 +2,9 @@
 
 Each mutant of mutants/catalog.py is applied to a private copy of the project (the checkout itself
 is never edited), and a campaign of the mutated model runs there (`run --seeds N`, the swarm
-unless `--scenario`): killed when it exits 1 (a violation), survived when it exits 0; a campaign
-that exits otherwise (4: the mutated model raised, which no checker judged) is an error, never a
+unless `--scenario`): killed when it exits 1 with a violation in its report, survived when it exits 0; one
+that exits 1 only because a coverage point was never reached is reported apart (`coverage`), not as a kill;
+a campaign that exits otherwise (4: the mutated model raised, which no checker judged) is an error, never a
 kill. The table shows, per mutant, the invariants it broke and in how many seeds, and the totals
 per rule family; `--report` writes them as JSON. Exit status: 0 measured (survivors are a
 measurement, not a failure), 2 bad usage or a catalogue entry whose snippet no longer occurs
@@ -94,6 +95,22 @@ def control(lane: str, seeds: int, scenario: str) -> dict[str, list[int]]:
     return {fid: sorted(v) for fid, v in finding_seeds(rep).items()}
 
 
+def outcome(rc: int | None, tail: str, rep: dict | None, seeds: int) -> dict:
+    """A mutant's status from its campaign: `killed` only when the report has failures (a violation judged
+    in some seed); a campaign that exited 1 only because a coverage point was never reached (the mutant
+    made some situation rarer, or impossible) is `coverage`, reported apart and never counted as a kill:
+    no checker judged anything wrong (issue 44); 0 is `survived`; anything else an `error`."""
+    if rc == 1 and rep is not None and rep.get("failures"):
+        return dict(status="killed", failing_seeds=len(rep["failing_seeds"]),
+                    invariants=sorted({x["invariant"] for x in rep["failures"]}),
+                    catch_rate=share(len(rep["failing_seeds"]), seeds))  # with its 95 % interval (issue 48)
+    if rc == 1 and rep is not None and rep.get("coverage_missed"):
+        return dict(status="coverage", failing_seeds=0, invariants=[], missed=list(rep["coverage_missed"]))
+    if rc == 0:
+        return dict(status="survived", failing_seeds=0, invariants=[])
+    return dict(status="error", failing_seeds=0, invariants=[], error=tail)
+
+
 def run_one(lane: str, m: dict, seeds: int, scenario: str, against: dict | None = None) -> dict:
     path = os.path.join(lane, m["file"])
     with open(path) as f:
@@ -107,18 +124,19 @@ def run_one(lane: str, m: dict, seeds: int, scenario: str, against: dict | None 
         with open(path, "w") as f:
             f.write(original)
     out = {"id": m["id"], "rule": m["rule"], "file": m["file"], "desc": m["desc"], "seconds": round(time.time() - t0, 1)}
-    if rc == 1 and rep is not None:
-        out.update(status="killed", failing_seeds=len(rep["failing_seeds"]),
-                   invariants=sorted({x["invariant"] for x in rep["failures"]}),
-                   catch_rate=share(len(rep["failing_seeds"]), seeds))  # with its 95 % interval (issue 48)
-    elif rc == 0:
-        out.update(status="survived", failing_seeds=0, invariants=[])
-    else:
-        out.update(status="error", failing_seeds=0, invariants=[], error=tail)
+    out.update(outcome(rc, tail, rep, seeds))
     if rep is not None and against is not None:
         # said, never hidden: a known finding the mutant shows in more seeds than the correct model (issue 36)
         out["findings_over_control"] = rises(finding_seeds(rep), against, "the correct model")
     return out
+
+
+def _detail(r: dict, seeds: int) -> str:
+    if r["status"] == "killed":
+        return f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{seeds} seeds)"
+    if r["status"] == "coverage":
+        return f" (no violation; missed {', '.join(r['missed'])})"
+    return f": {r.get('error')}" if r["status"] == "error" else ""
 
 
 def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jobs: int = 1,
@@ -155,8 +173,7 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
             for k, r in enumerate(pool.map(work, chosen), 1):
                 results.append(r)
                 console.print(f"[{k}/{len(chosen)}] {r['id']}: {r['status']}"
-                              + (f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{seeds} seeds)"
-                                 if r["status"] == "killed" else (f": {r.get('error')}" if r["status"] == "error" else ""))
+                              + _detail(r, seeds)
                               + "".join(f"; shows {line}" for line in r.get("findings_over_control") or ()),
                               highlight=False)
     finally:
@@ -167,6 +184,7 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
         t.add_column(col)
     for r in results:
         verdict = (f"killed: {', '.join(r['invariants'])} ({r['failing_seeds']}/{seeds})" if r["status"] == "killed"
+                   else f"not killed, missed coverage: {', '.join(r['missed'])}" if r["status"] == "coverage"
                    else r["status"])
         over = [line.split(" (")[0] for line in r.get("findings_over_control") or ()]
         verdict += "".join(f"; {x} (more than the correct model)" for x in over)
@@ -177,12 +195,16 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
         fam = families.setdefault(r["rule"].split("-")[0], [0, 0])
         fam[0 if r["status"] == "killed" else 1] += 1
     killed = sum(1 for r in results if r["status"] == "killed")
+    coverage_only = [r["id"] for r in results if r["status"] == "coverage"]
     console.print(f"killed {killed} of {len(results)} ("
                   + ", ".join(f"{f} {k}/{k + s}" for f, (k, s) in sorted(families.items()))
                   + f"); {time.time() - t0:.0f} s", highlight=False)
+    if coverage_only:
+        console.print(f"not counted as killed: {len(coverage_only)} only missed a coverage point, no violation "
+                      f"({', '.join(coverage_only)})", highlight=False)
     if report:
         with open(report, "w") as f:
-            json.dump({"seeds": seeds, "scenario": scenario, "killed": killed, "control_findings": against,
-                       "mutants": results}, f, indent=1)
+            json.dump({"seeds": seeds, "scenario": scenario, "killed": killed, "coverage_only": coverage_only,
+                       "control_findings": against, "mutants": results}, f, indent=1)
         console.print(f"report: {report}")
     return Exit.TOOL if any(r["status"] == "error" for r in results) else Exit.PASSED

@@ -18,6 +18,7 @@ once installed. One subparser per subcommand, each with its own options and --he
     docs      the generated tables of README.md and docs/ rewritten (nodelease/docs.py)
     amendments  every variant of amendments/ judged against its recorded verdict (nodelease/amendments.py)
     check-trace  the traces of a real implementation judged by the same checkers (traces/command.py)
+    cost      the requests' cost: the listing over cluster sizes against the ADR's formula, the amendments' column
 
 The old mode flags still work, translated before parsing (`--broken` is `broken`, `--replay R` is
 `replay R`, ...; see MODE_FLAGS); two modes at once are refused. An option a subcommand does not
@@ -49,7 +50,7 @@ from campaign.report import program  # noqa: E402
 from house import inputs, signals  # noqa: E402
 from house.errors import SIGNAL_STATUS, Exit, ToolError, UsageError, signal_name  # noqa: E402
 
-from . import amendments, bench, broken, exhaustive, guided, listing, replay, s3  # noqa: E402
+from . import amendments, bench, broken, cost, exhaustive, guided, listing, replay, s3  # noqa: E402
 
 
 # --- option types and the options several subcommands share -------------------------------------------
@@ -139,6 +140,9 @@ def _replay_options(p) -> None:
     p.add_argument("--continue", dest="cont", action="store_true",
                    help="a counterexample the code no longer replays: replay it until the first decision the code no "
                         "longer asks for or asks anew, draw the rest, say where it diverged, write the run as a plan")
+    p.add_argument("--with-new-kinds", action="store_true",
+                   help="a report's seed with the fault kinds added to the tool since the report was written drawn "
+                        "too (default: held off, so that the seed replays as the run the report recorded)")
     _report(p, "with --continue: reports/<plan>-continued.json under the working directory")
 
 
@@ -355,6 +359,9 @@ SUBCOMMANDS = (
                _docs_options, _docs),
     Subcommand("amendments", "judge every variant of amendments/ (ADR amendments, open questions): exit 1 "
                              "if a verdict changed from the recorded one", amendments.options, amendments.command),
+    Subcommand("cost", "what the protocol's requests cost: the listing swept over cluster sizes against the ADR's "
+                       "N x (1 + N) and dollars, or the amendments' cost column (--amendments)",
+               cost.options, cost.command),
     Subcommand("check-trace", "judge the traces of a real implementation (one NDJSON file per process, "
                               "docs/traces.md) with the same checkers, its clocks skewed up to max_skew",
                _check_trace_options, _check_trace),

@@ -276,8 +276,14 @@ def finding(page: str, fid: str) -> list[str]:
         raise UsageError(f"{page}: a region names finding {fid!r}, which checkers/findings.py does not register")
     test = f.reproduction.split("::")[0]
     out = [f"### {f.id}", "", f"**{_text(f.title[:1].upper() + f.title[1:])}.** Shown by {', '.join(f.invariants)}.",
-           "", "The ADR text it concerns: " + _text(f.adr), "",
-           f"Reproduced by {_link(test, page, '`' + f.reproduction.split('::')[-1] + '`')}:", "",
+           "", "The ADR text it concerns: " + _text(f.adr), ""]
+    premises = f.premises
+    if premises:
+        out += ["Its chain's premises, each a world fact (its classifier's docstring, checkers/findings.py): a "
+                "violation is this finding's only when they hold and every event it names lies in the chain's "
+                "window and scope, and the necessity replay no longer shows it without the chain's cause:", ""]
+        out += [f"- {_text(x)}" for x in premises] + [""]
+    out += [f"Reproduced by {_link(test, page, '`' + f.reproduction.split('::')[-1] + '`')}:", "",
            f"    python -m pytest '{f.reproduction}'"]
     plans = kept_plans(fid)
     if plans:
@@ -553,6 +559,9 @@ def ci(page: str) -> list[str]:
     for c in take(r"python runner\.py --scenario (\w+) --seeds (\d+)"):
         m = re.fullmatch(r"python runner\.py --scenario (\w+) --seeds (\d+)", c)
         parts.append(f"{int(m[2]):,} seeds of the {m[1]} scenario")
+    if take(r"python -m pytest -m slow tests/scenarios/test_pinned_sweep\.py -q"):
+        parts.append("the correct model on pinned configurations (each T-rule at its bound, a ttl of 2, 10 and "
+                     "30 s; 500 seeds each: `tests/scenarios/test_pinned_sweep.py`)")
     for c in take(r"python runner\.py --broken --seeds (\d+)"):
         parts.append(f"the broken models ({int(c.rsplit(' ', 1)[1]):,} seeds each)")
     lint = take(r"(ruff check \.|mypy model|python runner\.py compile --check.*)")

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import replace
 
 from campaign.outputs import Outputs, secondary
 from campaign.run import check_scenario, load_model, parse_pins, resolve, run_one
 from house.errors import Exit, ReplayDiffers, ToolFailure, UsageError
-from campaign.report import git_commit, invoked_as, load_json, load_report, pins_suffix, reports_path, timeline_text
+from campaign.report import (git_commit, invoked_as, kinds_added, load_json, load_report, pins_suffix, reports_path,
+                             timeline_text)
 
 
 def pick_seed(report: dict, seed: int | None, what: str) -> int:
@@ -118,12 +120,13 @@ def kinds_of(options: dict) -> list[str]:
 
 
 def same_run(expected: str | None, history, known: list | None, what: str,
-             given: dict | None = None) -> tuple[bool | None, str]:
+             given: dict | None = None, held_off: tuple = ()) -> tuple[bool | None, str]:
     """Whether a replay is the run a report or a plan recorded (None: nothing to compare with), and the line
     that says so. The hash leaves a fault kind's options at their off values out (history/record.py), so a
-    kind added to the tool since, off in this run, leaves it the same run: "the options grew". A hash of the
-    kind before issue 46 (every option in it) is compared as such: every option the run had, but those of
-    kinds added since (or, `given` a plan's options, those the plan did not hold)."""
+    kind added to the tool since, off in this run (or `held_off`: a report's seed replayed without the kinds
+    added since), leaves it the same run: "the options grew". A hash of the kind before issue 46 (every option
+    in it) is compared as such: every option the run had, but those of kinds added since (or, `given` a plan's
+    options, those the plan did not hold)."""
     from scenarios.faults import KINDS
 
     added = [k for k in KINDS if known is not None and k not in known]
@@ -131,15 +134,17 @@ def same_run(expected: str | None, history, known: list | None, what: str,
         return None, f"the {what} holds no hash to compare with"
     if expected == history.sha256():
         if added:
+            how = ("held off in this replay, as the report's tool had none of them (replay --with-new-kinds "
+                   "draws them)") if held_off else "off in this run"
             return True, (f"the same run; the options grew since the {what} was written: {', '.join(added)} "
-                          f"added to the tool, off in this run")
+                          f"added to the tool, {how}")
         return True, f"matches the {what}: the replay is byte-identical"
     leave_out = tuple(name for name in history.options if name not in given) if given is not None else \
         tuple(name for k in added for name in KINDS[k].options)
     if expected == history.sha256_every_option(leave_out):
         return True, f"matches the {what} (its hash covers every option, as before issue 46): the replay is byte-identical"
     on = [k for k in added if KINDS[k].active(history.options)]
-    why = (f"{', '.join(on)}, added to the tool since, on in this run" if on else
+    why = (f"{', '.join(on)}, added to the tool since, on in this run (drawn: --with-new-kinds)" if on else
            f"the code or the environment changed since the {what} was written")
     return False, f"DIFFERS from the {what}'s {expected}: the run changed ({why})"
 
@@ -154,6 +159,9 @@ def replay(console, args) -> int:
     outputs.check()
     doc = load_json(args.report_or_plan, "report or counterexample")
     is_plan = plan_or_report(doc, args.report_or_plan)
+    if is_plan and getattr(args, "with_new_kinds", False):
+        raise UsageError(f"--with-new-kinds goes with a report's seed; {args.report_or_plan} is a counterexample, "
+                         f"which holds its options (a kind added since is off in it)")
     if getattr(args, "cont", False):
         if not is_plan:
             raise UsageError(f"--continue takes a counterexample (a plan); {args.report_or_plan} is a report: "
@@ -167,16 +175,21 @@ def replay(console, args) -> int:
             raise UsageError(f"{args.report_or_plan} is a counterexample (one run): it takes no --seed "
                              f"(but with --continue: the seed its rest is drawn from)")
         return replay_plan(args.report_or_plan, doc, args.html)
-    return replay_seed(args.report_or_plan, load_report(args.report_or_plan, doc), args.seed, args.html)
+    return replay_seed(args.report_or_plan, load_report(args.report_or_plan, doc), args.seed, args.html,
+                       getattr(args, "with_new_kinds", False))
 
 
-def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> int:
-    """One seed of a report run again: its timeline, its violations, its hash against the report's."""
+def replay_seed(path: str, report: dict, seed: int | None, html: str | None, with_new_kinds: bool = False) -> int:
+    """One seed of a report run again: its timeline, its violations, its hash against the report's. The fault
+    kinds added to the tool since the report was written are held off (the seed's run as the report's tool drew
+    it), or drawn with `with_new_kinds`."""
     if report.get("world", "sim") != "sim":
         raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
     start, count = report["seeds"]["start"], report["seeds"]["count"]
     seed = pick_seed(report, seed, "replay")
     spec = resolve(report["model"], report["scenario"], [], bool(report.get("strict")), seed, 1, report["params"])
+    held_off = () if with_new_kinds else kinds_added(report)
+    spec = replace(spec, kinds_off=held_off)
     model_name, scenario = spec.model, spec.scenario
     result, history = run_one(seed, spec, keep_history=True)
     if history is not None:
@@ -188,6 +201,11 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
         shown = [f"{k} {v} ms" for k, v in result.margin_ms.items()]
         shown += [f"{k} {v} ms ({fid})" for k, (v, fid) in result.margin_findings.items()]
         print("margins (least slack to each bound; negative: broken): " + (", ".join(shown) or "none measured"))
+        from checkers import ledger
+
+        # the seed's request ledger (issue 48): what each cause sent in each phase, and what did not land as 2xx
+        print("requests (the world's ledger, by cause and phase; COST-1..COST-6 judge them):")
+        print("\n".join("  " + line for line in ledger.by_cause_lines(history)))
     for inv, msg, explanation in result.failures:
         print()
         print(explanation)
@@ -210,7 +228,7 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None) -> 
             if f.get("seed") == seed:
                 expected = f.get("history_sha256")
     known = report.get("fault_kinds") or None
-    same, line = same_run(expected, history, known, "report") if history is not None else \
+    same, line = same_run(expected, history, known, "report", held_off=held_off) if history is not None else \
         (None if expected is None else expected == result.sha256, "")
     print(line or ("the report holds no hash for this seed to compare with" if expected is None else
                    "matches the report: the replay is byte-identical" if same else
@@ -352,7 +370,9 @@ def shrink(console, args) -> int:
     load_model(model_name)
     scenario = check_scenario(report["scenario"])
     strict = bool(report.get("strict")) or args.strict  # --strict: a known finding's seed shrinks too
-    plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"], scenario, seed, 1))
+    # the seed's run as the report recorded it: the kinds added to the tool since held off
+    plan, history = record_seed(seed, model_name, scenario, parse_pins([], report["params"], scenario, seed, 1),
+                                kinds_added(report))
     found = violations(history, strict)
     if not found:
         raise UsageError(f"seed {seed} of {args.report_path} does not fail here: nothing to shrink")

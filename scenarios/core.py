@@ -36,9 +36,11 @@ from __future__ import annotations
 from collections import Counter
 
 from history import Clock, History
-from history.schema import FIELDS, Event, event
+from history.schema import FIELDS, Event, Sent, event
 from model.actor_data import DATA_PREFIX
 from model.io import (
+    CONFLICT,
+    FAILED_FAST,
     GET,
     IF_MATCH,
     IF_NONE_MATCH,
@@ -57,6 +59,7 @@ from model.io import (
     ReplyArrived,
     Send,
     SetTimer,
+    TIMED_OUT,
     TimerFired,
 )
 from model.params import Params
@@ -82,6 +85,12 @@ OFF_OPTIONS = defaults()  # every fault kind's options at their off values, its 
 
 
 _new_tuple = tuple.__new__  # a named tuple made from a tuple of its fields in one call (the hot paths)
+
+
+# the bucket's answer (a Reply's status) as the ledger counts it (history.schema.Sent.answer): a timed-out answer
+# from the bucket is a 5xx (the simulated bucket gives one only as a fast 5xx; a real one, for a 5xx or a lost call)
+ANSWERS = {OK: "2xx", NOT_FOUND: "404", PRECONDITION_FAILED: "412", CONFLICT: "409", TIMED_OUT: "5xx",
+           FAILED_FAST: "never_arrived"}
 
 
 def _written_state(req) -> str | None:
@@ -131,6 +140,8 @@ class World(Processes, Workload, QuietPhase):
         self.in_quiet = False
         self.history = History(seed, model_name, scenario, self.params.to_dict(), o)
         self.history.off_options = OFF_OPTIONS  # (not hashed at their off values: a kind added leaves the hash)
+        self.history.requests = []  # the request ledger: every request sent and its fate (`send`, `_fated`)
+        self._sent_at: dict[tuple[int, int], int] = {}  # (process, request id) -> its row in the ledger, until its fate
         self.rules: Counter = Counter()
         self.bucket_requests = 0
         self.procs: list[Proc] = []
@@ -448,6 +459,14 @@ class World(Processes, Workload, QuietPhase):
         rid, req, timeout = eff
         now = self.now
         proc.pending[rid] = now  # its send time
+        # the ledger's row (issue 48): the world saw it leave; the model's in-flight entry says why (its word,
+        # checked by the cost checks against the request itself)
+        purpose = proc.state.inflight.get(rid) or ("?",)
+        detail = purpose[1] if len(purpose) > 1 else None
+        ledger = self.history.requests
+        self._sent_at[(proc.index, rid)] = len(ledger)
+        ledger.append(_new_tuple(Sent, (now, proc.index, req.op, req.key, purpose[0], None, False, None, False,
+                                         detail if type(detail) is str else None)))
         if req.key.startswith(OWNERS_PREFIX):
             self.background_or_release(proc, rid, req, timeout, now)
         # what a process still sends once the faults are over (CONV-1), and what a draining one sends
@@ -490,6 +509,10 @@ class World(Processes, Workload, QuietPhase):
         fault, wait, act, ms, arg = route
         if fault is not None:
             self.note_fault(proc, fault[0], req, fault[1], fault[2])
+        if act is None:
+            self._fated(proc, rid, "never_arrived")  # lost on the way (a cut-off, an armed loss, a drawn loss)
+        elif act is ANSWER:
+            self._fated(proc, rid, ANSWERS[arg.status])  # failed fast (never arrived), or a 5xx at once
         if wait is AWAIT:
             if lazy:  # _await, inlined
                 if ms >= timeout:
@@ -514,6 +537,15 @@ class World(Processes, Workload, QuietPhase):
         process gets. The retry is a request of its own at the bucket: its condition meets the write's own
         object (412; a DELETE's meets no object: 404 or 412 by the flavour), unless it names it again."""
         self.note_fault(proc, "sdk_retry", req, None, "applied; its answer lost; the SDK sent it again")
+        # the ledger: the first call was applied (its answer lost on the way); the retry is a request of its own,
+        # whose answer is the one the process gets (`_fated` fills it)
+        i = self._sent_at.get((proc.index, rid))
+        if i is not None:
+            ledger = self.history.requests
+            first = ledger[i]
+            ledger[i] = first._replace(answer="2xx", reply_lost=True)
+            self._sent_at[(proc.index, rid)] = len(ledger)
+            ledger.append(first._replace(sent_ms=self.now, sdk_retry=True))
         gap = self.choose("sdk_retry", proc.machine, self.rngs["sdk_retry_412"].randint, 1, SDK_RETRY_MS_MAX)
         self.later(gap, self.to_bucket, proc, rid, req, None, sent_ms)
 
@@ -606,6 +638,8 @@ class World(Processes, Workload, QuietPhase):
             for hook in self.answered_hooks:
                 hook(self, proc, req, reply)
         ms = self.network.reply_route(proc, req, reply, fate)
+        self._fated(proc, rid, ANSWERS[reply.status], ms is None,
+                    len(reply.entries) if reply.entries is not None and reply.status == OK else None)
         if ms is None:
             if proc.deadlines:
                 self._deadline_due(proc, rid, None)
@@ -614,15 +648,30 @@ class World(Processes, Workload, QuietPhase):
             self._deadline_due(proc, rid, self.now + ms)
         self.later(ms, self._reply, proc, rid, reply, req)
 
+    def _fated(self, proc: Proc, rid: int, answer: str, reply_lost: bool = False, entries: int | None = None) -> None:
+        """The ledger's row of request `rid` of `proc` gets its fate: the bucket's answer (or never_arrived), and
+        whether that answer was lost on the way back."""
+        i = self._sent_at.get((proc.index, rid))
+        if i is not None:
+            ledger = self.history.requests
+            r = ledger[i]  # (r._replace(answer=..., reply_lost=..., entries=...), spelled out: every request)
+            ledger[i] = _new_tuple(Sent, (r[0], r[1], r[2], r[3], r[4], answer, reply_lost, entries, r[8], r[9]))
+            if reply_lost or answer == "never_arrived":
+                del self._sent_at[(proc.index, rid)]
+
     def _reply(self, proc, rid, reply, req=None) -> None:
         if proc.paused_until > self.now:  # paused (World.pause): the reply waits in its socket until it resumes
             self.later(proc.paused_until - self.now, self._reply, proc, rid, reply, req)
             return
+        i = self._sent_at.pop((proc.index, rid), None)
         sent = proc.pending.pop(rid, None)
         if sent is None:
             return  # timed out already, or the process is gone
         if self.cut and self.network.cut_on_arrival(proc, reply):
             proc.pending[rid] = sent  # the reply is lost on the way: the timeout answers
+            if i is not None:
+                ledger = self.history.requests
+                ledger[i] = ledger[i]._replace(reply_lost=True)
             if req is not None:  # a world fact like any lost reply (F-3: a first write its writer never learnt of)
                 self.note_fault(proc, "reply_lost", req, None, "cut off")
             if proc.deadlines:

@@ -13,7 +13,8 @@ bucket (applied there, or answered 409, or applied with its answer lost to an SD
 comes without it (failed fast, a 5xx), or nothing. For a reply (`reply_route`) it gets back when it is
 delivered, or None (lost). The world keeps the bookkeeping and the clock: it schedules what the route
 says, in the route's order. Every request's fate and every reply's passes `route` and `reply_route`, the
-place where a request ledger (issue 47, 48: outcome x cause per request) can count them (`observers`).
+place where anything that counts them can listen (`observers`); the request ledger (issue 48) is the world
+core's own (`World.send`, `World.bucket_answered`: History.requests).
 
 Must not know: any protocol rule, SimPy or boto3; it imports nothing of the world core (the world is
 handed to it), so no circle of files.

@@ -38,8 +38,9 @@ class SimWorld(World):
     lazy_timeouts = True  # each reply's instant is known when the bucket answers
 
     def __init__(self, seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,
-                 model_name: str = "correct", options: dict | None = None, choices=None) -> None:
-        super().__init__(seed, model, scenario, params, model_name, options, choices)
+                 model_name: str = "correct", options: dict | None = None, choices=None, kinds_off: tuple = ()) -> None:
+        super().__init__(seed, model, scenario, params, model_name, options, choices,
+                         **({"kinds_off": kinds_off} if kinds_off else {}))
         o = self.options
         self.env = simpy.Environment()
         self._queue = self.env._queue

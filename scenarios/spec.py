@@ -19,6 +19,10 @@ class RunSpec:
     pins: tuple = ()  # ((key, ms), ...) pinned for every seed, sorted; the rest is drawn per seed
     params: Params | None = None  # a whole configuration instead (nothing drawn), or None
     strict: bool = False  # known protocol findings fail a run too
+    # fault kinds held off whatever the seed draws (each kind's draw skipped, its options at their off values):
+    # the kinds added to the tool since a report was written, so that its seeds replay (and resume) as the
+    # runs it recorded (issue 46); () in every run of the tool as it is
+    kinds_off: tuple = ()
 
     @classmethod
     def of(cls, model: str = "correct", scenario: str = "swarm", params=None, strict: bool = False) -> "RunSpec":
@@ -43,4 +47,11 @@ class RunSpec:
         from .sim import SimWorld
 
         return SimWorld(seed, self.load_model(), self.scenario, self.world_params, self.model, options=options,
-                        choices=choices)
+                        choices=choices, kinds_off=self.kinds_off)
+
+    def fault_kinds(self) -> list[str]:
+        """The fault kinds this spec's runs know, in their order (a report lists them: `replay` holds the kinds
+        added since off)."""
+        from .faults import KINDS
+
+        return [k for k in KINDS if k not in self.kinds_off]

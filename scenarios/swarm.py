@@ -324,14 +324,16 @@ STAGES = _stages()
 
 
 def draw(seed, scenario: str, params: Params, duration_ms: int | None = None, nodes: int | None = None,
-         actors: int | None = None, liveness_floor_ms: int = LIVENESS_FLOOR_MS) -> dict:
+         actors: int | None = None, liveness_floor_ms: int = LIVENESS_FLOOR_MS, kinds_off: tuple = ()) -> dict:
     """Draw one seed's world (`seed`: the seed, or its Streams), each stage from its part's stream.
     Returns plain data (ints, strings, lists, dicts).
 
     Times are written for the default timing and scale with ttl + grace (S), so that a
     world with the real-S3 world's short timing keeps the same shape. `duration_ms` fixes the
     run's length (the fault phase, then a quiet phase if it fits twice), `nodes` and `actors`
-    fix those counts; each replaces its drawn value, the stream consumed as without it."""
+    fix those counts; each replaces its drawn value, the stream consumed as without it. The kinds of
+    `kinds_off` draw nothing and stay off (their options at their off values): the seed's world as a tool
+    without them drew it, every other part's stream untouched (a report's seeds replayed after kinds were added)."""
     if scenario not in PRESETS:
         raise ValueError(f"unknown scenario {scenario!r} (choices: {', '.join(PRESETS)})")
     o: dict = {}
@@ -339,9 +341,14 @@ def draw(seed, scenario: str, params: Params, duration_ms: int | None = None, no
     ctx = DrawContext(streams, o, params, PRESETS[scenario], {"nodes": nodes, "actors": actors})
     ctx.duration_ms = duration_ms
     ctx.liveness_floor_ms = liveness_floor_ms
+    held = {"draw/" + k: k for k in kinds_off}
     for part, stage in STAGES:
+        if part in held:  # (off where its draw would be: a later stage reads it as a tool without it had it)
+            ctx.turn_off(held[part])
+            continue
         ctx.rng = streams[part]
         stage(ctx)
+    ctx.turn_off(*kinds_off)  # (and after: a preset's focus may have switched it on)
     return o
 
 

@@ -34,7 +34,7 @@ class Upgrade(FaultKind):
     options = {"upgrade": None}
     flags = {"upgrade": None}
     # the races drawn last, each an entry of the upgrade's options the shrinker may remove alone
-    races = ("beat_resume", "gc_race", "switch_twin", "switch_restart")
+    races = ("beat_resume", "gc_race", "switch_twin", "switch_restart", "late_old")
 
     def draw_main(self, ctx) -> None:
         o = ctx.o
@@ -118,6 +118,9 @@ class Upgrade(FaultKind):
         if up.get("switch_restart"):
             i, after = up["switch_restart"]
             w.later(up["new_at"] + after, w.fault_step, self.id, "switch_restart", w.old_slots[i])
+        if up.get("late_old"):
+            i, after = up["late_old"]
+            w.later(up["new_at"] + after, w.fault_step, self.id, "late_old", i)
         for node_id, after, then_fence in filter(None, up.get("forgets", ())):
             # FN-8, then F-6's remedy: a fence of the forgotten id (FN-7) a lease period later
             w.later(up["new_at"] + after, w.operator_command, Command("cluster_forget", (node_id,)))
@@ -142,6 +145,22 @@ class Upgrade(FaultKind):
         if slot.proc is None or not slot.proc.alive:
             w.start_process(slot, OLD_MODEL.step)
             w.later(4 * w.tg // 3, w.fault_step, self.id, "old_command", slot, Command("stop"))
+
+    def late_old(self, w, i: int) -> None:
+        """An old binary started under new node i's id on old machine i once that id's format-3 object landed
+        (UP-4): a new node uses the id, so the binary's start check must report it taken and exit; it is
+        stopped a while later if it does not."""
+        key = "nodes/" + w.node_ids[i]
+        if not any(kind == "apply" and f.key == key and f.state.startswith("live ")
+                   for _, _, kind, f in w.history.events):
+            if not w.in_quiet:
+                w.later(w.tg // 3, w.fault_step, self.id, "late_old", i)
+            return
+        slot = Slot(w.node_ids[i], old_machines(len(w.node_ids))[i])
+        slot.wanted = False  # no supervisor restarts it
+        w.slots.append(slot)
+        w.start_process(slot, OLD_MODEL.step)
+        w.later(4 * w.tg // 3, w.fault_step, self.id, "old_command", slot, Command("stop"))
 
     def switch_restart(self, w, slot) -> None:
         """An old binary started again during the switch, while the new nodes' start guards run (no
@@ -253,7 +272,10 @@ def draw_races(ctx, up: dict, nodes: int, focused: bool = False) -> dict:
     - `switch_twin`: [node, ms after the switch, life ms], a twin under a new node's id while its guard
       and check run (UP-1, NL-6), on a machine of its own (SWITCH_TWIN);
     - `switch_restart`: [old node, ms after the switch], an old binary started again while the guards
-      run (UP-2, UP-4)."""
+      run (UP-2, UP-4);
+    - `late_old`: [new node, ms after the switch], an old binary started under that new node's id once a
+      new node runs (UP-4: its start check must find the id taken; old_restart does so only when the ids
+      are reused across the switch)."""
     rng, S, pick = ctx.rng, ctx.S, ctx.choice
 
     def often(p_focused: float, p_swarm: float) -> bool:
@@ -276,6 +298,11 @@ def draw_races(ctx, up: dict, nodes: int, focused: bool = False) -> dict:
     others = [i for i in range(nodes) if i != up["straggler"]]
     out["switch_restart"] = [pick(others), rng.randint(0, S(3_000))] if others and often(0.4, 0.3) else None
     out["old_timing"] = draw_old_timing(rng, ctx.p)
+    # UP-4 (issue 45): an old binary started after the switch under a new node's id, once a new node runs: its
+    # start check must report the id as taken. Drawn after every other race, and left out of the options when
+    # off, so that a seed without it keeps its options and its run
+    if often(0.6, 0.5):
+        out["late_old"] = [rng.randrange(nodes), rng.randint(0, S(20_000))]
     return out
 
 

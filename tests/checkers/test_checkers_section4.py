@@ -186,19 +186,24 @@ def test_inv5_drained_with_a_release_pending_violates():
 # --- INV-7 failover --------------------------------------------------------------------------------------
 
 
-def _failover_run(new_hold_at: int | None) -> tuple[History, dict]:
+def _failover_run(new_hold_at: int | None, fence_at: int | None = 23_000, taker_behind_ms: int = 0
+                  ) -> tuple[History, dict]:
     """n0/a owns a0 (its record took effect at 2 s); its lease writes are sent every P from 1 s, the last
-    taking effect at 7.02 s (its last acknowledged write); it crashes at 10 s, in the quiet phase. n1/b writes
-    its lease every P throughout (valid from 0.02 s). The bound from the last write is ttl + grace + P + A +
-    2 max_skew = 22 s, so a0 had to be acquirable by 29.02 s; it is requested at n1 at 30 s (deadline 30 s +
-    2 A = 34 s)."""
-    h = history(("n0", "a"), ("n1", "b"), end_ms=100_000)
+    taking effect at 7.02 s (its last acknowledged write, written_at 7 s); it crashes at 10 s, in the quiet
+    phase (5 s). n1/b writes its lease every P throughout (valid from 0.02 s), on a clock `taker_behind_ms`
+    behind true time. Per takeover (T-5, FN-2, FN-3), n1 first saw n0's last object unchanged at its first
+    listing after 7.02 s (by 10.02 s), watched it P + A, and could fence it once 7 s + ttl + grace passed on its
+    clock (22.001 s, on a clock that reads true time), at its next listing: by 25.001 s. It fences it at
+    `fence_at` (None: never); a0 is requested at n1 at 30 s (deadline 30 s + 2 A = 34 s)."""
+    h = history(("n0", "a"), ("n1", "b", "m1", -taker_behind_ms, 0), end_ms=100_000)
     ix = {}
     heartbeats(h, 1, 0, 100_000)
     heartbeats(h, 0, 1_000, 10_000)  # sent at 1, 4 and 7 s
     hold(h, 2_000, 0, A0, 1)
     ev(h, 5_000, WORLD, "quiet")
     ix["crash"] = ev(h, 10_000, 0, "crash")
+    if fence_at is not None:
+        ix["fence"] = fence(h, fence_at, 1, "n0", "a", 7_000)
     ev(h, 30_000, 1, "client", actor=A0, node="n1", request=1)
     if new_hold_at is not None:
         ix["new"] = hold(h, new_hold_at, 1, A0, 2)
@@ -230,19 +235,38 @@ def test_inv7_never_taken_over_violates():
     assert A0 in v.message and "n0/a" in v.message and "never" in v.message
 
 
+def test_inv7_per_takeover_a_fence_a_period_late_violates():
+    """INV-7 per takeover (T-5, FN-3; broken model late_fence_decision): the fence due by 25.001 s lands at
+    26 s, a second late: the violation names the dead process and its fencer, and points at the death and the
+    fence. The worst-case bound (ttl + grace + P + A + 2 max_skew = 22 s after 7.02 s) would have let it pass."""
+    h, ix = _failover_run(new_hold_at=30_050, fence_at=26_000)
+    (v,) = INV_7(h)
+    assert v.events == (ix["crash"], ix["fence"])
+    assert v.message.startswith("(fence) n0/a died at 10.000 s") and "n1/b" in v.message and "by 25.001 s" in v.message
+    assert measure_all(h)["margins"]["failover"] == 25_001 - 26_000
+
+
+def test_inv7_never_fenced_violates():
+    """INV-7 per takeover: n0/a's object is never fenced nor replaced while n1 could have fenced it."""
+    h, ix = _failover_run(new_hold_at=30_050, fence_at=None)
+    (v,) = INV_7(h)
+    assert v.events == (ix["crash"],) and "its object changed never" in v.message
+
+
 def test_inv7_the_takers_clock_may_run_two_skews_behind():
     """INV-7, T-2 (seed 8756 of a 20,000-seed sweep): written_at is on the owner's clock, and the taker
     waits until its own clock passes written_at + ttl + grace; its clock may run 2 * max_skew behind the
-    owner's, so a request at 28.5 s (past ttl + grace + P + A + one max_skew, before two) judges nothing."""
-    h, _ = _failover_run(new_hold_at=None)
+    owner's. Judged on the taker's own clock: 2 s behind, n1 may fence only from 24.001 s (due by 27.001 s),
+    and a request at 26.5 s, before its due, judges nothing."""
+    h, _ = _failover_run(new_hold_at=None, fence_at=26_900, taker_behind_ms=2_000)
     h.events = [e for e in h.events if e.kind != "client"]
-    ev(h, 28_500, 1, "client", actor=A0, node="n1", request=1)
+    ev(h, 26_500, 1, "client", actor=A0, node="n1", request=1)
     finish(h)
     assert INV_7(h) == []
 
 
 def test_inv7_request_before_the_bound_is_not_judged():
-    """INV-7: a request before the actor had to be free (29.02 s) judges nothing; the one after it does."""
+    """INV-7: a request before the actor had to be free (the fence due, 25.001 s) judges nothing."""
     h, _ = _failover_run(new_hold_at=None)
     h.events = [e for e in h.events if e.kind != "client"]
     ev(h, 15_000, 1, "client", actor=A0, node="n1", request=1)

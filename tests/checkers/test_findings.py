@@ -59,6 +59,15 @@ def test_every_finding_names_its_adr_text_and_reproduction():
         assert "def " + f.reproduction.split("::")[1] + "(" in here, f.reproduction
 
 
+def test_every_finding_lists_its_premises_as_world_facts():
+    """Issue 44: each classifier's docstring lists its chain's premises (docs/findings.md shows them, generated),
+    the world's records they read named as the history names them (`apply`, `record_reply`, ...)."""
+    page = (Path(__file__).parents[2] / "docs" / "findings.md").read_text()
+    for f in FINDINGS:
+        assert len(f.premises) >= 3 and any("`" in x for x in f.premises), f.id
+        assert all(" ".join(x.split()).split("`")[0].replace("<", "&lt;") in page for x in f.premises), f.id
+
+
 def test_f1_a_twin_straddling_a_delete_holds_the_lease_beside_the_other():
     """F-1 (NL-5, NL-7, LEASE-1): a twin of n0 starts with n0's process, so both start checks find no
     object; n0's first write creates it, the twin's (If-None-Match) is held back past its timeout;
@@ -395,14 +404,18 @@ def test_f3_also_when_the_first_reply_is_lost_to_an_outage():
     instance (NL-7). n0 fences that object at 38.710 s; a twin of n1 starts at 42.805 s and, its check's first
     read showing that fence (NL-5's shortcut), writes live over it; n0 fences the twin at 57.372 s; n1's check,
     back after its machine's own outage, first read the twin's live object, so the fence naming the twin lets it
-    go on (NL-5), and n1 writes live again at 72.621 s, its own fence long gone. Without the world's record of the
-    lost reply (doctored out), n1 learnt its write landed and ran on: writing live after its fence is a bug."""
+    go on (NL-5), and n1 writes live again at 72.621 s, its own fence long gone. With the world's record of that
+    write's answer doctored to an acknowledgement (`record_reply` ok: issue 44, the fact, not a timer), n1 learnt
+    its write landed and ran on: writing live after its fence is a bug."""
     h = _kept_plan("f3-first-reply-lost-to-an-outage")
     (lost,) = evs(h, "fault", where=lambda f: f.what == "reply_lost" and f.target == "PUT nodes/n1")
     assert lost.fields.detail == "cut off"
     found = _found(h)
     assert list(found) == ["F-3"] and found["F-3"][0].invariant == "INV-10"
-    unexplained, found = _judged_moved(h, lost.i, None)
+    (answer,) = evs(h, "record_reply", proc=lost.proc,
+                    where=lambda f: f.key == "nodes/n1" and f.op == "PUT" and f.status == "timed_out"
+                    and f.state == lost.fields.state)
+    unexplained, found = _judged_doctored(h, answer.i, answer.fields._replace(status="ok"))
     assert "F-3" not in found and "INV-10" in {v.invariant for v in unexplained}
 
 
@@ -508,23 +521,19 @@ def test_f4_without_its_cause_is_a_violation_the_blip_ended_long_before_the_dead
 
 def test_f5_without_its_cause_is_a_violation_the_reply_in_before_the_blip():
     """F-5's chain (NL-7, NL-9, INV-9): the blip swallowed the reply to n0's first write. In the doctored copy
-    the world slowed that reply by 1 ms, not 1.5 s: the write applied at 15.023 s was answered by 15.029 s
-    (delay_ms_max 5), before the blip began at 15.5 s, so n0 knew its lease was valid, and being fenced at
-    30 s for a write 0.5 s before a 5 s blip is a bug. The precondition (one write, sent less than an
+    the world delivered that reply at 15.029 s (`record_reply` ok: issue 44, the world's record, not the maximum
+    delay standing in for it), before the blip began at 15.5 s, so n0 knew its lease was valid, and being fenced
+    at 30 s for a write 0.5 s before a 5 s blip is a bug. The precondition (one write, sent less than an
     attempt timeout before the blip) still holds. Not F-5 (nor F-4): a violation."""
     w = ScriptedWorld(nodes=2)
     w.options.update(starts=[0, 0], blip=[15_500, 5_000, "blackhole"], blip_alone=True)
     w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=1_500, times=1))
     h = w.run(until_ms=45_000)
     assert list(_found(h)) == ["F-5"]
-    slowed = evs(h, "fault", where=lambda f: f.what == "slow_reply" and f.target == "PUT nodes/n0")
-    assert slowed and h.options["delay_ms_max"] == 5
-    doctored = copy.deepcopy(h)
-    for s in slowed:
-        doctored.events[s.i] = event(s.t_ms, s.proc, "fault", s.fields._replace(ms=1))
-    doctored._sha = None
-    doctored.cache.clear()
-    unexplained, found = classify(doctored, check_all(doctored))
+    n0 = procs(h, "n0")[0]  # (its restart after the exit is another process)
+    answer = evs(h, "record_reply", proc=n0, where=lambda f: f.key == "nodes/n0" and f.op == "PUT")[0]
+    assert answer.fields.status == "timed_out" and answer.t_ms >= 15_500
+    unexplained, found = _judged_moved(h, answer.i, 15_029, answer.fields._replace(status="ok"))
     assert not found and {v.invariant for v in unexplained} == {"INV-9"}  # the fence, and the exit it caused
 
 
@@ -745,3 +754,184 @@ def test_f2_demonstration_a_release_only_rereading_model_is_caught_and_never_hid
     assert bug["failing_seeds"] and not correct["failing_seeds"]
     paired = findings_paired(finding_seeds(bug), finding_seeds(correct))
     assert not any(more_often(d) for d in paired.values()), paired
+
+
+# --- issue 44: a bug grafted on the very process and actor a chain names ------------------------------------
+# Issue 36's tests put a bug beside a finding, elsewhere in the run. These graft it on the process (and actor)
+# the chain itself names, so that only the chain's window and scope (checkers/findings.py `Chain.covers`), its
+# premises read on world facts, and every occurrence reported (part 3) can tell the bug from the finding. Each
+# run must fail. (Scripts have no plan, so the necessity replay, tests/counterexamples/test_necessity.py, plays
+# no part here: these are the chains' own guards.)
+
+
+def _f1_on_the_same_actor(p_model: str | None, r_model: str | None, steps=()):
+    """F-1's script (a twin t0 of n0 straddles a mistaken delete at 20.9 s) with n0's first process on m0 (p)
+    running `p_model`, and n1 (r) running `r_model`, started at once; p serves A0 from 18.6 s, and after the
+    twin's write landed (21 s) n1 takes A0 over p's record (FN-5: nodes/n0 live under another instance)."""
+    from broken_models import load_model
+
+    w = ScriptedWorld(nodes=1, restart=False, model=load_model(p_model) if p_model else None,
+                      clocks={"m1": [100_000, 0]})
+    w.at(0, "start", "n1", "m1", load_model(r_model or "correct"))
+    w.at(0, "twin", "n0", "t0")
+    w.rule(NetRule("delay_apply", machine="t0", op="PUT", key="nodes/n0", ms=6_000, times=1))
+    w.rule(NetRule("delay_apply", machine="m0", op="PUT", key="nodes/n0", ms=30, times=1))  # (as _f1_script)
+    # p's lease writes after the twin landed are refused, their replies slowed past A: p runs on, its window
+    # from before the delete still valid, while n1 takes A0 over its record (F-1's INV-1/INV-8 chain)
+    w.rule(NetRule("delay_reply", machine="m0", op="PUT", key="nodes/n0", after_ms=21_000, ms=2_500, times=3))
+    w.at(18_600, "request", "n0", A0)
+    w.at(20_900, "delete", "nodes/n0")
+    w.at(23_000, "request", "n1", A0)
+    for t, what, *args in steps:
+        w.at(t, what, *args)
+    return w.run(until_ms=90_000)
+
+
+def test_f1_a_violation_from_before_the_delete_is_not_f1():
+    """Issue 44 audit 1: n0's process p runs no_restore (OR-3) and serves A0 at 18.6 s without restoring, 2.3 s
+    before the mistaken delete; after the twin's write landed, n1 takes A0 over p's record: F-1's chain for A0
+    between p and n1. The INV-8 names p and A0, as the chain does, but it happened before the chain's cause:
+    the old classifier never checked when, and absorbed it. Now it fails the run beside F-1's LEASE-1."""
+    h = _f1_on_the_same_actor("no_restore", None)
+    unexplained, found, failed = _judged(h)
+    assert "LEASE-1" in found.get("F-1", []) and unexplained == ["INV-8"] and failed
+    served = [e for e in evs(h, "served") if e.fields.actor == A0 and h.processes[e.proc].machine == "m0"][0]
+    assert served.t_ms < 20_900
+    assert _judged(_f1_on_the_same_actor(None, None))[2] is False  # the correct model: F-1 alone
+
+
+def test_f1_a_later_hold_of_the_same_actor_is_its_own_occurrence():
+    """Issue 44 audit 2: F-1 whole on A0 (p serves A0 at 23.5 s after n1 took it over p's record: INV-1 and the
+    segment p acknowledged missing from n1's restore, INV-8, both F-1's). n1 hibernates A0 at 40 s; the twin
+    crashes at 45 s and a new process of n0 running no_restore (OR-3) takes A0 at 72 s, 49 s after the chain,
+    and serves it without restoring. INV-8 reported each actor once, so that hold hid behind F-1's; now each
+    hold is its own occurrence, outside F-1's window and scope, and the run fails. Without the graft: F-1 alone."""
+    from broken_models import load_model
+
+    steps = ((23_500, "request", "n0", A0), (40_000, "hibernate", "n1", A0), (45_000, "crash", "n0", "t0"))
+    graft = ((46_000, "start", "n0", "m0", load_model("no_restore")), (72_000, "request", "n0", A0))
+    unexplained, found, failed = _judged(_f1_on_the_same_actor(None, None, steps + graft))
+    assert found == {"F-1": ["INV-1", "INV-8", "LEASE-1"]} and unexplained == ["INV-8"] and failed
+    assert _judged(_f1_on_the_same_actor(None, None, steps)) == ([], {"F-1": ["INV-1", "INV-8", "LEASE-1"]}, False)
+
+
+def test_f3_a_second_fence_read_and_run_past_is_not_f3():
+    """Issue 44 audit 3: F-3's kept plan (n1's first reply lost to an outage, its fence gone before its check
+    read it, n1 writes live again at 72.6 s) run under fenced_keeps_running (NL-10), the operator fencing n1
+    again at 80 s: n1's lease write meets that second fence, its re-read shows it, and it runs on. INV-10 judged
+    only a process's first meeting; now each fence is its own occurrence, and this one is no F-3 (n1 was
+    running: its live write acknowledged)."""
+    plan = _plan("f3-first-reply-lost-to-an-outage")
+    plan = dict(plan, model="fenced_keeps_running",
+                options=dict(plan["options"], operator_fences=[["n1", 80_000]]))
+    unexplained, found, failed = _judged(run_plan(plan))
+    assert found == {"F-3": ["INV-10"]} and "INV-10" in unexplained and failed
+
+
+def test_f3_a_check_that_read_its_fence_is_not_f3():
+    """Issue 44 audit 4: F-3's second form decided "the check never read the fence" by a timer (the fence gone
+    within 2 A of the meeting). In the doctored copy of its kept plan the world delivered to n3's start check a
+    read showing its fence (`record_reply`) before the twin replaced it: n3 knew it was fenced (NL-10) and
+    running on is a bug, whatever the timer says."""
+    h = _kept_plan("f3-fence-met-then-replaced-by-a-twin")
+    (met,) = evs(h, "refused", where=lambda f: f.met.startswith("fenced "))
+    (twin,) = evs(h, "apply", where=lambda f: f.key == met.fields.key and f.prev_state == met.fields.met)
+    refusal = [e for e in evs(h, "record_reply", proc=met.proc)
+               if e.fields.op == "PUT" and e.fields.sent_ms == met.fields.sent_ms][0]
+    read = [e for e in evs(h, "record_reply", proc=met.proc) if e.fields.op == "GET"][-1]
+    at = refusal.t_ms + 5
+    assert twin.t_ms > met.t_ms and at > twin.t_ms  # (the twin's write came first: the read is moved before it)
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    shown = read.fields._replace(state=met.fields.met, sent_ms=twin.t_ms - 3, status="ok")
+    k = next(k for k, e in enumerate(doctored.events) if e.t_ms >= twin.t_ms)
+    doctored.events.insert(k, event(twin.t_ms - 1, met.proc, "record_reply", shown))
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert "F-3" not in found and "INV-10" in {v.invariant for v in unexplained}
+
+
+class _SlowCadence(__import__("model.node", fromlist=["Model"]).Model):
+    """NL-2 broken on purpose (a test's own graft), on node n0 only: its lease is written every P + 1 s."""
+
+    name = "slow_cadence"
+
+    def lease_tick(self, st, now_ms, out):
+        from model.frozen import replace
+        from model.io import IF_MATCH, Mark, SetTimer
+
+        if st.node_id != "n0":
+            return super().lease_tick(st, now_ms, out)
+        out.append(Mark("NL-2"))
+        next_send = now_ms + st.params.period_ms + 1_000
+        st = replace(st, lease=replace(st.lease, next_send_ms=next_send))
+        out.append(SetTimer("lease_tick", next_send))
+        return self.send_lease_write(st, now_ms, IF_MATCH, st.lease.version, out)
+
+
+def test_f4_a_node_writing_every_p_plus_a_second_is_not_f4():
+    """Issue 44 audit 6: F-4's script (the blip at 33 s) with the fenced node n0 writing its lease every P + 1 s
+    (NL-2 broken):
+    it runs out in the blip and n1 fences it, as in F-4, but because it wrote too seldom, not because of where
+    the blip fell in its cadence. F-4 never read the fenced node's cadence; now its lease writes before the blip
+    (`record_reply`) must come every P on its clock, and this INV-9 fails the run."""
+    p = Params(ttl_ms=10_000, grace_ms=0, safety_ms=2_000, max_skew_ms=1_000, heartbeat_period_ms=3_000,
+               attempt_timeout_ms=2_000)
+    w = ScriptedWorld(nodes=2, params=p, model=_SlowCadence(), clocks={"m0": [99_000, 0], "m1": [101_000, 0]})
+    w.options.update(starts=[0, 1_500], blip=[33_000, 6_500, "blackhole"], blip_alone=True)
+    w.rule(NetRule("delay_reply", node="n1", op="GET", key="nodes/n1", after_ms=11_000, ms=40, times=1))
+    h = w.run(until_ms=60_000)
+    fences = evs(h, "apply", where=lambda f: f.key == "nodes/n0" and f.state.startswith("fenced "))
+    assert fences and 39_500 < fences[0].t_ms < 41_000  # (the old classifier took this fence for F-4)
+    unexplained, found, failed = _judged(h)
+    assert "F-4" not in found and "INV-9" in unexplained and failed
+
+
+class _IgnoresFirstAck(__import__("model.node", fromlist=["Model"]).Model):
+    """NL-7 broken on purpose (a test's own graft): a first write acknowledged is taken as failed."""
+
+    name = "ignores_first_ack"
+
+    def on_reply_lease_write(self, st, purpose, reply, now_ms, out):
+        from model.node_lease import FIRST_WRITE
+
+        if st.lease.phase == FIRST_WRITE and reply.status == "ok":
+            return self.back_to_check(st, now_ms, out)
+        return super().on_reply_lease_write(st, purpose, reply, now_ms, out)
+
+
+def test_f5_a_node_that_got_its_reply_before_the_blip_is_not_f5():
+    """Issue 44 audit 5 with a graft on the fenced process: F-5's script, n0 running a model that takes its
+    first write's acknowledgement for a failure (NL-7 broken), the reply slowed so that the world delivers it
+    just before the blip (`record_reply` ok at about 15.48 s, the blip at 15.5 s). n0 goes back to its check
+    and is fenced in the blip as in F-5, but the blip swallowed nothing: the world delivered the reply. F-5 took
+    the maximum delay for the reply's way back; now it reads the world's record, and the run fails."""
+    w = ScriptedWorld(nodes=1, model=_IgnoresFirstAck(), clocks={"m1": [100_000, 0]})
+    w.options.update(starts=[0], blip=[15_500, 5_000, "blackhole"], blip_alone=True)
+    w.at(0, "start", "n1", "m1", __import__("broken_models", fromlist=["load_model"]).load_model("correct"))
+    w.rule(NetRule("delay_reply", node="n0", op="PUT", key="nodes/n0", ms=450, times=1))
+    h = w.run(until_ms=45_000)
+    n0 = procs(h, "n0")[0]
+    answer = evs(h, "record_reply", proc=n0, where=lambda f: f.key == "nodes/n0" and f.op == "PUT")[0]
+    assert answer.fields.status == "ok" and answer.t_ms < 15_500
+    unexplained, found, failed = _judged(h)
+    assert "F-5" not in found and "INV-9" in unexplained and failed
+
+
+def test_f2_over_its_own_record_is_a_release_not_an_unresolved_acquire():
+    """Issue 44 audit 7: F-2 took a record frozen by the process's own never-retried release for an unresolved
+    acquire. In the doctored copy of F-2's kept plan the record the lost acquisition would have replaced names
+    the process itself (its own earlier hold): a release of its own (OR-5, retried until it lands) would end it, so
+    a record frozen under its name is a release never retried, not F-2: its resolver's endless reads (CONV-1)
+    are a violation."""
+    h = _kept_plan("f2-acquire-write-failed-fast")
+    (lost,) = evs(h, "fault", where=lambda f: f.target == "PUT owners/t0/c/a2" and f.what == "fail_fast")
+    pr = h.processes[lost.proc]
+    doctored = copy.deepcopy(h)
+    doctored._sha = None
+    doctored.cache.clear()
+    own = ("owners/t0/c/a2", "PUT", "if-none-match", 0, 0, 999, f"held {pr.node_id} {pr.instance} 1", "", lost.t_ms - 50)
+    k = next(k for k, e in enumerate(doctored.events) if e.t_ms >= lost.t_ms - 50)
+    doctored.events.insert(k, event(lost.t_ms - 50, lost.proc, "apply", own))
+    unexplained, found = classify(doctored, check_all(doctored))
+    assert "F-2" not in found and "CONV-1" in {v.invariant for v in unexplained}  # (the old classifier: F-2)

@@ -88,6 +88,28 @@ def test_a_held_record_passes_and_so_does_silence_while_the_lease_is_not_known_v
     assert _conv2(h) == []
 
 
+def test_a_read_of_its_own_object_that_is_not_nl9_s_reread_grants_no_duty():
+    """Issue 44 part 7 (seed 3 at ttl 10 s cried wolf): the lease acknowledged to n0/a only once (valid to
+    8 s on its clock), a record it never learned lands at 6 s, and a read of nodes/n0 it sent at 6.5 s (FN-5's
+    read to free a record, not NL-9's re-read: no lease write of it had failed) shows its own object written
+    at 6 s. The process adopts nothing from such a read (NL-4, NL-9): its lease as it knew it ran out at 8 s,
+    and its silence after is off duty. The same read sent as NL-9's re-read, after its lease write at 6 s was
+    refused, is one it adopts (valid to 14 s): the silence from 8 s on is then on duty, a violation."""
+    def world(refused: bool):
+        h = _world(lease_until=1)
+        if refused:
+            ev(h, 6_400, 0, "record_reply", key="nodes/n0", op="PUT", status="precondition_failed",
+               state=f"live a {local(h, 0, 6_300)}", serial=-1, named_serial=-1, sent_ms=6_300)
+        _reply(h, 5_500, "PUT", "timed_out", HELD, answered=7_500)
+        put(h, 6_000, 0, KEY, HELD, sent=5_500)
+        ev(h, 6_520, 0, "record_reply", key="nodes/n0", op="GET", status="ok", state=f"live a {local(h, 0, 6_000)}",
+           serial=-1, named_serial=None, sent_ms=6_500 if not refused else 6_400)
+        return h
+    assert _conv2(world(refused=False)) == []
+    (v,) = _conv2(world(refused=True))
+    assert "did not know that record" in v.message
+
+
 def test_a_released_record_left_unretried_is_a_violation_and_retried_passes():
     """OR-5, OR-6: it held the record, released it (the release timed out), and never tried it again,
     though its lease was valid: nobody else can free it (FN-5). Retried within the back-off's bound, and

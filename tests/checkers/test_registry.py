@@ -24,7 +24,7 @@ MODULES = sorted(f"checkers.{m.name}" for m in pkgutil.iter_modules(checkers.__p
 
 def test_the_invariants_are_those_the_modules_declare():
     """CHECKERS and LIVENESS are derived from INVARIANTS, which holds every invariant a checker module
-    declares (its INVARIANT, CS-2's STOP_INVARIANT and UP-4's OLD_INVARIANT), each once, from a module of
+    declares (its INVARIANT, CS-2's STOP_INVARIANT, UP-4's OLD_INVARIANT, cost.py's CHECK_IDS), each once, from a module of
     the package."""
     ids = [inv.id for inv in INVARIANTS]
     assert len(ids) == len(set(ids))
@@ -36,6 +36,8 @@ def test_the_invariants_are_those_the_modules_declare():
         for attr in ("INVARIANT", "STOP_INVARIANT", "OLD_INVARIANT"):
             if hasattr(module, attr):
                 declared[getattr(module, attr)] = name
+        for inv in getattr(module, "CHECK_IDS", ()):  # a module of several checks (cost.py: COST-1..COST-6)
+            declared[inv] = name
     assert {inv.id: inv.module for inv in INVARIANTS} == declared
     for inv in INVARIANTS:
         assert inv.kind in ("safety", "liveness") and inv.title and inv.rules, inv
@@ -54,10 +56,13 @@ def test_what_a_history_cannot_judge_comes_from_the_declarations():
     """No quiet phase: the invariants judged in it are not judged; a run its environment cut short also
     leaves out those that need the whole run; and their measures are reported as nothing measured."""
     h = finish(history(("n0", "a")))
+    h.requests = []  # (a hand-made history with an empty request ledger; without one, see the next lines)
     assert list(not_judged(h)) == list(LIVENESS) and LIVENESS
     cut = not_judged(h, env_failure="the endpoint went away")
     assert list(cut) == [inv.id for inv in INVARIANTS if inv.quiet or inv.whole_run]
     assert set(cut) > set(LIVENESS)
+    h.requests = None  # no ledger (a trace's history): the checks declared on it are not judged either
+    assert list(not_judged(h)) == list(LIVENESS) + [inv.id for inv in INVARIANTS if inv.ledger and not inv.quiet]
     measured = [inv for inv in INVARIANTS if inv.measure is not None]
     assert measured
     figures = measure_all(h, skip=frozenset(inv.id for inv in measured))

@@ -161,10 +161,11 @@ def test_record_freed_is_the_takeover_past_the_fences_written_at_plus_ttl_plus_g
 
 def test_failover_is_the_deadline_minus_the_new_hold():
     """INV-7, T-5 (test_checkers_section4.py's run: n0/a's last lease write takes effect at 7.02 s, it dies at
-    10 s in the quiet phase; a0 is asked for at n1 at 30 s, after it had to be free: the deadline is 30 s +
-    2 A = 34 s). A new hold at 30.05 s leaves 3.95 s; one at 40 s is 6 s late, and never is -1 at best (here
-    the deadline minus the run's end), both flagged by INV-7."""
-    assert margins_of(_failover_run(30_050)[0])["failover"] == 34_000 - 30_050
+    10 s in the quiet phase; n1 fences it at 23 s, 2.001 s before its due; a0 is asked for at n1 at 30 s, after
+    it had to be free: the deadline is 30 s + 2 A = 34 s). A new hold at 30.05 s leaves 2.001 s (the fence's
+    slack is the least); one at 40 s is 6 s late, and never is -1 at best (here the deadline minus the run's
+    end), both flagged by INV-7."""
+    assert margins_of(_failover_run(30_050)[0])["failover"] == 25_001 - 23_000
     h, _ = _failover_run(40_000)
     assert margins_of(h)["failover"] == -6_000 and "INV-7" in flagged(h)
     h, _ = _failover_run(None)

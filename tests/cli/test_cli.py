@@ -86,11 +86,11 @@ def test_two_modes_at_once_are_refused(argv, message, capsys):
     (["--s3", "http://h:9000", "--time-budget", "5"], "s3 takes no --time-budget (it goes with run)"),
     (["--explore", "--bucket", "b"], "explore takes no --bucket (it goes with s3)"),
     (["merge", "a.json", "--dask", "local:2"], "merge takes no --dask (it goes with run)"),
-    (["list", "--seeds", "3"], "list takes no --seeds (it goes with run, broken, bench, mutants, amendments)"),
+    (["list", "--seeds", "3"], "list takes no --seeds (it goes with run, broken, bench, mutants, amendments, cost)"),
     (["--seeds", "3", "stray"], "run takes no argument 'stray'"),
     (["--workr", "2"], "run takes no --workr"),  # no abbreviations: `--seed` must never mean --seeds
     (["frobnicate"], "unknown subcommand 'frobnicate' (choices: run, replay, shrink, explore, broken, bench, merge, diff, guided, bakeoff, "
-                     "s3, list, mutants, compile, docs, amendments, check-trace)"),
+                     "s3, list, mutants, compile, docs, amendments, cost, check-trace)"),
 ])
 def test_an_option_a_subcommand_does_not_take_is_refused_naming_who_takes_it(argv, message, capsys):
     assert refused(capsys, *argv) == message
@@ -113,7 +113,7 @@ def test_explore_sizes_are_its_own(capsys):
     assert (e.nodes, e.actors) == (2, 1)
     s = parse(["s3", "http://h:9000", "--bucket", "b"])
     assert (s.nodes, s.actors, s.duration) == (None, None, 30.0)
-    assert refused(capsys, "run", "--nodes", "3") == "run takes no --nodes (it goes with explore, s3)"
+    assert refused(capsys, "run", "--nodes", "3") == "run takes no --nodes (it goes with explore, s3, cost)"
 
 
 # --- reports under the working directory ----------------------------------------------------------------

@@ -234,3 +234,23 @@ def test_different_campaigns_compared_when_allowed_are_warned(campaigns, capsys,
 def test_negative_tolerances_are_refused(campaigns, capsys):
     status, _out, err = diff(capsys, campaigns["a"], campaigns["b"], "--margin-tol-ms", "-1")
     assert status == 2 and "--margin-tol-ms: must be at least 0, got -1" in err
+
+
+def test_a_failover_slower_beyond_chance_is_worse(campaigns, capsys, tmp_path):
+    """The failover's p50 and p99 are compared with their order-statistic 95 % intervals (issue 48): NEW's
+    interval wholly above OLD's is slower beyond chance, worse; overlapping intervals are chance."""
+    old = load(campaigns["a"])
+    old["failover_ms"] = {"count": 400, "p50": 18_000, "p99": 24_000, "max": 30_000,
+                          "p50_ci95": [17_500, 18_600], "p99_ci95": [23_000, 26_000]}
+    old_path = write(tmp_path, "fo_old.json", old)
+    near = copy.deepcopy(old)
+    near["failover_ms"].update(p50=18_400, p50_ci95=[18_000, 19_000])
+    status, out, _err = diff(capsys, old_path, write(tmp_path, "fo_near.json", near), "--json")
+    rows = {r["quantile"]: r for r in json.loads(out)["failover"]}
+    assert status == 0 and not rows["p50"]["worse"] and rows["p50"]["test"].startswith("within chance")
+    slow = copy.deepcopy(old)
+    slow["failover_ms"].update(p50=19_500, p50_ci95=[19_000, 20_100])
+    status, out, _err = diff(capsys, old_path, write(tmp_path, "fo_slow.json", slow))
+    out = " ".join(out.split())
+    assert status == 1 and "failover p50: 18000 ms (17500 .. 18600) -> 19500 ms (19000 .. 20100), slower beyond " \
+                           "chance" in out

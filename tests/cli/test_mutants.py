@@ -42,3 +42,17 @@ def test_the_probe_kills_a_mutant_in_a_copy_and_leaves_the_checkout_alone(tmp_pa
     assert isinstance(rep["control_findings"], dict) and isinstance(r["findings_over_control"], list)
     assert digest() == before
     assert main(["mutants", "no_such_mutant"]) == 2
+
+
+def test_a_campaign_that_only_missed_a_coverage_point_is_not_a_kill():
+    """Issue 44 part 8: exit 1 with failures is a kill; exit 1 with none (a coverage point never reached)
+    is `coverage`, reported apart with the points it missed; exit 0 survives; anything else an error."""
+    from mutants.probe import outcome
+
+    failed = {"failures": [{"invariant": "INV-1"}], "failing_seeds": [3], "coverage_missed": []}
+    assert outcome(1, "", failed, 20)["status"] == "killed"
+    only_missed = {"failures": [], "failing_seeds": [], "coverage_missed": ["takeover at the deadline"]}
+    r = outcome(1, "", only_missed, 20)
+    assert r["status"] == "coverage" and r["missed"] == ["takeover at the deadline"] and r["failing_seeds"] == 0
+    assert outcome(0, "", {"failures": []}, 20)["status"] == "survived"
+    assert outcome(4, "boom", None, 20) == {"status": "error", "failing_seeds": 0, "invariants": [], "error": "boom"}

@@ -367,3 +367,26 @@ def test_every_exit_status_is_in_the_docs_table():
     with open(os.path.join(REPO, "docs", "exit-statuses.md")) as f:
         rows = {line.split("|")[1].strip() for line in f if line.startswith("| ") and line.count("|") >= 3}
     assert {str(int(e)) for e in Exit} <= rows
+
+
+def test_resume_draws_the_rest_as_the_report_s_tool_did(tmp_path, capsys):
+    """A partial report written before a fault kind was added (its `fault_kinds` without it): the seeds a resume
+    runs hold that kind off (RunSpec.kinds_off), as the report's first seeds were drawn, and the joined report
+    still lists the kinds its seeds knew (issue 46)."""
+    from campaign.run import run_one
+    from scenarios.faults import KINDS
+    from scenarios.spec import RunSpec
+
+    path = tmp_path / "partial.json"
+    assert main(["run", "--seeds", "2", "--workers", "1", "--report", str(path)]) in (0, 1)
+    capsys.readouterr()
+    report = json.loads(path.read_text())
+    gone = [k for k, kind in KINDS.items() if kind.options][-1]  # the newest kind drawing options of its own
+    report["fault_kinds"].remove(gone)
+    report["partial"] = {"signal": "SIGINT", "of": {"start": 0, "count": 4}, "resume": None}
+    path.write_text(json.dumps(report))
+    assert main(["run", "--resume", str(path), "--workers", "1"]) in (0, 1)
+    resumed = json.loads(path.read_text())
+    held = [run_one(s, RunSpec(kinds_off=(gone,))).sha256 for s in (2, 3)]
+    assert resumed["seed_hashes"][2:] == held != [run_one(s, RunSpec()).sha256 for s in (2, 3)]
+    assert resumed["fault_kinds"] == report["fault_kinds"]

@@ -513,7 +513,7 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
     for extra in ((), ("--reuse-prefix",)):
         code, out, err = run_cli(capsys, "--s3", moto.url, "--bucket", BUCKET, "--prefix", "same/", "--duration", "8",
                                  "--scenario", "calm", "--seed", seed, *extra)
-        assert code == 0, err
+        assert code == 0, (err, out[-3000:])  # a violation is told on stdout
         assert "INV-4 not judged" in out and "no quiet phase" in out
     reports = sorted((tmp_path / "reports").glob("correct-s3-*.json"))
     assert len(reports) == 2
