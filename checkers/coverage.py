@@ -4,8 +4,10 @@ A green sweep is worth the bugs it could have found; the coverage points name th
 protocol's margins and races live in (the ADR's arguments rely on each), so that every report
 counts how many seeds reached each, and a campaign of 2,000 seeds or more that never reaches one
 fails: a world change cannot silently lose a race. Each is read from the world's facts (the
-configuration, the clocks, the faults, the applied and refused writes), or from the model's
-rule marks where only the model knows (the bounds of BD-1..BD-3).
+configuration, the clocks, the faults, the applied and refused writes, the answers delivered), never
+from a model's claim alone (issue 44): the bounds of BD-1..BD-3, which only the model knows held work
+back, count its rule marks only where the world saw the bound bind. Each has a recount of its own in
+tests/checkers/test_coverage_points.py, held to it on seeds that reach it.
 
 A point is declared beside the invariant it serves (checkers/registry.py: `@point`, a named
 *sometimes* predicate); this module declares those that belong to no invariant (the

@@ -13,7 +13,8 @@ A variant's verdict, from what this module measures:
   comparison (coverage lost, margins shrunk beyond the tolerances below).
 
 Verdicts rest on evidence (issue 36), with the same rigour both ways (issue 44). An amendment's:
-"unsafe" (a violation no finding explains, in the campaign or in a plan), "does not remove F-n" (a
+"unsafe" (a violation no finding explains, in the campaign or in a plan; a cost check's, COST-n, is said
+as ", but it costs more than the ADR says (COST-4)" instead), "does not remove F-n" (a
 plan still shows F-n, or F-n shows in the variant's campaign: a fact, no chance involved), "removes
 F-n" (gone from the variant's campaign and its plans, shown by the correct model in more of the same
 seeds beyond chance: the paired sign test a rise needs, checkers/paired.py; ", but the diff is worse"
@@ -222,6 +223,12 @@ def removed(d: dict | None) -> bool:
     return bool(d) and less_often(d)
 
 
+def is_cost(invariant: str) -> bool:
+    """A cost check (checkers/cost.py: the ADR's Cost section, COST-n): a variant that fails only those is not
+    unsafe; it costs more than the ADR says, and its verdict says so."""
+    return invariant.startswith("COST-")
+
+
 def verdict(v, m: dict) -> str:
     """The verdict, from evidence only, with the same rigour both ways (issue 44): a finding is removed only
     where the correct model showed it in more of those seeds than the variant, beyond chance (the paired sign
@@ -236,21 +243,29 @@ def verdict(v, m: dict) -> str:
     fid = v.addresses
     n = m.get("seeds")
     plans = m["plans"]
-    if m["violations"] or any(p["violations"] for p in plans.values()):
+    broken = set(m["violations"]) | {x for p in plans.values() for x in p["violations"]}
+    costs = sorted(x for x in broken if is_cost(x))
+    if broken - set(costs):
         return "load-bearing: the other reading is unsafe" if v.kind == "question" else "unsafe"
+    cost = f"it costs more than the ADR says ({', '.join(costs)})" if costs else ""
     rises = [f for f, d in (m.get("findings_paired") or {}).items() if more_often(d)]
-    if m.get("changed_runs") == 0 and not _plans_moved(m) and not rises:
+    if m.get("changed_runs") == 0 and not _plans_moved(m) and not rises and not costs:
         return "changed nothing"
     if v.kind == "question":
-        return "load-bearing" if rises else "not load-bearing, within these bounds"
+        said = "load-bearing" if rises else "not load-bearing, within these bounds"
+        return said + (f", but {cost}" if cost else "")
     others = [f for f in rises if f != fid]
     rise = f"{' and '.join(others)} {'rise' if len(others) > 1 else 'rises'}" if others else ""
     if any(fid in p["findings"] for p in plans.values()) or m["findings"].get(fid):
-        return f"does not remove {fid}" + (f", but {rise}" if rise else "")
+        buts = [b for b in (cost, rise) if b]
+        return f"does not remove {fid}" + (f", but {' and '.join(buts)}" if buts else "")
     shown = sorted({f for p in plans.values() for f in p["findings"]})
-    said = (f"its {len(plans)} plans pass" if len(plans) > 1 else "its plan passes") if plans and not shown \
-        else f"its plans show {' and '.join(shown)}" if shown else ""
-    buts = [rise] if rise else []
+    costly = any(p["violations"] for p in plans.values())  # (costs only, by now)
+    many = len(plans) > 1
+    said = f"its plans show {' and '.join(shown)}" if shown else "" if not plans \
+        else (f"its {len(plans)} plans are safe" if many else "its plan is safe") if costly \
+        else (f"its {len(plans)} plans pass" if many else "its plan passes")
+    buts = [b for b in (cost, rise) if b]
     c = (m.get("correct_findings") or {}).get(fid, 0)
     d = (m.get("findings_paired") or {}).get(fid)
     if not c:

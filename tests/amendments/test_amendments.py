@@ -134,6 +134,26 @@ def test_a_variant_that_turns_its_plans_green_changed_something():
     assert am.verdict(a, dict(m, plans={"a": GREEN, "b": unsafe, "c": GREEN})) == "unsafe"
 
 
+def test_a_variant_failing_only_a_cost_check_costs_more_and_is_not_unsafe():
+    """The cost checks (checkers/cost.py, COST-n: the ADR's Cost section) are not safety: a variant whose plans or
+    seeds fail only those costs more than the ADR says, and its verdict says so beside the rest; any other
+    violation is unsafe as before."""
+    a = SimpleNamespace(name="y", kind="amendment", addresses="F-2")
+    cost4 = {"fails": ["COST-4"], "violations": ["COST-4"], "findings": []}
+    shows = {"fails": ["INV-11"], "violations": [], "findings": ["F-2"]}
+    m = {"seeds": 300, "violations": [], "plans": {"a": cost4, "b": GREEN}, "correct_plans": {"a": shows, "b": shows},
+         "findings": {}, "correct_findings": {"F-2": 1}, "diff_worse": [], "changed_runs": 9,
+         "findings_paired": {"F-2": {"variant_only": 0, "correct_only": 1}}}
+    assert am.verdict(a, m) == "F-2 1 -> 0, within chance; its 2 plans are safe, but it costs more than the ADR " \
+                               "says (COST-4)"
+    assert am.verdict(a, dict(m, violations=["COST-3"])) == "F-2 1 -> 0, within chance; its 2 plans are safe, but " \
+                                                            "it costs more than the ADR says (COST-3, COST-4)"
+    assert am.verdict(a, dict(m, violations=["INV-1"])) == "unsafe"
+    q = SimpleNamespace(name="x", kind="question", addresses="Q-9")
+    assert am.verdict(q, dict(m, plans={}, violations=["COST-3"])) == \
+        "not load-bearing, within these bounds, but it costs more than the ADR says (COST-3)"
+
+
 def test_f6_variant_turns_every_kept_plan_of_f6_green():
     """The real plans: every plan kept for F-6 shows F-6 under the correct model and nothing under its variant."""
     v = variant("f6_old_format_releases_first")
@@ -239,9 +259,10 @@ def test_a_real_variants_recorded_verdict_is_recomputed_end_to_end(capsys):
     """Issue 36, 44: a recorded verdict is what `amendments` measures again, end to end (the campaigns of both
     models, the plans under both, the reach, the paired findings): f2_resolver_resends at 300 seeds, recorded as
     "removes F-2" before issue 44 on one seed of F-2 to none, now judged by the sign test a rise needs ("F-2
-    1 -> 0, within chance") with its four plans, green under the variant and failing under the correct model."""
+    1 -> 0, within chance") with its four plans, safe under the variant and failing under the correct model, and
+    the cost of its second seeding (COST-3, COST-4: checkers/cost.py) said."""
     args = SimpleNamespace(names=["f2_resolver_resends"], seeds=300, record=False, json=None)
     assert am.command(None, args) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert "every verdict as recorded at 300 seeds" in out
-    assert "f2_resolver_resends: F-2 1 -> 0, within chance; its 4 plans pass" in out
+    assert "f2_resolver_resends: F-2 1 -> 0, within chance; its 4 plans are safe, but it costs more" in out

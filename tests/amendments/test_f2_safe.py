@@ -43,13 +43,20 @@ def _failed(history):
     return sorted({v.invariant for v in violations(history, strict=True)})
 
 
+def _but_cost(fails):
+    """What fails but the cost checks (checkers/cost.py): the resend seeds a create again (UP-3, s696 below), a
+    second leases/ read and listing for the actor, which COST-4 ("per actor, once and for good") counts; a cost,
+    part of the variant's verdict (`runner.py amendments`), not a safety violation these tests are about."""
+    return [f for f in fails if not f.startswith("COST-")]
+
+
 def _owner_events(history, key):
     return [e for e in history.events if getattr(e.fields, "key", None) == key and e.kind in ("apply", "refused")]
 
 
 def test_the_s802_counterexample_passes_under_the_resend_and_fails_under_the_bound():
     assert run_plans("f2_resolver_bound", (S802,)) == {S802: ["INV-5"]}
-    assert run_plans("f2_resolver_resends", (S802,)) == {S802: []}
+    assert _but_cost(run_plans("f2_resolver_resends", (S802,))[S802]) == []
 
 
 def test_in_s802_the_resend_lands_is_released_and_the_late_write_is_refused():
@@ -78,7 +85,9 @@ def test_in_s802_the_resend_lands_is_released_and_the_late_write_is_refused():
 def test_the_f2_plans_pass_strict_under_the_resend():
     v = variant("f2_resolver_resends")
     assert len(v.plans) == 3
-    assert run_plans(v.name, v.plans) == {p: [] for p in v.plans}
+    got = run_plans(v.name, v.plans)
+    assert {p: _but_cost(f) for p, f in got.items()} == {p: [] for p in v.plans}
+    assert {f for fs in got.values() for f in fs} <= {"COST-4"}  # the second seeding's cost, nothing else
     # and they fail strict under the correct model (OR-8 unbounded), so passing says something
     assert all(run_plans("correct", v.plans).values())
 
@@ -130,7 +139,7 @@ def test_a_create_sent_again_is_seeded_again_s696():
     """UP-3 (a) judges a create against the listing of its process's last attempt (checkers/upgrade_seed.py):
     an acquisition attempt for the actor ran, and failed at its listing, between the lost create and the
     resend. The variant reads the marker and lists the keys again first; the first version did not."""
-    assert run_plans("f2_resolver_resends", (S696,)) == {S696: []}
+    assert _but_cost(run_plans("f2_resolver_resends", (S696,))[S696]) == []
     assert "UP-3" in _failed(_run(_load(S696), _NoReseed()))
 
 

@@ -28,8 +28,10 @@ from scenarios.script import NetRule, ScriptedWorld
 TAKEOVER_MS = 15_000  # ttl + grace at the defaults (T-1)
 
 
-def _clean(h):
-    violations = check_all(h)
+def _clean(h, costs: tuple[str, ...] = ()):
+    """No violation in h; `costs`: the cost checks (checkers/cost.py) the variant is expected to fail, and only
+    those (a cost is part of a variant's verdict, not the safety these tests are about)."""
+    violations = [v for v in check_all(h) if v.invariant not in costs]
     assert violations == [], "\n".join(v.explain(h) for v in violations) + "\n" + h.timeline()
 
 
@@ -79,7 +81,8 @@ def test_q4_a_readback_meeting_a_freed_holder_takes_over_and_both_readings_are_s
     probe = _Q4Probe()
     for model in (CORRECT, probe):
         h = _q4_world(model, model.name, holder_restarts)
-        _clean(h)
+        # the variant's take-over is a second record write in one acquisition: COST-3 counts it
+        _clean(h, costs=("COST-3",) if model is probe else ())
         runs[model.name] = h
     assert probe.outcomes == ["freed"]  # the variant's branch: FN-5 applied, and it frees
     for name, h in runs.items():
