@@ -50,6 +50,7 @@ class LeaseState(NamedTuple):
     next_send_ms: int = 0  # NL-2: P after the previous send (monotonic clock)
     attempt_rid: int | None = None  # lease write in flight
     reread_rid: int | None = None  # NL-9 re-read in flight
+    reread_of: tuple[int, int] | None = None  # (written_at, monotonic send) of the write that NL-9 re-reads
     tick_due: bool = False  # the period came while something was in flight
     invalidated: bool = False  # CS-1: made locally invalid by a clean stop; the lease task has stopped
 
@@ -236,7 +237,8 @@ class NodeLease:
             out.append(Mark("NL-9"))
             rid = st.next_rid
             st = self.send(st, ("lease_reread",), Request(GET, node_key(st.node_id)), out)
-            return replace(st, lease=replace(st.lease, reread_rid=rid))
+            # (if the re-read finds this write, NL-2's period counts from its send, as this node timed it)
+            return replace(st, lease=replace(st.lease, reread_rid=rid, reread_of=(sent_ms, purpose[2])))
         if ls.phase == FIRST_WRITE:
             # failed fast: it never reached the bucket; NL-7 back to the check
             return self.back_to_check(st, now, out)
@@ -248,13 +250,18 @@ class NodeLease:
         return self.after_lease_op(st, now, out)
 
     def on_reply_lease_reread(self, st, purpose, reply, now, out):
-        ls = replace(st.lease, reread_rid=None)
+        of = st.lease.reread_of
+        ls = replace(st.lease, reread_rid=None, reread_of=None)
         st = replace(st, lease=ls)
         if reply.status == io.OK:
             rec = decode_node(reply.body)
             if self.is_own_live_write(st, rec):
-                # NL-9: our own write landed; adopt the read's token and its written_at
-                st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, "adopt", now, out)
+                # NL-9: our own write landed; adopt the read's token and its written_at. The period runs from
+                # that write's send on the monotonic clock, which this node noted as it sent it (a wall
+                # reading mapped back would move it by the clocks' drift since)
+                sent_mono = of[1] if of is not None and of[0] == rec.written_at_ms else None
+                st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, "adopt", now, out,
+                                             sent_mono_ms=sent_mono)
                 return self.after_lease_op(st, now, out)
         elif reply.status != io.NOT_FOUND:
             # the read failed: no proof either way
