@@ -48,6 +48,7 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     events = history.events
     procs = history.processes
     flagged: set[tuple[int, int | None]] = set()  # (process, the lease window before the send): one each
+    paused = _pauses(history)
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
         if q < 0 or not f.key.startswith("owners/") or not f.state.startswith("held "):
@@ -55,7 +56,7 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
         pr = procs[q]
         if f.state.split(" ")[1:3] != [pr.node_id, pr.instance]:
             continue
-        sent = sent_ms(events[i])
+        sent = _emitted(paused.get(q, ()), sent_ms(events[i]))
         if fx.lease_valid_at(q, sent) is None:
             starts = [s for s, _e, _w in fx.lease.get(q, ()) if s <= sent]
             gap = (q, starts[-1] if starts else None)  # a lapse after another window is a new occurrence
@@ -66,6 +67,30 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
                                             f"{sent / 1000:.3f} s, while its node lease was not valid: an acquisition "
                                             f"writes the record only while the node lease is valid (OR-2)", (i,)))
     return out
+
+
+def _pauses(history: History) -> dict[int, list[tuple[int, int]]]:
+    """Per process, the true-time spans of its pauses, as the world recorded them (`fault` "pause" on the
+    process: it took no step, its inputs and its outgoing requests waited until it resumed)."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    events = history.events
+    for i in history.of_kind("fault"):
+        t, p, _kind, f = events[i]
+        if f.what == "pause" and p >= 0:
+            out.setdefault(p, []).append((t, t + (f.ms or 0)))
+    return out
+
+
+def _emitted(spans, sent: int) -> int:
+    """When the process handed a request to the network: its send, or, for one that left as a pause of its
+    process ended, the pause's start (its last step before it stopped). OR-2 is a rule of the process's steps
+    ("checked right before the record write"): a pause between the check and the bytes leaving is the
+    world's delay of an outgoing request, like the network's, which the conditional write and OR-4's check at
+    the answer cover (issue 47's pauses, seed 251: tests/plans/pause-between-check-and-write.json)."""
+    for s, e in spans:
+        if s <= sent <= e + 1:
+            return s
+    return sent
 
 
 def _taken_without_freeing(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
