@@ -25,7 +25,7 @@ def check(history: History) -> list[Violation]:
     procs = history.processes
     flagged: set[int] = set()  # the drained reports judged wrong (each its own occurrence, issue 44)
     events = history.events
-    for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
+    for i in _in_effect_order(history):
         t, p, kind, f = events[i]
         if apply_to(state, kind, f):
             written_by[f.key] = i
@@ -55,3 +55,28 @@ def check(history: History) -> list[Violation]:
         elif (kind == "told" and f.command == "resume") or kind in ("exit", "crash"):
             drained.pop(p, None)
     return out
+
+
+def _in_effect_order(history: History) -> list[int]:
+    """The events INV-5 reads, in the order they took effect: a command the world gave a paused process
+    (`told` during its pause) reaches it only as the pause ends, after what it does on the commands queued
+    before (issue 47: a drain and a resume told during one pause are handled at its end, drain first, so the
+    drained report comes after the `told resume` event and stands for no time)."""
+    events = history.events
+    pauses: dict[int, list[tuple[int, int]]] = {}
+    for i in history.of_kind("fault"):
+        t, p, _kind, f = events[i]
+        if f.what == "pause" and p >= 0:
+            pauses.setdefault(p, []).append((t, t + (f.ms or 0)))
+    keyed = []
+    for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
+        t, p, kind, _f = events[i]
+        at, late = t, 0
+        if kind == "told":
+            for s, e in pauses.get(p, ()):
+                if s <= t <= e:
+                    at, late = e, 1  # (at the pause's end, after the steps the process takes at that instant)
+                    break
+        keyed.append((at, late, i))
+    keyed.sort()
+    return [i for _at, _late, i in keyed]
