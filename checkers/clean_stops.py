@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from history import History, Violation
 
-from .facts import Facts, facts, sent_ms
+from .facts import Facts, facts, pauses, sent_ms
 from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "CS-1"
@@ -121,6 +121,7 @@ def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | Non
                                                  f"`released` write is retried for A + 1 s (CS-2; with the last try, the "
                                                  f"re-read and the adopted write, {retries / 1000:.3f} s at most)", (i0, i)))
     judged: set[int] = set()
+    paused = pauses(history)
     for i in history.of_kind("told"):
         t, p, _kind, f = events[i]
         if f.command != "stop" or p in judged or t + bound > history.end_ms:
@@ -128,10 +129,17 @@ def _judge_ends(history: History, fx: Facts) -> tuple[list[Violation], int | Non
         judged.add(p)
         end = fx.ended.get(p)
         clock = history.processes[p].clock
-        slack = (bound - clock.mono_span(t, end[0] - 1) if end is not None
-                 else min(-1, bound - clock.mono_span(t, history.end_ms)))
+
+        def took(a: int, b: int) -> int:
+            """The stop's time on the process's monotonic clock, less its pauses (a paused process takes no
+            step: its stop resumes with it; issue 47)."""
+            return clock.mono_span(a, b) - sum(clock.mono_span(max(a, s), min(b, e))
+                                               for s, e in paused.get(p, ()) if s < b and a < e)
+
+        slack = (bound - took(t, end[0] - 1) if end is not None
+                 else min(-1, bound - took(t, history.end_ms)))
         stop_least = slack if stop_least is None else min(stop_least, slack)
-        if end is None or clock.mono_span(t, end[0] - 1) > bound:
+        if end is None or took(t, end[0] - 1) > bound:
             ended = "and was still running at the run's end" if end is None else f"and ended only at {(end[0] - 1) / 1000:.3f} s"
             out.append(Violation(STOP_INVARIANT, f"{history.processes[p].label} was told to stop at {t / 1000:.3f} s "
                                                  f"{ended}: a clean stop ends within {bound / 1000:.3f} s (CS-2's stop "

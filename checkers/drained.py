@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from history import History, Violation
 
+from .facts import pauses
 from .records import apply_to, names
 from .registry import invariant
 
@@ -63,17 +64,13 @@ def _in_effect_order(history: History) -> list[int]:
     before (issue 47: a drain and a resume told during one pause are handled at its end, drain first, so the
     drained report comes after the `told resume` event and stands for no time)."""
     events = history.events
-    pauses: dict[int, list[tuple[int, int]]] = {}
-    for i in history.of_kind("fault"):
-        t, p, _kind, f = events[i]
-        if f.what == "pause" and p >= 0:
-            pauses.setdefault(p, []).append((t, t + (f.ms or 0)))
+    paused = pauses(history)
     keyed = []
     for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
         t, p, kind, _f = events[i]
         at, late = t, 0
         if kind == "told":
-            for s, e in pauses.get(p, ()):
+            for s, e in paused.get(p, ()):
                 if s <= t <= e:
                     at, late = e, 1  # (at the pause's end, after the steps the process takes at that instant)
                     break

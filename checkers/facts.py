@@ -303,3 +303,16 @@ def segment_generation(segment: str) -> int:
         return int(segment.split("-", 1)[0])
     except ValueError:
         return 0
+
+
+def pauses(history: History) -> dict[int, list[tuple[int, int]]]:
+    """Per process, the true-time spans of its pauses, as the world recorded them (`fault` "pause" on the
+    process, issue 47: it took no step; its inputs, its commands and its outgoing requests waited until it
+    resumed)."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    events = history.events
+    for i in history.of_kind("fault"):
+        t, p, _kind, f = events[i]
+        if f.what == "pause" and p >= 0:
+            out.setdefault(p, []).append((t, t + (f.ms or 0)))
+    return out

@@ -32,7 +32,7 @@ from model.params import Params
 
 from history import History, Violation
 
-from .facts import NODES
+from .facts import NODES, pauses
 from .registry import Context, invariant, margin, once
 
 INVARIANT = "LEASE-2"
@@ -47,17 +47,6 @@ def check(history: History) -> list[Violation]:
     return list(once(history, "lease_attempts", lambda: _judge(history))[0])
 
 
-def _paused(history: History) -> dict[int, list[tuple[int, int]]]:
-    """Per process, the true-time spans in which it was paused (its inputs waited)."""
-    out: dict[int, list[tuple[int, int]]] = {}
-    events = history.events
-    for i in history.of_kind("fault"):
-        t, p, _kind, f = events[i]
-        if f.what == "pause" and p >= 0:
-            out.setdefault(p, []).append((t, t + (f.ms or 0)))
-    return out
-
-
 def _overlaps(spans, a: int, b: int) -> bool:
     return any(s <= b and a <= e for s, e in spans)
 
@@ -70,7 +59,7 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
     attempt, period = min(prm.attempt_timeout_ms, (prm.ttl_ms - prm.safety_ms) // 3), prm.period_ms
     events = history.events
     procs = history.processes
-    paused = _paused(history)
+    paused = pauses(history)
     stopping: dict[int, int] = {}  # proc -> when it was told to stop
     for i in history.of_kind("told"):
         t, p, _kind, f = events[i]

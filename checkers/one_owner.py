@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from history import History, Violation
 
-from .facts import Facts, facts, sent_ms
+from .facts import Facts, facts, pauses, sent_ms
 from .registry import Context, invariant, margin, once
 
 INVARIANT = "INV-1"
@@ -48,7 +48,7 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     events = history.events
     procs = history.processes
     flagged: set[tuple[int, int | None]] = set()  # (process, the lease window before the send): one each
-    paused = _pauses(history)
+    paused = pauses(history)
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
         if q < 0 or not f.key.startswith("owners/") or not f.state.startswith("held "):
@@ -66,18 +66,6 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
             out.append(Violation(INVARIANT, f"{pr.label} sent its acquisition of {f.key[len('owners/'):]} (\"{f.state}\") at "
                                             f"{sent / 1000:.3f} s, while its node lease was not valid: an acquisition "
                                             f"writes the record only while the node lease is valid (OR-2)", (i,)))
-    return out
-
-
-def _pauses(history: History) -> dict[int, list[tuple[int, int]]]:
-    """Per process, the true-time spans of its pauses, as the world recorded them (`fault` "pause" on the
-    process: it took no step, its inputs and its outgoing requests waited until it resumed)."""
-    out: dict[int, list[tuple[int, int]]] = {}
-    events = history.events
-    for i in history.of_kind("fault"):
-        t, p, _kind, f = events[i]
-        if f.what == "pause" and p >= 0:
-            out.setdefault(p, []).append((t, t + (f.ms or 0)))
     return out
 
 
