@@ -489,6 +489,10 @@ def _judge_run_outs(history: History) -> list[tuple[Violation | None, int]]:
                 continue  # (acknowledged later than an attempt after its send, by NL-9's re-read: the ADR's
                 # "after a write acknowledged at t, the next go at t + 3" has a whole attempt less here)
             sent = [w for w in lease_writes if s < w.sent.sent_ms < r_ms]
+            key = "nodes/" + proc.node_id
+            if any(q == p and k == key and s < at < r_ms for q, k, at in run.rereads):
+                out.append((None, len(sent)))  # (a write refused, NL-9's re-read in flight when the next go was
+                continue  # due: the ADR's arithmetic counts attempts that time out, not a refusal and its re-read)
             if len(sent) >= 2:
                 out.append((None, len(sent)))
                 continue
