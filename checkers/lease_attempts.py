@@ -100,7 +100,7 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
         if _overlaps(paused.get(p, ()), f.sent_ms, t):
             continue
         took = pr.clock.mono_span(f.sent_ms, t)  # the attempt's timeout runs on the monotonic clock (issue 47)
-        slack = attempt + ROUNDING_MS - took
+        slack = attempt + ROUNDING_MS + history.timing_slack_ms - took
         least = slack if least is None else min(least, slack)
         if slack < 0 and p not in flagged:
             flagged.add(p)
@@ -110,7 +110,8 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
     # a tick that finds an attempt in flight goes when it ends (within A of its send), and one that finds
     # NL-9's re-read in flight when that ends (within A of the failed write's answer)
     attempts_least, least = least, None
-    gap_plain, gap_reread = max(period, attempt) + ROUNDING_MS, max(period, 2 * attempt) + ROUNDING_MS
+    late = ROUNDING_MS + history.timing_slack_ms  # (a real process's timers fire late by its scheduler)
+    gap_plain, gap_reread = max(period, attempt) + late, max(period, 2 * attempt) + late
     for p, writes in sends.items():
         since = running_from.get(p)
         if since is None:

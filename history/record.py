@@ -201,6 +201,11 @@ class History:
     # trace's). Not part of the hash: the events already say what the bucket did; this is the world's count
     # of what it was asked, which the cost checks (checkers/cost.py) judge
     requests: list | None = field(default=None, compare=False, repr=False)
+    # how late the world that wrote this history may have run a process's timer (ms): 0 in the simulation
+    # (a timer fires at its instant); a real process's scheduler fires it late, and the real-S3 world records
+    # the most its loop ran late, a trace's loader a stated tolerance (checkers that bound a duration from
+    # above, LEASE-2, add it). Not part of the hash.
+    timing_slack_ms: int = field(default=0, compare=False, repr=False)
 
     def add(self, t_ms: int, proc: int, kind: str, fields: tuple = ()) -> None:
         self.events.append(event(t_ms, proc, kind, fields))

@@ -303,6 +303,8 @@ class S3World(World):
 
     # --- running --------------------------------------------------------------------------
 
+    timer_lag_ms = 0  # the most the loop ran a timer late (History.timing_slack_ms)
+
     def run(self) -> History:
         self._t0 = time.monotonic()
         end = self.schedule()
@@ -319,6 +321,7 @@ class S3World(World):
             self._close_stall(stop, open_at_end=True)
         self._judge_quiet()
         events = self.history.events
+        self.history.timing_slack_ms = self.timer_lag_ms + 1
         return self.finish(max(stop, events[-1][0]) if events else stop)
 
     def _loop(self, end: int) -> None:
@@ -332,7 +335,10 @@ class S3World(World):
                 if self._health(now):
                     return
             while heap and heap[0][0] <= now and self.failure is None:
-                _t, _s, fn, args = heapq.heappop(heap)
+                due, _s, fn, args = heapq.heappop(heap)
+                lag = self.now - due  # how late this loop ran the timer (the machine's scheduling)
+                if lag > self.timer_lag_ms:
+                    self.timer_lag_ms = lag
                 self._guard(fn, args)
             wait_ms = min(heap[0][0] if heap else end, end) - self.now
             try:
