@@ -90,12 +90,12 @@ mut("nl7_timeout_no_reread", NL,
     "if status in FAILED_CONDITION:",
     "NL-7/NL-9", "a first write whose reply was lost goes back to the check without the NL-9 re-read")
 mut("nl9_adopt_now", NL,
-    "st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, \"adopt\", now, out)",
-    "st = self.lease_acknowledged(st, reply.version, now, \"adopt\", now, out)",
+    "st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, \"adopt\", now, out,",
+    "st = self.lease_acknowledged(st, reply.version, now.wall_ms, \"adopt\", now, out,",
     "NL-9", "adopt takes validity from the re-read's arrival, not the stored written_at")
 mut("nl9_adopt_old_version", NL,
-    "st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, \"adopt\", now, out)",
-    "st = self.lease_acknowledged(st, st.lease.version, rec.written_at_ms, \"adopt\", now, out)",
+    "st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, \"adopt\", now, out,",
+    "st = self.lease_acknowledged(st, st.lease.version, rec.written_at_ms, \"adopt\", now, out,",
     "NL-9", "adopt keeps the old version instead of the read's token")
 mut("nl10_absent_not_lost", NL,
     "        elif reply.status != io.NOT_FOUND:\n            # the read failed",
