@@ -37,8 +37,12 @@ def ledger_block(ledgers) -> dict | None:
 
 
 def join(blocks) -> dict | None:
-    """Shard reports' ledger blocks joined (as one run's)."""
-    return ledger_block([b for b in blocks if b])
+    """Shard reports' ledger blocks joined (as one run's): each block already sums its shard's seeds."""
+    blocks = [b for b in blocks if b]
+    joined = ledger_block(blocks)
+    if joined is not None:
+        joined["seeds"] = sum(b["seeds"] for b in blocks)
+    return joined
 
 
 def _split(key: str) -> tuple[str, ...]:
