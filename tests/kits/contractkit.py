@@ -41,7 +41,8 @@ class ContractRecorder:
             if sent is None:
                 self.problems.append(("reply to no request in flight", who, inp))
             elif now_ms > sent[0] + sent[1].timeout_ms + self.jitter_ms:
-                self.problems.append(("reply after the timeout", who, now_ms - sent[0], sent[1], inp.reply.status))
+                self.problems.append(("reply after the timeout", who, now_ms - sent[0], sent[1], inp.reply.status,
+                                      sent[0]))
         elif type(inp) is TimerFired:
             self.timers_fired += 1
             at = p["timers"].pop(inp.key, None)
@@ -63,8 +64,27 @@ class ContractRecorder:
         return new, effects
 
 
-def unexplained(problems: list[tuple], processes) -> list[tuple]:
+def unexplained(problems: list[tuple], processes, history=None) -> list[tuple]:
     """The problems a world must not have. A step of a process's wall clock (T-1: NTP steps it forward or back
     within max_skew of true time, scenarios/faults/clock_steps.py) explains none of them since issue 47: timers
-    and timeouts run on the monotonic clock, which never steps (model.io.Now)."""
-    return list(problems)
+    and timeouts run on the monotonic clock, which never steps (model.io.Now). A pause of the process does
+    explain a reply handed over after its timeout was due (`history` given): the reply arrived while the
+    process was paused, before the timeout came due, and the world hands the queued inputs over at the resume
+    in the order they arrived, the reply first (scenarios/faults/pauses.py)."""
+    if history is None:
+        return list(problems)
+    from checkers.facts import pauses
+
+    spans = pauses(history)
+    index = {p.instance: i for i, p in enumerate(processes)}
+    mono = {p.instance: p.clock for p in processes}
+
+    def paused_at_due(x: tuple) -> bool:
+        who, send, sent_mono = x[1], x[3], x[5]
+        clock = mono.get(who)
+        if clock is None:
+            return False
+        due = clock.mono_true_at(sent_mono + send.timeout_ms)
+        return any(s <= due <= e for s, e in spans.get(index.get(who, -1), ()))
+
+    return [x for x in problems if not (x[0] == "reply after the timeout" and paused_at_due(x))]

@@ -28,7 +28,7 @@ def test_world_keeps_the_io_contract(scenario):
         rec = ContractRecorder(MODEL, jitter_ms=1)
         h = run_seed(seed, rec, scenario, None, "correct")
         # (a clock stepped by NTP, T-1, runs back or reads a reply late by its steps: clock_steps.py)
-        problems = unexplained(rec.problems, h.processes)
+        problems = unexplained(rec.problems, h.processes, h)
         assert problems == [], f"{scenario} seed {seed}: {problems[:5]}"
         assert rec.replies > 0 and rec.timers_fired > 0
         starts = [e for e in h.events if e[2] == "start"]
