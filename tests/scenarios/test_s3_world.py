@@ -497,7 +497,8 @@ def test_a_bucket_lost_mid_run_is_an_environment_failure_exit_3(aws_env, capsys,
     assert " requests failed" in err
     assert report["passed"] is False and report["exit_status"] == 3 and report["environment_failure"]
     assert report["why_not_passed"] == "the environment failed: " + report["environment_failure"]
-    assert set(report["not_judged"]) == {"INV-4", "INV-7", "INV-9", "CONV-1", "CONV-2"}
+    # (COST-1, the lease cadence, is judged in the quiet phase only, as INV-4 and INV-7 are: issue 48)
+    assert set(report["not_judged"]) == {"INV-4", "INV-7", "INV-9", "CONV-1", "CONV-2", "COST-1"}
     assert "INV-4" not in report["invariants_checked"] and "INV-1" in report["invariants_checked"]
     assert report["elapsed_s"] < 20  # it stopped, it did not wait out the run
     assert "ENVIRONMENT FAILED" in out
