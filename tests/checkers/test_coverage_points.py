@@ -18,7 +18,7 @@ from functools import lru_cache
 import pytest
 
 import checkers  # noqa: F401  (every point declared)
-from checkers.coverage import POINTS, reached
+from checkers.coverage import POINTS, awaited, reached
 from history.schema import event
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "coverage_seeds.json")
@@ -959,7 +959,73 @@ def r_owner_died(h):
     return False
 
 
+def _pause_spans(h):
+    """(process, start, end) of each pause, from the world's `fault` events on the process."""
+    return [(e.proc, e.t_ms, e.t_ms + (e.fields.ms or 0)) for e in h.events
+            if e.kind == "fault" and e.fields.what == "pause" and e.proc >= 0]
+
+
+def _resumed_counts(h):
+    """Each resume's queued inputs by kind ('timers 3, replies 0, commands 2')."""
+    out = []
+    for e in h.events:
+        if e.kind == "fault" and e.fields.what == "resumed":
+            out.append({k: int(n) for n, k in (x.split(" ")[::-1] for x in e.fields.detail.split(", "))})
+    return out
+
+
+def r_pause_at_lease_end(h):
+    """A pause ending within 10 ms of the end of one of the process's lease windows, as the world's facts rebuild
+    them (checkers/facts.py: each from an applied live write, to its validity's end on the writer's clock)."""
+    from checkers.facts import facts
+
+    lease = facts(h).lease
+    return any(abs(end - e) <= 10 for q, _s, end in _pause_spans(h) for _a, e, _i in lease.get(q, ()))
+
+
+def r_two_unknown_acquires(h):
+    """A process's acquisition writes of one actor at g and then g + 1, each answered by its timeout or a 409."""
+    last: dict = {}
+    for e in h.events:
+        f = e.fields
+        if e.kind != "record_reply" or f.op != "PUT" or not f.key.startswith("owners/") \
+                or not (f.state or "").startswith("held "):
+            continue
+        g, unknown = int(f.state.split(" ")[3]), f.status in ("timed_out", "conflict")
+        prev = last.get((e.proc, f.key))
+        if unknown and prev == (g - 1, True):
+            return True
+        last[(e.proc, f.key)] = (g, unknown)
+    return False
+
+
+def r_old_met_new_id(h):
+    """An old binary's process started while its id's nodes/ object was a format-3 one (live, fenced, released)."""
+    now: dict[str, str] = {}
+    for e in h.events:
+        f = e.fields
+        if e.kind == "start":
+            if e.proc >= 0 and h.processes[e.proc].instance and h.options.get("upgrade") \
+                    and h.processes[e.proc].machine.startswith("o") \
+                    and now.get("nodes/" + f.node_id, "").split(" ")[0] in ("live", "fenced", "released"):
+                return True
+        elif e.kind in ("apply", "fault_put", "fault_delete") and f.key.startswith("nodes/"):
+            now[f.key] = f.state if e.kind != "fault_delete" else ""
+    return False
+
+
 RECOUNT = {
+    "paused past its lease": lambda h: any(e - s >= _params(h).ttl_ms - _params(h).safety_ms
+                                           for _q, s, e in _pause_spans(h)),
+    "pause ended at the lease's end": r_pause_at_lease_end,
+    "pause between a check and its write": lambda h: any(
+        e.kind == "fault" and e.fields.what == "pause" and "between its check" in (e.fields.detail or "")
+        for e in h.events),
+    "timer came due in a pause": lambda h: any(n.get("timers", 0) for n in _resumed_counts(h)),
+    "reply queued in a pause": lambda h: any(n.get("replies", 0) and n.get("timers", 0) + n.get("commands", 0)
+                                             for n in _resumed_counts(h)),
+    "two unknown acquires in a row": r_two_unknown_acquires,
+    "old binary met a new node's id": r_old_met_new_id,
     "clocks 2 max_skew apart": r_clocks_apart,
     "every clock at the bound": r_every_clock,
     "clock stepped back": lambda h: any(d < 0 for pr in h.processes for _t, d in pr.steps),
@@ -1032,13 +1098,17 @@ RECOUNT = {
 CONFIGURATION = {name for name in POINTS if name.startswith("config ")}
 
 
+AWAITING = awaited()  # declared, not required yet (issue 45 part 3)
+
+
 def test_every_point_has_a_seed_and_a_recount():
+    """Every required point; a point that `awaits` its world (checkers/registry.py) has no seed to replay yet."""
     assert set(SEEDS) == set(POINTS), "tests/checkers/coverage_seeds.py must be run again: the points changed"
-    assert set(RECOUNT) == set(POINTS), "a point without a recount of its own (RECOUNT)"
-    assert [p for p, v in SEEDS.items() if not v] == []
+    assert set(POINTS) - AWAITING <= set(RECOUNT) <= set(POINTS), "a point without a recount of its own (RECOUNT)"
+    assert [p for p, v in SEEDS.items() if not v and p not in AWAITING] == []
 
 
-@pytest.mark.parametrize("point", list(POINTS))
+@pytest.mark.parametrize("point", [p for p in POINTS if p not in AWAITING])
 def test_a_seed_reaches_the_point_and_its_recount_agrees(point):
     seeds = SEEDS.get(point) or []
     assert seeds, f"no seed reaches {point!r}"
@@ -1049,7 +1119,7 @@ def test_a_seed_reaches_the_point_and_its_recount_agrees(point):
         assert recount(history_of(s)) == (point in reached_of(s)), f"seed {s}: the recount of {point!r} disagrees"
 
 
-@pytest.mark.parametrize("point", [p for p in POINTS if p not in CONFIGURATION])
+@pytest.mark.parametrize("point", [p for p in POINTS if p not in CONFIGURATION and p not in AWAITING])
 def test_the_same_seeds_run_calm_never_count(point):
     """Every fault off: no point but the configuration's may count (each needs a fault, a stop, a twin, an
     upgrade or a clock's trait the calm draw turns off)."""
