@@ -51,6 +51,7 @@ class LeaseState(NamedTuple):
     attempt_rid: int | None = None  # lease write in flight
     reread_rid: int | None = None  # NL-9 re-read in flight
     reread_of: tuple[int, int] | None = None  # (written_at, monotonic send) of the write that NL-9 re-reads
+    acked_mono_ms: int = -1  # the monotonic send of the last acknowledged (or adopted) write: which is newer
     tick_due: bool = False  # the period came while something was in flight
     invalidated: bool = False  # CS-1: made locally invalid by a clean stop; the lease task has stopped
 
@@ -320,10 +321,14 @@ class NodeLease:
             out.append(SetTimer("lease_tick", ls.next_send_ms))
             st = replace(st, lease=ls)
         until = written_at_ms + st.params.lease_span_ms
-        if written_at_ms < ls.written_at_ms:
-            # an older write of ours acknowledged late cannot move validity back
-            # (its version is not current either: a later write already landed)
+        sent = now.mono_at(written_at_ms) if sent_mono_ms is None else sent_mono_ms
+        if sent < ls.acked_mono_ms:
+            # an older write of ours acknowledged late cannot move validity back (its version is not current
+            # either: a later write already landed). Older by the monotonic clock, on which this node sent them:
+            # a wall clock stepped back writes an earlier written_at into a newer write, whose version is the
+            # current one (swarm seed 382: judged by written_at, the node kept a stale version for good)
             return st
+        ls = replace(ls, acked_mono_ms=sent)
         if ls.invalidated:
             # CS-1: an attempt that finishes after the lease was made invalid gives the
             # version to condition `released` on, and extends nothing
