@@ -175,10 +175,11 @@ def check_lease_cadence(history: History) -> list[Violation]:
             if run.paused(p, t0, t1):
                 continue
             gap = clock.mono_span(t0, t1)  # NL-2's cadence runs on the monotonic clock (issue 47): a step is no excuse
-            # a retry (NL-3: sent within a period of the write before it) leaves the tick's cadence as it was: the
+            # a retry (NL-3: sent within a period of an unacknowledged write) leaves the tick's cadence as it was: the
             # next tick is P after the tick, so less than P after the retry (swarm seed 633)
-            before = [w.sent.sent_ms for w in every if w.sent.sent_ms < t0]
-            retry = bool(before) and clock.mono_span(before[-1], t0) < period - SLACK_MS
+            before = [w for w in every if w.sent.sent_ms < t0]
+            retry = bool(before) and not _acked(run, before[-1]) and \
+                clock.mono_span(before[-1].sent.sent_ms, t0) < period - SLACK_MS  # (after an unanswered write)
             if _acked(run, a) and gap < period - SLACK_MS and not retry:
                 out.append(Violation("COST-1", (
                     f"{proc.label} sent two lease writes {gap} ms apart on its monotonic clock in the period from "
