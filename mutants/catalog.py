@@ -106,9 +106,9 @@ mut("nl10_no_drop_holds", NL,
     "",
     "NL-10", "lost lease exits without dropping holds")
 mut("nl11_stale_ack_le", NL,
-    "if written_at_ms < ls.written_at_ms:",
-    "if written_at_ms <= ls.written_at_ms:",
-    "NL-4/NL-9", "an ack/adopt with the same written_at is ignored (version not updated)")
+    "if sent < ls.acked_mono_ms:",
+    "if sent <= ls.acked_mono_ms:",
+    "NL-4/NL-9", "an ack/adopt of the write sent at the same monotonic instant is ignored (version not updated)")
 mut("nl11_until_ge", NL,
     "        if until > now.wall_ms:\n",
     "        if until >= now.wall_ms:\n",

@@ -522,7 +522,8 @@ def test_two_runs_with_one_prefix_keep_two_reports_and_a_short_run_judges_no_liv
         rep = json.loads(path.read_text())
         assert rep["s3"]["prefix"] == "same/" and rep["s3"]["run_id"] in path.name
         assert rep["not_judged"] == {"INV-4": "no quiet phase", "INV-7": "no quiet phase",
-                                     "CONV-1": "no quiet phase", "CONV-2": "no quiet phase"}
+                                     "CONV-1": "no quiet phase", "CONV-2": "no quiet phase",
+                                     "COST-1": "no quiet phase"}  # (COST-1: the quiet phase's cadence, issue 48)
         assert path.with_suffix(".txt").exists() and path.with_name(path.stem + ".timeline.txt").exists()
     assert len({json.loads(p.read_text())["s3"]["run_id"] for p in reports}) == 2
 
