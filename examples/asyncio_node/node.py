@@ -284,6 +284,7 @@ class Node:
         while True:
             cond, version = await self.start_check()
             written_at = self.t.wall()
+            self.first_send_mono = self.t.mono()  # NL-2: the lease task's period runs from this send
             status, etag, _b, _e = await self.req("PUT", self.own, cond, version,
                                                   node_body("live", self.instance, written_at, self.node_id))
             if status == "ok":
@@ -851,7 +852,10 @@ class Node:
             await self.stop()
             return
         first_mono = self.t.mono()
-        self.tasks = [loop.create_task(self.lease_task(first_mono)), loop.create_task(self.listing_task(first_mono)),
+        # NL-2: every P from the previous send, so from the first write's send, not from when its answer (or
+        # NL-9's re-read adopting it) came: found by LEASE-2 (e) on this example's traces (issue 45)
+        self.tasks = [loop.create_task(self.lease_task(self.first_send_mono)),
+                      loop.create_task(self.listing_task(first_mono)),
                       loop.create_task(self.background_task()), loop.create_task(self.clients())]
         await waiter
         await self.stop()

