@@ -65,8 +65,11 @@ def _in_effect_order(history: History) -> list[int]:
     drained report comes after the `told resume` event and stands for no time)."""
     events = history.events
     paused = pauses(history)
+    kinds = ("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash")
+    if not paused:
+        return list(history.of_kind(*kinds))  # (most seeds: no pause, the record's order is the effect order)
     keyed = []
-    for i in history.of_kind("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash"):
+    for i in history.of_kind(*kinds):
         t, p, kind, _f = events[i]
         at, late = t, 0
         if kind == "told":
