@@ -83,7 +83,10 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
             continue
         live = f.state.startswith("live ") and f.state.split(" ")[1:2] == [pr.instance]
         if f.op == "GET":
-            if last_failed.pop(p, None) == f.sent_ms:  # NL-9's re-read, sent on the failed write's answer
+            # NL-9's re-read, sent on the failed write's answer (another read of its own object, the listing's,
+            # may be answered first: it is not the re-read, and leaves the failed write waiting for it)
+            if last_failed.get(p) == f.sent_ms:
+                del last_failed[p]
                 rereads.setdefault(p, []).append(f.sent_ms)
                 if f.status == "ok" and live:
                     running_from.setdefault(p, t)  # it adopted its own write

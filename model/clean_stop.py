@@ -93,6 +93,11 @@ class CleanStop:
         if stop.stage == "releasing":
             return self.invalidate(st, now, out)  # the wait is bounded
         if stop.stage == "writing":
+            if now.mono_ms >= stop.write_until_ms:
+                # CS-2: a retry due inside the window but taken past it (the process paused meanwhile) is
+                # not sent: past the window the lease stays live and peers free the actors by fencing
+                out.append(Mark("CS-2"))
+                return self.exit(st, 0, "clean stop: released write not acknowledged; the node lease stays live", out)
             return self.write_released(st, now, out)  # a retry
         return st
 
@@ -111,6 +116,9 @@ class CleanStop:
         out.append(Observe("lease_invalidated"))
         out.append(CancelTimer("lease_tick"))
         out.append(CancelTimer("lease_retry"))
+        # the releases' bounded wait is over: its timer, left set, would come due while the `released` write
+        # is in flight and be taken for a retry (a second write at once; after a pause, past CS-2's window)
+        out.append(CancelTimer("stop"))
         st = replace(st, lease=replace(st.lease, tick_due=False), stop=replace(st.stop, stage="finishing_attempt"))
         st = self.lost_lease_cut(st, out)
         for actor in tuple(st.holds):  # a hold that began meanwhile is cut too

@@ -1,0 +1,46 @@
+"""Two seeds of the 20,000-seed sweep (session of 2026-12-07), each kept as its shrunk plan.
+
+- Swarm seed 6148, a fault of the model (CS-2): told to stop, n0 set the releases' bounded wait (CS-1,
+  5 s), found nothing to release and sent its `released` write at once; the wait's timer stayed set. The
+  process paused 14.5 s; at the resume the stale timer came due first and was taken for a retry of the
+  `released` write, 14.6 s after the first (CS-2 retries for A + 1 s). The model now cancels the wait's
+  timer when the lease is made invalid, and a retry whose timer is taken past the window is not sent.
+- Swarm seed 3504, a fault of the checker (LEASE-2 (e)): n2's lease write was answered 409, NL-9's re-read
+  went out; a listing read of its own `nodes/n2` was answered before the re-read, and the checker took it
+  for the re-read's answer and forgot the failed write, so the next write (when the re-read ended, as
+  NL-2 allows) was judged against max(P, A) instead of max(P, 2 A).
+Both plans fail on the code before the fix (CS-2, LEASE-2) and pass after it, with their faults in the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from checkers.verdict import judge
+from counterexamples.shrink import run_plan
+
+PLANS = os.path.join(os.path.dirname(os.path.dirname(__file__)), "plans")
+
+
+def _run(name: str):
+    with open(os.path.join(PLANS, name)) as f:
+        return run_plan(json.load(f))
+
+
+def test_cs2_a_stale_stop_timer_after_a_pause_sends_no_late_released_write():
+    h = _run("cs2-stop-timer-due-after-a-pause.json")
+    assert judge(h).violations == []
+    pauses = [e for e in h.events if e.kind == "fault" and e.fields.what == "pause"]
+    assert pauses and max(e.fields.ms for e in pauses) > 10_000  # the pause is in the run, not removed
+    sent = [e.t_ms for e in h.events if e.kind == "released_sent"]
+    assert sent, "the stop's released write is in the run"
+    # CS-2: every `released` write within A + 1 s (and its re-read) of the first
+    assert max(sent) - min(sent) <= h.params["attempt_timeout_ms"] * 3 + 1_000
+
+
+def test_lease2_a_listing_read_answered_first_is_not_taken_for_nl9s_reread():
+    h = _run("lease2-listing-read-answered-before-the-reread.json")
+    assert [v.invariant for v in judge(h).violations] == []
+    conflicts = [e for e in h.events if e.kind == "conflicted" and e.fields.key.startswith("nodes/")]
+    assert conflicts  # the 409 on a lease write is in the run
