@@ -62,7 +62,8 @@ def _in_effect_order(history: History) -> list[int]:
     """The events INV-5 reads, in the order they took effect: a command the world gave a paused process
     (`told` during its pause) reaches it only as the pause ends, after what it does on the commands queued
     before (issue 47: a drain and a resume told during one pause are handled at its end, drain first, so the
-    drained report comes after the `told resume` event and stands for no time)."""
+    drained report comes after the `told resume` event and stands for no time); a pause that begins the
+    instant one ends carries the command on to its own end."""
     events = history.events
     paused = pauses(history)
     kinds = ("apply", "fault_delete", "fault_put", "drained", "told", "exit", "crash")
@@ -77,6 +78,12 @@ def _in_effect_order(history: History) -> list[int]:
                 if s <= t <= e:
                     at, late = e, 1  # (at the pause's end, after the steps the process takes at that instant)
                     break
+            if late:
+                # a pause that begins as the last one ends (the process paused again before its queue was worked,
+                # swarm seed 10534) holds the command on: it takes effect when the process runs on at last
+                for s, e in paused.get(p, ()):
+                    if s == at:
+                        at = e
         keyed.append((at, late, i))
     keyed.sort()
     return [i for _at, _late, i in keyed]

@@ -142,6 +142,9 @@ class _Timing:
     listing_ms: int  # a listing's length: LIST, then one GET per node, one after another (the ADR: it grows with N)
     quiet_ms: int  # the quiet phase began
     outages: dict  # machine ("*": every one) -> when its last outage ended
+    # proc -> the last fault the world dealt one of its listing's requests (LIST nodes/, GET nodes/<id>): a
+    # listing in flight then ends by its timeout, up to A later, and the next listing starts a period after
+    listing_faults: dict
 
     def calm_ms(self, machine: str) -> int:
         """The faults are over for a process on `machine`: the quiet phase began, and its outages ended."""
@@ -156,8 +159,13 @@ def _timing(history: History) -> _Timing:
         f = events[i].fields
         outages[f.machine] = max(outages.get(f.machine, 0), f.until_ms)
     quiet = [events[i].t_ms for i in history.of_kind("quiet")[:1]]
+    listing_faults: dict[int, int] = {}
+    for i in history.of_kind("fault"):
+        t, p, _kind, f = events[i]
+        if f.target and f.target.startswith(("LIST nodes/", "GET nodes/")):
+            listing_faults[p] = t
     return _Timing(Params(**history.params), delay, (history.options.get("nodes", 1) + 2) * 2 * delay,
-                   quiet[0] if quiet else 0, outages)
+                   quiet[0] if quiet else 0, outages, listing_faults)
 
 
 def _fence_due(history: History, fx: Facts, tm: _Timing, proc: int, ack: int, written_at: int,
@@ -166,7 +174,8 @@ def _fence_due(history: History, fx: Facts, tm: _Timing, proc: int, ack: int, wr
     process `proc`'s object, its last write landed at `ack` carrying `written_at`, must have been fenced by
     the earliest peer able to, that peer) or None if no peer's lease was valid long enough. For a peer q,
     on q's clock: its first sight of the object unchanged is its first listing after `ack` and after the
-    faults (every P, each a listing long), or its watch's start (its first acknowledged lease write of a window, FN-2), whichever
+    faults (every P, each a listing long; a listing whose request met a fault ends by its timeout, A after it,
+    seed 10064), or its watch's start (its first acknowledged lease write of a window, FN-2), whichever
     is later; the fence is due at q's first listing that ends once both a full P + A of that watch and
     `written_at + ttl + grace` (FN-3, on q's wall clock: the skew between the two clocks is the clocks' own)
     have passed, plus the fence's read and write (three one-way trips). The listing's period and the watch
@@ -180,6 +189,9 @@ def _fence_due(history: History, fx: Facts, tm: _Timing, proc: int, ack: int, wr
             continue
         c = history.processes[q].clock
         calm = tm.calm_ms(history.processes[q].machine)
+        lf = tm.listing_faults.get(q)
+        if lf is not None:  # a listing whose request met a fault ends by its timeout (A, its monotonic clock)
+            calm = max(calm, c.mono_true_at(c.mono(lf) + p.attempt_timeout_ms))
         free = c.true_at(written_at + p.takeover_ms + 1)  # (passed: its first millisecond after)
         # the first listing after the landing, or after the faults (a listing's read may fail until then)
         seen = c.mono_true_at(c.mono(max(ack, calm)) + p.period_ms) + tm.listing_ms

@@ -9,7 +9,15 @@
   went out; a listing read of its own `nodes/n2` was answered before the re-read, and the checker took it
   for the re-read's answer and forgot the failed write, so the next write (when the re-read ended, as
   NL-2 allows) was judged against max(P, A) instead of max(P, 2 A).
-Both plans fail on the code before the fix (CS-2, LEASE-2) and pass after it, with their faults in the run.
+- Swarm seed 10064, a fault of the checker (INV-7's fence clause): the fencer's listing in flight as the faults
+  ended had its reply lost; it ended by its timeout, A later, and the next listing a period after that, so
+  its first sight of the dead node's object came up to A later than "a period after the faults". A listing
+  whose request met a fault (a world fact) now moves the fencer's calm to that request's timeout.
+- Swarm seed 10534, a fault of the checker (INV-5): a drain and a resume told during one long pause; the
+  process paused again the instant it resumed, before its queue was worked, and handled both at the end of
+  the second pause. The commands were taken to act at the first pause's end, before the drained report.
+  A pause that begins as one ends now carries the command on to its own end.
+Each plan fails on the code before its fix and passes after it, with its faults in the run.
 """
 
 from __future__ import annotations
@@ -44,3 +52,22 @@ def test_lease2_a_listing_read_answered_first_is_not_taken_for_nl9s_reread():
     assert [v.invariant for v in judge(h).violations] == []
     conflicts = [e for e in h.events if e.kind == "conflicted" and e.fields.key.startswith("nodes/")]
     assert conflicts  # the 409 on a lease write is in the run
+
+
+def test_inv7_a_listing_lost_as_the_faults_end_delays_the_fencers_first_sight_by_its_timeout():
+    h = _run("inv7-listing-in-flight-at-calm-times-out.json")
+    assert judge(h).violations == []
+    assert any(e.kind == "fenced" for e in h.events)  # the takeover is in the run, judged
+    lost = [e for e in h.events if e.kind == "fault" and (e.fields.target or "").startswith("LIST nodes/")]
+    assert lost  # the listing's lost reply is in the run
+
+
+def test_inv5_commands_told_in_a_pause_act_at_the_end_of_a_pause_that_follows_at_once():
+    from checkers.facts import pauses
+
+    h = _run("inv5-drain-and-resume-across-two-pauses.json")
+    assert judge(h).violations == []
+    chained = [(a, b) for spans in pauses(h).values() for a, b in zip(spans, spans[1:]) if b[0] == a[1]]
+    assert chained  # a pause began as one ended: the case is in the run
+    told = [e.fields.command for e in h.events if e.kind == "told"]
+    assert "drain" in told and "resume" in told
