@@ -25,7 +25,7 @@ from bisect import bisect_left
 
 from history import History, Violation
 
-from .facts import Facts, facts
+from .facts import Facts, facts, pauses
 from .registry import Context, invariant, margin, once, point
 
 INVARIANT = "INV-11"
@@ -68,6 +68,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
             running[drains[-1][2]] = f.until_ms
     if not drains:
         return [], None
+    paused = pauses(history)
     out = []
     slacks = []
     for p, td, i in drains:
@@ -89,7 +90,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                 break
         if disturbed:
             continue
-        faulted = _faulted(events, p, machine, td - a, until) or _release_left_pending(history, p, td)
+        faulted = (_faulted(events, p, machine, td - a, until, paused.get(p, ()))
+                   or _release_left_pending(history, p, td))
         if done is not None:
             if not faulted:  # (a drain with faults around it is not judged by this bound)
                 slacks.append(until - done)
@@ -188,9 +190,13 @@ def _release_left_pending(history: History, p: int, td: int) -> bool:
     return any(state.get(k, "").startswith(mine) for k in sorted(failed))
 
 
-def _faulted(events, p: int, machine: str, start: int, end: int) -> bool:
+def _faulted(events, p: int, machine: str, start: int, end: int, paused=()) -> bool:
     """A fault the world gave process p in [start, end], or an outage of its machine (or of every
-    machine) overlapping it."""
+    machine), or a pause of the process (`paused`: its spans, checkers/facts.py `pauses`) overlapping it: a
+    paused process works no release and reports nothing (swarm seed 13145: a drain told 14.5 s into a
+    48.9 s pause, whose fault event lies before the window)."""
+    if any(s <= end and start <= e for s, e in paused):
+        return True
     for t, q, kind, f in events:
         if kind == "outage" and (f.machine == "*" or f.machine == machine) and t <= end and f.until_ms >= start:
             return True
@@ -226,8 +232,8 @@ def _judged_drains(c: Context) -> list[int]:
                 disturbed = True
                 break
         if not disturbed and not _faulted(events, p, history.processes[p].machine,
-                                          t - fx.params.attempt_timeout_ms, until) and not _release_left_pending(
-                history, p, t):
+                                          t - fx.params.attempt_timeout_ms, until,
+                                          pauses(history).get(p, ())) and not _release_left_pending(history, p, t):
             out.append(i)
     return out
 

@@ -17,6 +17,9 @@
   process paused again the instant it resumed, before its queue was worked, and handled both at the end of
   the second pause. The commands were taken to act at the first pause's end, before the drained report.
   A pause that begins as one ends now carries the command on to its own end.
+- Swarm seeds 13145 and 14089, a fault of the checker (INV-11): a drain told 14.5 s into a 48.9 s pause was
+  judged "with no fault around it": the pause's fault event lies at its start, before the window the
+  check looked in. A pause of the process overlapping the window is now a fault around the drain.
 Each plan fails on the code before its fix and passes after it, with its faults in the run.
 """
 
@@ -71,3 +74,12 @@ def test_inv5_commands_told_in_a_pause_act_at_the_end_of_a_pause_that_follows_at
     assert chained  # a pause began as one ended: the case is in the run
     told = [e.fields.command for e in h.events if e.kind == "told"]
     assert "drain" in told and "resume" in told
+
+
+def test_inv11_a_drain_told_inside_a_long_pause_has_a_fault_around_it():
+    from checkers.facts import pauses
+
+    h = _run("inv11-drain-told-inside-a-long-pause.json")
+    assert judge(h).violations == []
+    drains = [e for e in h.events if e.kind == "told" and e.fields.command == "drain"]
+    assert drains and any(s < drains[0].t_ms < e for s, e in pauses(h).get(drains[0].proc, ()))
