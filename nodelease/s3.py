@@ -71,6 +71,15 @@ def _run(console, args, s3) -> int:
                       + _keys_left(done["world"], done["deleted"], prefix, args.bucket), signal_name(e)) from None
 
 
+def _not_judged(seed: int, history, why: str):
+    """The result of a run whose history does not stand for its timing: every invariant not judged, for `why`."""
+    from checkers import INVARIANTS
+    from checkers.result import SeedResult
+
+    counts = dict(history.counts, events=len(history.events), acquisitions=len(history.of_kind("hold_began")))
+    return SeedResult(seed, history.sha256(), counts, history.rules, not_judged={inv.id: why for inv in INVARIANTS})
+
+
 def _keys_left(world, deleted: int | None, prefix: str, bucket: str) -> str:
     """Where a run's keys are: how many it wrote, how many its --cleanup deleted, under which prefix."""
     n = len(world.keys_written) if world is not None else 0
@@ -92,7 +101,10 @@ def _judged(console, args, s3, world, bucket, params, seed, run_id, prefix, wher
     # no pass without work (issue 50): a bucket that refused every request (or every write) gave the run nothing
     # to judge; the environment failed as surely as one that stopped answering
     env_failure = world.env_failure or world.answered_nothing()
-    result = judge(seed, history, env_failure, world.failure, strict=args.strict, not_calm=world.not_calm)
+    if world.lag_failure is not None:  # the loop ran too late for the history's timing to stand: no verdict
+        result = _not_judged(seed, history, world.lag_failure)
+    else:
+        result = judge(seed, history, env_failure, world.failure, strict=args.strict, not_calm=world.not_calm)
     o = world.options
     block = {"endpoint": where, "bucket": args.bucket, "prefix": prefix, "run_id": run_id, "region": args.region,
              "addressing_style": args.addressing_style, "reuse_prefix": bool(args.reuse_prefix),
@@ -100,6 +112,7 @@ def _judged(console, args, s3, world, bucket, params, seed, run_id, prefix, wher
              "keys_written": len(world.keys_written), "approximations": s3.APPROXIMATIONS,
              "client_timeouts_s": dict(zip(("connect", "read"), s3.client_timeouts(params))),
              "stall_bound_s": world.failure_limit_ms / 1000, "stalls": world.stalls,
+             "loop_lag_ms": world.timer_lag_ms, "loop_lag_bound_ms": world.lag_bound_ms,
              "answers": world.answers_text(),
              **({"quiet_not_calm": world.not_calm} if world.not_calm else {})}
     if args.cleanup:
@@ -125,7 +138,8 @@ def _judged(console, args, s3, world, bucket, params, seed, run_id, prefix, wher
     if status == Exit.TOOL:
         raise tool_failure(report)
     if status == Exit.ENVIRONMENT:
-        unjudged = "; no verdict (liveness, INV-4 and INV-7, not judged)" if world.env_failure else "; no verdict"
+        unjudged = ("; no verdict (nothing judged)" if world.lag_failure else
+                    "; no verdict (liveness, INV-4 and INV-7, not judged)" if world.env_failure else "; no verdict")
         raise EnvironmentFailure(f"{env_failure}{unjudged}"
                                  + ("; --cleanup skipped" if args.cleanup and "cleanup_skipped" in block else "")
                                  + f"; {_keys_left(world, done['deleted'], prefix, args.bucket)}"

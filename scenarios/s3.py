@@ -35,6 +35,11 @@ as `NoSuchBucket` does; a shorter one is recorded (`stalls`: its span, the
 calls it held) and the run goes on. A quiet phase the bucket did not keep
 calm (a stall or an error in it) cannot judge liveness (`not_calm`).
 
+So is the machine's: the loop measures how late it runs each timer (its lag, the history's
+`timing_slack_ms`). A lag past `loop_lag_bound_ms` (A / 2) ends the run as an environment failure
+(`lag_failure`, exit 3) whose history is judged not at all: a loaded machine's late timers and late
+answers would otherwise read as the protocol's verdict, either way.
+
 Must not know: any protocol rule. No `if` about leases belongs here.
 """
 
@@ -78,6 +83,7 @@ S3_PARAMS = Params(ttl_ms=2_000, grace_ms=1_000, safety_ms=400, max_skew_ms=200,
                    heartbeat_period_ms=600, attempt_timeout_ms=500)
 
 DEFAULT_PREFIX_ROOT = "nodelease-check/"
+LAG_FRACTION_OF_ATTEMPT = 2  # the loop-lag bound is A / 2 (`loop_lag_bound_ms`)
 POOL_SIZE = 32
 HEALTH_EVERY_MS = 50  # how often the loop looks at the calls in flight
 
@@ -88,6 +94,19 @@ def client_timeouts(params: Params) -> tuple[float, float]:
     its attempt (the world wants to learn whether a write its sender gave up on landed) but not past
     ttl + grace, where the world judges a silent endpoint stalled anyway."""
     return params.attempt_timeout_ms / 1000, (params.ttl_ms + params.grace_ms) / 1000
+
+
+def loop_lag_bound_ms(params: Params) -> int:
+    """How late the loop may run a timer before the run's timing no longer stands: half the attempt timeout
+    A (250 ms with S3_PARAMS). The checkers judge this world's durations against A with the loop's lag as
+    their tolerance (History.timing_slack_ms): LEASE-2 (a) bounds each attempt by A + lag, which must stay
+    below 2 A, the attempts of the broken model `long_lease_attempts` it exists to catch; at A / 2 it is
+    1.5 A, halfway. And the world records an answer, so a write's apply instant, when the loop gets to it:
+    a lag of half an attempt is as far as the history may drift from what ran against margins the
+    protocol sizes in A (FN-2's watch of P + A, NL-3's retry that must fit before the next send). Measured
+    on the project's shared 2-core machine: 16 to 18 ms over two 12 s runs on moto at a load average of
+    5.6; once 241 ms at 4.5, for a test run under `nice`."""
+    return params.attempt_timeout_ms // LAG_FRACTION_OF_ATTEMPT
 
 
 # --- the edge: one Request as one boto3 call ------------------------------------------
@@ -250,7 +269,7 @@ class S3World(World):
     def __init__(self, bucket: S3Bucket, model, params: Params = S3_PARAMS, model_name: str = "correct",
                  duration_ms: int = 30_000, nodes: int | None = None, actors: int | None = None, seed: int = 0,
                  scenario: str = "swarm", options: dict | None = None, progress=None,
-                 progress_every_ms: int = 1_000) -> None:
+                 progress_every_ms: int = 1_000, lag_bound_ms: int | None = None) -> None:
         self._t0 = time.monotonic()
         self._frozen: int | None = None
         super().__init__(seed, model, scenario, validate(params), model_name, options,
@@ -266,6 +285,9 @@ class S3World(World):
         # the environment: a bucket that stops answering ends the run as an environment failure
         self.env_failure: str | None = None
         self.failure_limit_ms = self.tg  # a stall longer than ttl + grace ends the run (T-5's span)
+        # a loop that ran a timer later than this ends the run too, with no verdict (its timing does not stand)
+        self.lag_bound_ms = loop_lag_bound_ms(self.params) if lag_bound_ms is None else lag_bound_ms
+        self.lag_failure: str | None = None
         self.stalls: list[dict] = []  # the stalls shorter than that: their spans and the calls they held
         self.not_calm: str | None = None  # why the quiet phase was not calm at the bucket (liveness not judged)
         self._lock = threading.Lock()  # guards what the worker threads and the loop share, below
@@ -339,6 +361,9 @@ class S3World(World):
                 lag = self.now - due  # how late this loop ran the timer (the machine's scheduling)
                 if lag > self.timer_lag_ms:
                     self.timer_lag_ms = lag
+                    if lag > self.lag_bound_ms:
+                        self._too_late(due, lag)
+                        return
                 self._guard(fn, args)
             wait_ms = min(heap[0][0] if heap else end, end) - self.now
             try:
@@ -352,6 +377,14 @@ class S3World(World):
                 except queue.Empty:
                     break
                 self._guard(fn, args)
+
+    def _too_late(self, due: int, lag: int) -> None:
+        """The loop ran a timer `lag` ms late, past its bound: the run ends as an environment failure whose
+        history is not judged at all (nodelease/s3.py): the recorded timing is not the timing that ran."""
+        self.lag_failure = (f"the event loop ran a timer due at {due / 1000:.3f} s {lag} ms late, past the bound of "
+                            f"{self.lag_bound_ms} ms (A / {LAG_FRACTION_OF_ATTEMPT}): the machine was too loaded for "
+                            f"the run's timing to stand")
+        self.env_failure = self.lag_failure
 
     @staticmethod
     def _raise(error: Exception) -> None:

@@ -34,7 +34,7 @@ from history import History, Process
 from model.observations import KINDS
 from model.records import NODES_PREFIX, OWNERS_PREFIX, LEASES_PREFIX, state_line
 
-from .load import Request, TraceSet
+from .load import ProcTrace, Request, TraceSet
 
 DATA_PREFIX = "wal/"
 NEVER = 1 << 62
@@ -448,6 +448,10 @@ def place(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[History | None, 
                 add(t, p, kind, tuple(line.get(f) for f in KINDS[kind]), ref)
         if pt.exit_line is None:
             add(pt.last_wall - o + 1, p, "crash", (), (p, None))
+        for pause in pt.pauses:  # the environment's pauses (the faults log), as the simulated worlds record theirs
+            t, line_no = _mono_to_true(pt, pause.from_mono_ms, o)
+            add(t, p, "fault", ("pause", pt.machine, pause.to_mono_ms - pause.from_mono_ms,
+                                f"the process was stopped (faults log line {pause.line})", None), (p, line_no))
     # the bucket's versions: when each took effect; at the instant of its send or its answer, between the two
     for key, chain in bucket.chains.items():
         for v in chain:
@@ -479,6 +483,17 @@ def place(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[History | None, 
     h.counts = {"processes": len(procs), "trace_lines": ts.lines}
     h.cache["trace_refs"] = refs
     return h, ""
+
+
+def _mono_to_true(pt: ProcTrace, mono_ms: int, offset: int) -> tuple[int, int]:
+    """The true instant of a reading of the process's monotonic clock, through its last line at or before it
+    (its wall and monotonic clocks run at one rate between two lines), and that line's number."""
+    wall, mono, line_no = pt.header["wall_ms"], pt.header["mono_ms"], 1
+    for x in pt.lines:
+        if x["mono_ms"] > mono_ms:
+            break
+        wall, mono, line_no = x["wall_ms"], x["mono_ms"], x["_line"]
+    return wall + (mono_ms - mono) - offset, line_no
 
 
 def _answered(add, bucket: Bucket, r: Request, t: int, sent: int, p: int, own: str, state_at, first_live, ref):

@@ -28,6 +28,9 @@ def options(p) -> None:
     p.add_argument("--access-log", metavar="FILE", default=None,
                    help="the S3 server's access log (the simple format of docs/traces.md): adds the writes whose "
                         "answers were lost and that no later request showed")
+    p.add_argument("--faults", metavar="FILE", default=None,
+                   help="the faults the environment made (docs/traces.md, the faults log): the processes' pauses, "
+                        "which the checkers excuse as they excuse the simulated worlds' (a paused process sends nothing)")
     p.add_argument("--max-skew-ms", type=_ms, default=None, metavar="MS",
                    help="the clock bound to judge with (default: the traces' own max_skew_ms)")
     p.add_argument("--strict", action="store_true",
@@ -57,7 +60,7 @@ def command(console, args) -> int:
     _fresh(args.report, "--report")
     _fresh(args.html, "--html")
     t0 = time.perf_counter()
-    ts = load(args.directory, args.access_log)
+    ts = load(args.directory, args.access_log, args.faults)
     if args.max_skew_ms is not None:
         from dataclasses import replace
 
@@ -82,6 +85,7 @@ def command(console, args) -> int:
     if failed:
         console.print(f"repro: python runner.py check-trace {args.directory}"
                       + (f" --access-log {args.access_log}" if args.access_log else "")
+                      + (f" --faults {args.faults}" if args.faults else "")
                       + (" --strict" if args.strict else ""))
     return int(Exit.VIOLATION if failed else Exit.PASSED)
 
@@ -120,6 +124,9 @@ def _print(console, ts: TraceSet, v: TraceVerdict, divergences, seconds: float, 
         f"traces show; ETags {'are' if b.md5_etags else 'are not'} the bodies' MD5", markup=False, highlight=False)
     for note in b.notes:
         out(f"  note: {note}", markup=False, highlight=False)
+    if ts.faults_log is not None:
+        paused = [f"{pt.node_id}/{pt.instance} {x.to_mono_ms - x.from_mono_ms} ms" for pt in ts.procs for x in pt.pauses]
+        out(f"faults log: {len(paused)} pauses ({', '.join(paused) or 'none'})", markup=False, highlight=False)
     names = sorted({pl.name for pl in v.placements})
     out(f"placements judged: {len(v.placements)} ({'; '.join(names)}; each with writes at their earliest and "
         f"latest)" + (f"; not admissible: {'; '.join(v.skipped)}" if v.skipped else ""), markup=False,
@@ -148,7 +155,8 @@ def _json(ts: TraceSet, v: TraceVerdict, divergences, seconds: float) -> dict:
     return {
         "directory": ts.directory,
         "processes": [{"file": os.path.basename(pt.path), "node_id": pt.node_id, "instance": pt.instance,
-                       "machine": pt.machine, "lines": 1 + len(pt.lines)} for pt in ts.procs],
+                       "machine": pt.machine, "lines": 1 + len(pt.lines),
+                       "pauses_mono_ms": [[x.from_mono_ms, x.to_mono_ms] for x in pt.pauses]} for pt in ts.procs],
         "params": ts.params.to_dict(),
         "placements": [pl.describe() for pl in v.placements],
         "not_admissible": v.skipped,

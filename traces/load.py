@@ -3,7 +3,8 @@
 A trace that cannot be read is bad input (house.errors.UsageError: one line naming the file and the
 line, exit 2): a missing directory, a file that is not NDJSON, a line the schema refuses (NaN and
 Infinity included), an answer to a request never sent, a request sent twice under one id, a monotonic
-clock that runs back, processes that disagree on the timing, two files of one instance.
+clock that runs back, processes that disagree on the timing, two files of one instance; a faults log
+line naming no process of the traces, or a pause that the process's own lines contradict.
 """
 
 from __future__ import annotations
@@ -43,12 +44,29 @@ class Request:
 
 
 @dataclass
+class Pause:
+    """One pause of a process, as the environment that made it recorded it (docs/traces.md, "The faults
+    log"): on the process's own monotonic clock, from when it was stopped to when it was let go on."""
+
+    from_mono_ms: int
+    to_mono_ms: int
+    line: int  # its line in the faults log
+
+
+# how far into a pause the process may still stamp a line: the harness reads its clock once the stop signal
+# is sent, and the signal reaches the process a moment later (an interrupt to its CPU: well under a ms)
+PAUSE_EDGE_MS = 5
+FAULTS = ("pause",)  # the faults a faults log may name
+
+
+@dataclass
 class ProcTrace:
     index: int
     path: str
     header: dict
     lines: list[dict] = field(default_factory=list)  # every line after the header, in order
     requests: dict[int, Request] = field(default_factory=dict)  # by id
+    pauses: list[Pause] = field(default_factory=list)  # from the faults log, in order
 
     @property
     def node_id(self) -> str:
@@ -90,6 +108,7 @@ class TraceSet:
     params: Params
     procs: list[ProcTrace]
     access: list[AccessEntry] = field(default_factory=list)
+    faults_log: str | None = None
     lines: int = 0  # lines read in all (headers included)
 
     @property
@@ -107,7 +126,7 @@ def trace_files(directory: str) -> list[str]:
     return [os.path.join(directory, n) for n in names]
 
 
-def load(directory: str, access_log: str | None = None) -> TraceSet:
+def load(directory: str, access_log: str | None = None, faults_log: str | None = None) -> TraceSet:
     validator = Validator(load_schema())
     procs: list[ProcTrace] = []
     params: dict | None = None
@@ -135,6 +154,9 @@ def load(directory: str, access_log: str | None = None) -> TraceSet:
     if access_log is not None:
         ts.access = load_access_log(access_log)
         ts.lines += len(ts.access)
+    if faults_log is not None:
+        ts.faults_log = faults_log
+        load_faults(faults_log, procs)
     return ts
 
 
@@ -214,22 +236,57 @@ def _read(f, path: str, index: int, validator: Validator) -> ProcTrace:
 def load_access_log(path: str) -> list[AccessEntry]:
     """The simple access log (docs/traces.md): one JSON object a line, a request the server answered."""
     out = []
+    for n, v in _json_lines(path, "the access log"):
+        if (not isinstance(v, dict) or v.get("op") not in ("GET", "PUT", "DELETE", "LIST")
+                or not isinstance(v.get("key"), str) or type(v.get("status")) is not int):
+            raise UsageError(f'{path}:{n}: an access log line is {{"op": "PUT", "key": "...", "status": 200, '
+                             f'"etag": "...", "if_match": null, "if_none_match": null}}')
+        out.append(AccessEntry(v["op"], v["key"], v["status"], v.get("etag"), v.get("if_match"),
+                               v.get("if_none_match"), n))
+    return out
+
+
+def _json_lines(path: str, what: str):
+    """(line number, value) of each JSON line of a log the environment wrote (blank lines skipped)."""
     try:
         f = open(path, encoding="utf-8")
     except OSError as e:
-        raise UsageError(f"{path}: cannot read the access log: {e.strerror}") from None
+        raise UsageError(f"{path}: cannot read {what}: {e.strerror}") from None
     with f:
         for n, text in enumerate(f, 1):
             if not text.strip():
                 continue
             try:
-                v = parse_line(text)
+                yield n, parse_line(text)
             except ValueError as e:
                 raise UsageError(f"{path}:{n}: not a JSON line: {e}") from None
-            if (not isinstance(v, dict) or v.get("op") not in ("GET", "PUT", "DELETE", "LIST")
-                    or not isinstance(v.get("key"), str) or type(v.get("status")) is not int):
-                raise UsageError(f'{path}:{n}: an access log line is {{"op": "PUT", "key": "...", "status": 200, '
-                                 f'"etag": "...", "if_match": null, "if_none_match": null}}')
-            out.append(AccessEntry(v["op"], v["key"], v["status"], v.get("etag"), v.get("if_match"),
-                                   v.get("if_none_match"), n))
-    return out
+
+
+def load_faults(path: str, procs: list[ProcTrace]) -> None:
+    """The faults log (docs/traces.md): one JSON object a line, a fault the environment made, here a pause of
+    one process (SIGSTOP to SIGCONT), given to that process's trace. Refused (one line, exit 2): a line naming
+    no process of the traces, a pause that ends before it begins, and one that the process's own lines
+    contradict (a line stamped inside it: a stopped process writes nothing)."""
+    by_who = {(pt.node_id, pt.instance): pt for pt in procs}
+    shape = ('a faults log line is {"fault": "pause", "node_id": "...", "instance": "...", "from_mono_ms": 0, '
+             '"to_mono_ms": 0}')
+    for n, v in _json_lines(path, "the faults log"):
+        if not isinstance(v, dict) or set(v) != {"fault", "node_id", "instance", "from_mono_ms", "to_mono_ms"} \
+                or not all(type(v[k]) is int for k in ("from_mono_ms", "to_mono_ms")):
+            raise UsageError(f"{path}:{n}: {shape}")
+        if v["fault"] not in FAULTS:
+            raise UsageError(f"{path}:{n}: fault {v['fault']!r}: a faults log names {', '.join(FAULTS)}")
+        pt = by_who.get((v["node_id"], v["instance"]))
+        if pt is None:
+            raise UsageError(f"{path}:{n}: {v['node_id']}/{v['instance']} is no process of the traces")
+        lo, hi = v["from_mono_ms"], v["to_mono_ms"]
+        if hi < lo:
+            raise UsageError(f"{path}:{n}: a pause that ends ({hi}) before it begins ({lo})")
+        inside = next((x for x in pt.lines if lo + PAUSE_EDGE_MS < x["mono_ms"] < hi), None)
+        if inside is not None:
+            raise UsageError(f"{path}:{n}: {pt.node_id}/{pt.instance} was paused from mono {lo} to {hi} ms, "
+                             f"but {os.path.basename(pt.path)}:{inside['_line']} is stamped {inside['mono_ms']} "
+                             f"ms: a stopped process writes nothing")
+        pt.pauses.append(Pause(lo, hi, n))
+    for pt in procs:
+        pt.pauses.sort(key=lambda x: x.from_mono_ms)

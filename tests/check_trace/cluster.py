@@ -3,6 +3,7 @@ through the delay-and-drop proxy, with a kill -9 and a restart, a SIGSTOP/SIGCON
 lease, and a clean stop (SIGTERM) at the end: the traces `check-trace` judges (issue 49).
 
     python -m tests.check_trace.cluster OUT_DIR [--bug NAME] [--seed N]   # starts SeaweedFS itself
+    python -m tests.check_trace.cluster --record NAME [--seed N]   # the stored traces of NAME, again
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ SKEWS = {"n1": 0, "n2": 120, "n3": -120}  # each node's wall clock, off the host
 class Run:
     trace_dir: str
     access_log: str
+    faults_log: str  # the pauses the harness made (docs/traces.md, "The faults log")
     exits: dict = field(default_factory=dict)  # pid -> exit status
     proxy_counts: dict = field(default_factory=dict)
     seconds: float = 0.0
@@ -50,6 +52,7 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
     os.makedirs(out, exist_ok=True)
     trace_dir = os.path.join(out, "traces")
     access_log = os.path.join(out, "access.ndjson")
+    faults_log = os.path.join(out, "faults.ndjson")
     if os.path.exists(trace_dir):  # a run's traces are its own: an earlier run's would be judged with them
         shutil.rmtree(trace_dir)
     prefix = f"run{seed}-{os.getpid()}-{int(time.time())}/"
@@ -61,7 +64,8 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
     proxy = DelayDropProxy(url, bucket, prefix, access_log, seed=seed, p_delay=p_delay, p_drop=p_drop)
     env = dict(os.environ, **CREDENTIAL_ENV, PYTHONPATH=ROOT)
     procs: dict[str, subprocess.Popen] = {}
-    run = Run(trace_dir, access_log)
+    run = Run(trace_dir, access_log, faults_log)
+    open(faults_log, "w").close()
     t0 = began = time.monotonic()
 
     def start(node: str, k: int) -> None:
@@ -136,8 +140,11 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
         victim = holder(procs)
         if procs[victim].poll() is None:
             procs[victim].send_signal(signal.SIGSTOP)  # a pause longer than the lease (ttl 2 s)
+            stopped = mono_ms()  # (read once the signal is sent: the process writes nothing after it)
             at(plan["resume"])
+            let_go = mono_ms()
             procs[victim].send_signal(signal.SIGCONT)
+            note_pause(faults_log, os.path.join(trace_dir, f"{victim}-{procs[victim].pid}.ndjson"), stopped, let_go)
         at(plan["stop"])
         proxy.enabled = False  # the stop is judged without faults
         for node, p in procs.items():
@@ -161,22 +168,120 @@ def run_cluster(url: str, out: str, bug: str | None = None, seed: int = 0, bucke
     return run
 
 
+def mono_ms() -> int:
+    """The host's monotonic clock, as the example stamps its lines (time.monotonic: CLOCK_MONOTONIC, one clock
+    for every process of the machine): the faults log's pauses are on the paused process's own clock."""
+    return int(time.monotonic() * 1000)
+
+
+def note_pause(faults_log: str, trace: str, from_mono_ms: int, to_mono_ms: int) -> None:
+    """One line of the faults log: the process of `trace` (its header names it) was stopped in that span."""
+    with open(trace, encoding="utf-8") as f:
+        head = json.loads(f.readline())
+    with open(faults_log, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"fault": "pause", "node_id": head["node_id"], "instance": head["instance"],
+                            "from_mono_ms": from_mono_ms, "to_mono_ms": to_mono_ms}) + "\n")
+
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+INVARIANT_OF = {"unconditional_fence": "INV-3", "stale_after_pause": "INV-1", "reuse_generation": "INV-2"}
+RECORD_SEED = 12  # the first seed --record tries
+RECORD_TRIES = 5
+
+
+def judged_as_stored(name: str, trace_dir: str, faults_log: str) -> str | None:
+    """None if the traces show what the stored ones of `name` must (tests/check_trace/test_traces.py): the
+    correct example passes under --strict and conforms; a seeded bug is violated in every placement by its
+    invariant. Otherwise why not."""
+    from traces import conform
+    from traces.judge import judge
+    from traces.load import load
+
+    ts = load(trace_dir, None, faults_log)
+    idle = [pt.node_id for pt in ts.procs if not any(x["kind"] == "lease_valid" for x in pt.lines)]
+    if idle:  # (a first write lost and its re-read too: fenced while starting, NL-7; valid, but it shows little)
+        return f"{', '.join(idle)} never held its lease"
+    v = judge(ts)
+    if name == "correct":
+        bad = {inv: st for inv, st in v.status.items() if st in ("violated", "possibly violated")}
+        diverged = [d.summary() for d in conform.replay_all(ts, v.bucket, v.placements[0]) if d.divergence]
+        if bad or diverged:
+            return f"the correct example did not pass: {bad or ''} {diverged or ''}".strip()
+        return None
+    inv = INVARIANT_OF[name]
+    return None if v.status[inv] == "violated" else f"{inv} is {v.status[inv]!r}, not violated"
+
+
+def record(name: str, seed: int, tries: int = RECORD_TRIES) -> int:
+    """Record the stored traces `name` (correct, or a seeded bug) again: the short plan against SeaweedFS on
+    loopback (a temporary data dir, free ports), judged as the stored ones must be (every node held its lease),
+    then written gzipped into tests/check_trace/data/NAME/ (the old files removed) with their faults log,
+    data/NAME.faults.ndjson. The seeds from `seed` on are tried in turn (a run's timing is the machine's);
+    if none is judged so, the stored traces stay as they were (exit 1)."""
+    import glob
+    import gzip
+    import tempfile
+
+    if name != "correct" and name not in INVARIANT_OF:
+        print(f"--record {name}: one of correct, {', '.join(INVARIANT_OF)}", file=sys.stderr)
+        return 2
+    work = tempfile.mkdtemp(prefix="record-traces-")
+    server = start_seaweedfs(os.path.join(work, "weed"))
+    try:
+        for s in range(seed, seed + tries):
+            r = run_cluster(server.url, os.path.join(work, f"run{s}"), None if name == "correct" else name, s,
+                            plan=SHORT)
+            why = judged_as_stored(name, r.trace_dir, r.faults_log)
+            if why is None:
+                seed = s
+                break
+            print(f"seed {s}: not recorded, {why}", file=sys.stderr)
+    finally:
+        server.stop()
+    if why is not None:
+        print(f"{name}: nothing recorded in {tries} seeds from {seed} (the runs are in {work})", file=sys.stderr)
+        return 1
+    target = os.path.join(DATA, name)
+    os.makedirs(target, exist_ok=True)
+    for old in glob.glob(os.path.join(target, "*.ndjson.gz")):
+        os.remove(old)
+    for path in sorted(glob.glob(os.path.join(r.trace_dir, "*.ndjson"))):
+        with open(path, "rb") as f, open(os.path.join(target, os.path.basename(path) + ".gz"), "wb") as out:
+            out.write(gzip.compress(f.read(), mtime=0))
+    shutil.copyfile(r.faults_log, os.path.join(DATA, f"{name}.faults.ndjson"))
+    shutil.rmtree(os.path.join(work, "weed"), ignore_errors=True)
+    shutil.rmtree(os.path.join(work, f"run{seed}"), ignore_errors=True)
+    if not os.listdir(work):
+        os.rmdir(work)
+    else:
+        print(f"(the runs not recorded are in {work})")
+    print(f"recorded {target} (seed {seed}, {r.seconds:.1f} s; proxy {r.proxy_counts})")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     import argparse
     import tempfile
 
     p = argparse.ArgumentParser()
-    p.add_argument("out")
+    p.add_argument("out", nargs="?", default=None)
     p.add_argument("--bug", default=None)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=None)
     p.add_argument("--short", action="store_true", help="the short plan (no kill): the traces stored under tests/")
+    p.add_argument("--record", metavar="NAME", default=None,
+                   help="record tests/check_trace/data/NAME again (correct, or a seeded bug's name)")
     a = p.parse_args(argv)
+    if a.record is not None:
+        return record(a.record, RECORD_SEED if a.seed is None else a.seed)
+    if a.out is None:
+        p.error("OUT_DIR is needed (or --record NAME)")
     data = tempfile.mkdtemp(prefix="weed-")
     server = start_seaweedfs(data)
     try:
-        r = run_cluster(server.url, a.out, a.bug, a.seed, plan=SHORT if a.short else FULL)
+        r = run_cluster(server.url, a.out, a.bug, a.seed or 0, plan=SHORT if a.short else FULL)
     finally:
         server.stop()
+        shutil.rmtree(data, ignore_errors=True)
     print(r)
     return 0
 

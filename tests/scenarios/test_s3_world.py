@@ -48,7 +48,15 @@ from scenarios.s3 import S3_PARAMS, S3Bucket, S3World, _explain, make_client  # 
 from scenarios.swarm import draw  # noqa: E402
 from scenarios.plan import Choices  # noqa: E402
 
-from conformance.servers import ACCESS_KEY, CREDENTIAL_ENV, SECRET_KEY, client, free_ports, start_moto  # noqa: E402
+from conformance.servers import (  # noqa: E402
+    ACCESS_KEY,
+    CREDENTIAL_ENV,
+    SECRET_KEY,
+    client,
+    free_ports,
+    skip_if_too_loaded,
+    start_moto,
+)
 
 BUCKET = "nodelease-s3-world"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -71,10 +79,21 @@ def aws_env(monkeypatch):
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
-def run_cli(capsys, *argv) -> tuple[int, str, str]:
+def run_cli(capsys, *argv, lag_skips: bool = True) -> tuple[int, str, str]:
+    """runner.main's status and output; the test skips, saying so, if the run's loop ran later than its
+    bound (the machine too loaded for a real-time verdict: the run judged nothing), unless `lag_skips` is off."""
     code = runner.main(list(argv))
     out, err = capsys.readouterr()
+    if lag_skips and code == Exit.ENVIRONMENT:
+        skip_if_too_loaded(err)
     return code, out, err
+
+
+def run_world(world):
+    """The world's history; the test skips, saying so, if its loop ran later than its bound (as run_cli)."""
+    h = world.run()
+    skip_if_too_loaded(world.lag_failure)
+    return h
 
 
 # --- the acceptance run -------------------------------------------------------------------------
@@ -330,7 +349,7 @@ def test_the_world_keeps_the_io_contract_under_faults(moto, aws_env):
     rec = ContractRecorder(MODEL, jitter_ms=10_000)
     world = _PlannedFates(S3Bucket(make_client(moto.url), BUCKET, "contract/"), rec, S3_PARAMS, "correct", 10_000,
                           seed=7, scenario="swarm", options=options, fates=PLANNED)
-    h = world.run()
+    h = run_world(world)
     assert world.failure is None, world.failure
     assert rec.problems == [], rec.problems[:5]
     assert rec.replies > 0 and rec.timers_fired > 0
@@ -360,7 +379,7 @@ def test_an_unconditional_fence_is_caught_on_a_real_server(moto, aws_env):
                        p_request_lost=0.0, p_slow_reply=0.0, upgrade=None, deletes=[], operator_fences=[],
                        outages=[], twins=[], crashes=[["n0", 4_000]], **ISSUE37_OFF)
         world.slots[0].wanted = False  # no supervisor brings n0 back: its peers must fence it
-        h = world.run()
+        h = run_world(world)
         assert world.failure is None, world.failure
         caught = [v for v in check_all(h) if v.invariant == "INV-3"]
         if caught:
@@ -387,7 +406,7 @@ def test_a_reused_generation_is_caught_on_a_real_server(moto, aws_env):
                        p_late=0.0, p_request_lost=0.0, p_slow_reply=0.0, crashes=[], twins=[], upgrade=None,
                        stops=[], drains=[], deletes=[], operator_fences=[], blip=[], **ISSUE37_OFF,
                        outages=[[f"n{k % 3}", 3_500 + 1_100 * k, 900, "refuse"] for k in range(6)])
-        h = world.run()
+        h = run_world(world)
         assert world.failure is None, world.failure
         caught = [v for v in check_all(h) if v.invariant == "INV-2"]
         if caught:
@@ -414,7 +433,7 @@ def test_final_rounds_carry_actors_and_inv4_flags_an_unowned_one(moto, aws_env):
     world = _world(moto, MODEL, "final/", 11, 16_000, scenario="calm", nodes=2, actors=3, p_client_retry=0.9,
                    p_fail_fast=0.2,  # requests that fail fast are retried by their clients
                    fault_ms=8_000, quiet_ms=8_000, liveness_ms=6_000)
-    h = world.run()
+    h = run_world(world)
     assert world.failure is None and world.env_failure is None, (world.failure, world.env_failure)
     rounds = [e for e in h.events if e[2] == "final_round"]
     assert len(rounds) == 2 and rounds[0][3][0], rounds  # two rounds, each naming the actors it asks for
@@ -538,7 +557,7 @@ def test_the_timeline_shows_the_faults_injected_at_the_edge(moto, aws_env):
     options.update(OTHER_FAULTS_OFF, outages=[["n1", 3_000, 1_000, "refuse"]])
     world = _PlannedFates(S3Bucket(make_client(moto.url), BUCKET, "faults/"), MODEL, S3_PARAMS, "correct", 8_000,
                           seed=5, scenario="calm", options=options, fates=PLANNED)
-    h = world.run()
+    h = run_world(world)
     assert world.failure is None, world.failure
     machine = {p: pr.node_id.replace("n", "m") for p, pr in enumerate(h.processes) if pr.node_id}
     seen = Counter((machine.get(e[1]), e[3][0], e[3][1]) for e in h.events if e[2] == "fault" and e[3][0] != "outage")
@@ -575,6 +594,42 @@ def test_a_bucket_that_refuses_every_write_is_no_pass_but_exit_3(moto, aws_env, 
     rep = json.loads(path.read_text())
     assert rep["passed"] is False and rep["exit_status"] == 3 and rep["counts"]["acquisitions"] == 0
     assert rep["why_not_passed"].startswith("the environment failed: the bucket refused every write")
+    assert "ENVIRONMENT FAILED" in out
+
+
+def test_a_loop_that_ran_late_is_no_verdict_but_exit_3(moto, aws_env, capsys, tmp_path, monkeypatch):
+    """Under a heavy load average the loop runs its timers late, and the history's timing is no longer the
+    timing that ran: a verdict on it could be false either way. A lag past the bound (A / 2: 250 ms here) ends
+    the run as an environment failure, exit 3, one line naming the lag and the bound, nothing judged. The
+    loop is blocked here (a callback that sleeps three bounds, then a timer that was due meanwhile), so the
+    test does not depend on the machine's load."""
+    import time
+
+    from scenarios import s3
+
+    bound = s3.loop_lag_bound_ms(S3_PARAMS)
+    assert bound == S3_PARAMS.attempt_timeout_ms // 2 == 250
+    schedule = S3World.schedule
+
+    def blocked(self):
+        end = schedule(self)
+        self.later(1_500, time.sleep, 3 * bound / 1000)  # the loop blocked, as on an overloaded machine
+        self.later(1_501, lambda: None)  # due while it was: run at least 2 bounds late
+        return end
+
+    monkeypatch.setattr(S3World, "schedule", blocked)
+    path = tmp_path / "late.json"
+    code, out, err = run_cli(capsys, "s3", moto.url, "--bucket", BUCKET, "--prefix", "late/", "--duration", "6",
+                             "--scenario", "calm", "--seed", "1", "--report", str(path), lag_skips=False)
+    assert code == Exit.ENVIRONMENT, (code, err, out[-2000:])
+    assert err.count("\n") == 1 and err.startswith("runner.py: environment failure: the event loop ran a timer due "
+                                                    "at 1.501 s "), err
+    assert f"ms late, past the bound of {bound} ms (A / 2)" in err and "no verdict (nothing judged)" in err, err
+    rep = json.loads(path.read_text())
+    assert rep["passed"] is False and rep["exit_status"] == 3 and rep["failures"] == []
+    assert rep["invariants_checked"] == [] and len(rep["not_judged"]) >= 30
+    assert rep["s3"]["loop_lag_ms"] >= 2 * bound and rep["s3"]["loop_lag_bound_ms"] == bound
+    assert rep["elapsed_s"] < 6  # it stopped there, it did not run out its 6 s
     assert "ENVIRONMENT FAILED" in out
 
 
