@@ -3,11 +3,13 @@ at once.
 
 The world records what the background task sends (`background_sent`): when the process's `background`
 timer fires, a write naming nobody is a pending release's retry and a read the resolver's (OR-8); on the
-answer to a retry, the read of its key that follows its refusal (OR-5). Each entry works one request at
-a time, so the task's requests in flight are the entries at work; the world counts them at each send,
-this one included, from the send to the answer (a reply, or the timeout) it delivered. The resolver's
-release is not counted: its entry ended when it was sent (OR-8), and it is sent on a read's answer, not
-by the task's timer. Broken model `unbounded_pending`.
+answer to a retry, the read of its key that follows its refusal (OR-5); on the answer to the resolver's
+read, the release of its key it sends (OR-8: the entry is worked until that release's reply, OR-9's lock
+held that long; a failure makes it a pending release). Each entry works one request at a time, so the
+task's requests in flight are the entries at work, of either kind; the world counts them at each send,
+this one included, from the send to the answer (a reply, or the timeout) it delivered: a count rises only
+at a send, so judging every send judges every instant. Broken models `unbounded_pending` and
+`resolver_release_uncounted`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ PENDING_AT_ONCE = 32  # BD-2
 
 @invariant(INVARIANT, "at most 32 pending entries worked at once", kind="safety", rules=("BD-2",))
 def check_pending(history: History) -> list[Violation]:
-    return over_cap(history, "background_sent", PENDING_AT_ONCE, INVARIANT, lambda f: (
+    return over_cap(history, ("background_sent",), PENDING_AT_ONCE, INVARIANT, lambda f, _kind: (
         f"{f.op} {f.key} for its pending entries", f"of their requests in flight, this one included (BD-2: at most "
                                                    f"{PENDING_AT_ONCE} entries worked at once)"))
 

@@ -122,10 +122,12 @@ class Fencing:
         """FN-2: a peer unchanged for a full P + A, counted from our first acknowledged
         lease write after any lapse of our own, whose written_at + ttl + grace has
         passed, is read once more, fresh, to decide on a fence."""
+        if st.fencing:  # SLOT-1: the slots it holds, each a fence whose request is in flight (a claim)
+            out.append(Observe("slots", ("BD-1", tuple(sorted(node_key(n) for n in st.fencing)))))
         if not self.lease_valid(st, now) or st.watch_from_ms is None:
             return st  # FN-1
         for node, seen in st.view.items():
-            if len(st.fencing) >= self.fence_concurrency:  # BD-1
+            if self.fences_held(st) >= self.fence_concurrency:  # BD-1
                 out.append(Mark("BD-1"))
                 break
             if node in st.fencing or not seen.live:
@@ -137,6 +139,16 @@ class Fencing:
             out.append(Mark("FN-2"))
             st = self.fence_read(st, node, seen, out)
         return st
+
+    @staticmethod
+    def fences_held(st) -> int:
+        """Decision (BD-1): the fences at work, each from its read until its write's answer (or the read's, when
+        it decides no write): every one holds a slot of the cap."""
+        return len(st.fencing)
+
+    def free_fence_slot(self, st, node):
+        """Decision (SLOT-1): a fence whose request ended without a write to follow frees its slot."""
+        return replace(st, fencing=st.fencing.without(node))
 
     def watched_long_enough(self, st, seen, now) -> bool:
         """FN-2: `seen` unchanged for a full P + A, counted from our first acknowledged lease write
@@ -165,7 +177,7 @@ class Fencing:
         """FN-3: decide on this read alone."""
         node = purpose[1]
         watched = st.fencing.get(node)
-        st = replace(st, fencing=st.fencing.without(node))
+        st = self.free_fence_slot(st, node)
         if reply.status != io.OK or watched is None:
             return st
         rec = decode_node(reply.body)
@@ -183,7 +195,7 @@ class Fencing:
             return st
         fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)  # keeps A's written_at (NL-1)
         out.append(Mark("FN-3"))
-        st = replace(st, fencing=st.fencing.with_item(node, watched))
+        st = replace(st, fencing=st.fencing.with_item(node, watched))  # (the slot, held on for the write)
         return self.send(st, ("fence_write", node), self.fence_request(node, reply.version, fence), out)
 
     def fence_request(self, node, version, fence):

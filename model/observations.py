@@ -77,6 +77,17 @@ KINDS: dict[str, tuple[str, ...]] = {
     # a process sent a fence write (PUT nodes/<another id>): the fence writes it had in flight then, this one
     # included (a fence is in flight until the world delivers its reply or its timeout; BD-1)
     "fence_sent": ("key", "in_flight"),
+    # a process sent a fence's read (FN-3's fresh GET of nodes/<another id>, as the world tells it from the
+    # listing's reads and an acquisition's, scenarios/core.py `_is_fence`): its fences' requests in flight then,
+    # reads and writes, this one included (BD-1)
+    "fence_read_sent": ("key", "in_flight"),
+    # the answer (a reply, or the timeout) to a fence's read or write delivered to the process: its op, key and
+    # status, and when it was sent (BD-1, SLOT-1)
+    "fence_answered": ("op", "key", "status", "sent_ms"),
+    # a claim: the slots of a bounded task the process holds (BD-1: "BD-1", the nodes/ keys of its fences; BD-2:
+    # "BD-2", the owners/ keys of the entries it works), said as its listing ends and as its background timer
+    # fires. SLOT-1 cross-checks it: each slot's request is in flight, or ended less than a period ago
+    "slots": ("bound", "keys"),
     "released_sent": (),  # a process sent a `released` write of its own node lease (CS-1, CS-2)
     # a request of the process's background task (OR-5, OR-8; BD-2, BD-3) left: sent when its `background`
     # timer fired (a pending release's retry, a PUT; the resolver's read, a GET) or on the answer to a retry

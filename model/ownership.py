@@ -432,6 +432,9 @@ class Ownership(ActorData):
 
     def on_timer_background(self, st, key, now, out):
         st = replace(st, background_at_ms=None)
+        held = self.entries_at_work(st)
+        if held:  # SLOT-1: the slots it holds, each an entry whose request is in flight (a claim)
+            out.append(Observe("slots", ("BD-2", held)))
         if not self.lease_valid(st, now):
             out.append(Mark("OR-6"))  # paused while the node lease is invalid; resumed on recovery
             return st
@@ -473,10 +476,18 @@ class Ownership(ActorData):
 
     @staticmethod
     def background_in_flight(st) -> int:
-        """BD-2: the entries whose request is in flight (a pending release's retry or its read, the resolver's
-        read)."""
+        """BD-2: the entries whose request is in flight: a pending release's retry or its read, and an unresolved
+        acquire the resolver works, from its read until its release's reply (OR-9: the resolver holds the actor's
+        lock that long, and a release that fails becomes a pending release: the entry is worked until then)."""
         return sum(1 for e in st.pending.values() if e.rid is not None) + sum(
-            1 for e in st.unresolved.values() if e.rid is not None)
+            1 for v in st.locks.values() if v == "resolve")
+
+    @staticmethod
+    def entries_at_work(st) -> tuple:
+        """SLOT-1: the owners/ keys of the entries holding a slot of BD-2's cap (as `background_in_flight`)."""
+        keys = [owner_key(e.actor) for e in st.pending.values() if e.rid is not None]
+        keys += [owner_key(a) for a, v in st.locks.items() if v == "resolve"]
+        return tuple(sorted(keys))
 
     def wake_background(self, st, now, out):
         """BD-2, OR-6: the task parked on a full cap; once an input freed a slot (an answer, its timeout, an entry

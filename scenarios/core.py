@@ -325,7 +325,14 @@ class World(Processes, Workload, QuietPhase):
         # what the input is to the background task (BD-2..BD-4): its timer, or the answer to one of its requests
         ti = type(inp)
         ctx = None
+        answering = None
         if ti is ReplyArrived:
+            if proc.keyed:
+                answering = self._answering(proc, inp)
+            if proc.fences:
+                fence = proc.fences.pop(inp[0], None)
+                if fence is not None:  # a fence's request answered (its reply, or its timeout): BD-1, SLOT-1
+                    self.record(proc.index, "fence_answered", (fence[0], fence[1], inp[1].status, fence[2]))
             if proc.background:
                 asked = proc.background.pop(inp[0], None)
                 if asked is not None:
@@ -338,6 +345,8 @@ class World(Processes, Workload, QuietPhase):
             ctx = "told"
         outer = proc.bg_ctx
         proc.bg_ctx = ctx
+        outer_answering = proc.answering
+        proc.answering = answering
         # the process's two clocks (model.io.Now): its monotonic one (Clock.mono) and its wall one (Clock.local),
         # inlined (the hottest call of all)
         c = proc.clock
@@ -385,6 +394,46 @@ class World(Processes, Workload, QuietPhase):
             else:
                 raise TypeError(f"not an effect: {eff!r}")
         proc.bg_ctx = outer
+        proc.answering = outer_answering
+
+    @staticmethod
+    def _answering(proc: Proc, inp) -> tuple[int, str] | None:
+        """The request (its id and key) on nodes/ or owners/ whose answer `inp` delivers; a LIST of nodes/
+        answered by the listing's chain sets the keys it will read one after another (BD-1: those reads are
+        the listing's, not fences)."""
+        rid = inp[0]
+        key = proc.keyed.pop(rid, None)
+        if key is None:
+            return None
+        if key == NODES_PREFIX:
+            chain = proc.chain
+            if chain is not None and chain[0] == rid:
+                reply = inp[1]
+                own = NODES_PREFIX + proc.node_id
+                proc.chain = [rid, tuple(k for k, _v in reply.entries if k != own)] if (
+                    reply.status == OK and reply.entries) else None
+        return rid, key
+
+    def _is_fence(self, proc: Proc, rid: int, req) -> bool:
+        """A request on another node's nodes/ object is a fence's (FN-3's read, or a fence write: BD-1) unless
+        it is a read of the listing's chain (one GET per listed key, each sent on the answer to the chain's
+        previous request), the read of a node's lease that follows a read of a record (FN-5, OR-3), or the
+        operator's."""
+        if req.op != GET:
+            return True
+        if proc is getattr(self, "operator", None):
+            return False  # the operator's reads (FN-7, FN-8): each command its own, no task of fences (BD-1)
+        answering = proc.answering
+        if answering is None:
+            return True
+        if answering[1].startswith(OWNERS_PREFIX):
+            return False  # FN-5: the read of nodes/A issued after the read of a record naming A
+        chain = proc.chain
+        if chain is not None and chain[0] == answering[0] and chain[1] and req.key in chain[1]:
+            chain[0] = rid
+            chain[1] = tuple(k for k in chain[1] if k != req.key)
+            return False
+        return True
 
     def background_or_release(self, proc: Proc, rid: int, req, timeout: int, now: int) -> None:
         """A request on `owners/` leaves: the world notes what it knows of it for BD-2..BD-4, from the input
@@ -406,6 +455,11 @@ class World(Processes, Workload, QuietPhase):
                 return
         elif type(ctx) is tuple and ctx[0] == "write" and req.op == GET and req.key == ctx[2]:
             what, version = "read", ctx[3]  # (the retry's token: the read is that entry's)
+        elif type(ctx) is tuple and ctx[0] == "resolve" and nobody and req.key == ctx[2]:
+            # the resolver's release, sent on its read's answer (OR-8): the entry is worked until its reply (OR-9:
+            # the lock is held until then), so it holds its slot (BD-2). No token: it is no pending release's
+            # retry (BD-3 judges those), and a failure makes it one (keyed on that read's version)
+            what, version = "release", None
         else:
             if nobody:
                 self.record(proc.index, "release_sent", (req.key, "told" if ctx == "told" else "", timeout))
@@ -465,8 +519,19 @@ class World(Processes, Workload, QuietPhase):
         self._sent_at[(proc.index, rid)] = len(ledger)
         ledger.append(_new_tuple(Sent, (now, proc.index, req.op, req.key, purpose[0], None, False, None, False,
                                          detail if type(detail) is str else None)))
-        if req.key.startswith(OWNERS_PREFIX):
+        key = req.key
+        if key.startswith(OWNERS_PREFIX):
+            proc.keyed[rid] = key
             self.background_or_release(proc, rid, req, timeout, now)
+        elif key.startswith(NODES_PREFIX) and key[6:] != proc.node_id:
+            proc.keyed[rid] = key
+            if key == NODES_PREFIX:
+                if req.op == LIST:
+                    proc.chain = [rid, None]  # a listing (or the guard's round) begins its chain
+            elif self._is_fence(proc, rid, req):
+                proc.fences[rid] = (req.op, key, now)
+                if req.op == GET:
+                    self.record(proc.index, "fence_read_sent", (key, len(proc.fences)))
         # what a process still sends once the faults are over (CONV-1), and what a draining one sends
         # (the entries a drain waits on: F-2's cause)
         if now >= self.settle_from_ms or proc.draining:
@@ -482,9 +547,10 @@ class World(Processes, Workload, QuietPhase):
             if key.startswith(DATA_PREFIX):
                 proc.watched[rid] = key  # a segment: its failure, when answered, is a world fact (OR-5)
             elif key.startswith(NODES_PREFIX) and key != NODES_PREFIX + proc.node_id:
-                # a fence (FN-3, FN-7): the world counts those the process has in flight (BD-1)
+                # a fence (FN-3, FN-7): the world counts the fences' requests the process has in flight, their
+                # reads and writes (BD-1)
                 proc.watched[rid] = key
-                n = sum(1 for k in proc.watched.values() if k.startswith(NODES_PREFIX))
+                n = len(proc.fences)
                 self.record(proc.index, "fence_sent", (key, n))
                 for hook in self.fence_hooks:  # the kinds that act when a fence leaves (before its fate)
                     hook(self, proc, req, n)

@@ -24,7 +24,7 @@ class Proc:
     __slots__ = ("index", "node_id", "instance", "machine", "clock", "state", "alive", "timers", "watched",
                  "pending", "learned", "slot", "step", "draining", "stragglers", "events", "deadlines",
                  "resume_when_drained", "reading", "background", "bg_ctx", "record_reqs", "asked", "paused_until",
-                 "waited")
+                 "waited", "keyed", "answering", "chain", "fences")
 
     def __init__(self, index, node_id, instance, machine, clock, slot, step) -> None:
         self.step = step
@@ -71,6 +71,17 @@ class Proc:
         # (World.pause)
         self.paused_until = 0
         self.waited = [0, 0, 0]  # what queued in its current or last pause: timers, replies, commands
+        # request id -> key of a request on nodes/ (a LIST of it, or another node's object) or on owners/, in
+        # flight: what the world knows of the request whose answer is being delivered (`answering`: its id and
+        # key, or None), to tell a fence's read from the listing's and an acquisition's (BD-1, SLOT-1)
+        self.keyed: dict[int, str] = {}
+        self.answering: tuple[int, str] | None = None
+        # the listing's chain (the ADR: one LIST of nodes/, then one GET per listed node, one after another):
+        # [the id of its request in flight, the listed keys it has not read yet (None before the LIST's answer)]
+        self.chain: list | None = None
+        # request id -> (op, key, sent_ms) of a fence's request in flight: its read (FN-3's fresh GET) or its write
+        # (FN-3, FN-7), from its send until the world delivers its answer or timeout (BD-1, SLOT-1)
+        self.fences: dict[int, tuple[str, str, int]] = {}
 
 
 class Slot:
@@ -129,6 +140,9 @@ class Processes:
         proc.watched.clear()
         proc.deadlines.clear()
         proc.background.clear()
+        proc.keyed.clear()
+        proc.fences.clear()
+        proc.chain = None
         slot = proc.slot
         if not slot.wanted or slot.proc is not proc:
             return

@@ -367,7 +367,7 @@ def test_bd1_nine_fence_writes_in_flight_violate():
     for k in range(1, 10):
         h.add(1_000 + k, 0, "fence_sent", fields("fence_sent", key=f"nodes/n{k}", in_flight=k))
     (v,) = CHECKERS["BD-1"](h)
-    assert v.invariant == "BD-1" and v.events == (8,) and "9 fence writes in flight" in v.message
+    assert v.invariant == "BD-1" and v.events == (8,) and "9 fences' requests in flight" in v.message
     h.events = h.events[:8]
     assert CHECKERS["BD-1"](h) == []
 

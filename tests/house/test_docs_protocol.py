@@ -23,7 +23,7 @@ DOC = ROOT / "docs" / "protocol.md"
 # top-level modules are scanned too)
 CODE_DIRS = (*PACKAGES, "tests")
 
-FAMILIES = ("T", "NL", "FN", "OR", "CS", "UP", "BD", "INV", "BM", "LEASE", "FENCE", "CONV", "COST")
+FAMILIES = ("T", "NL", "FN", "OR", "CS", "UP", "BD", "INV", "BM", "LEASE", "FENCE", "CONV", "COST", "SLOT")
 # what else looks like an id in the code: findings and open questions (docs/findings.md: F-, Q-, P-), and
 # words that are no ids at all. A family in neither list fails `test_every_id_family_is_known`.
 NOT_PROTOCOL = {"F": "a known finding (docs/findings.md)", "Q": "an open question (docs/findings.md)",
