@@ -20,6 +20,11 @@ class StopRetriesForever(Model):
         out.append(SetTimer("stop", now.mono_ms + RELEASED_RETRY_MS))
         return st
 
+    def on_timer_stop(self, st, key, now, out):
+        if st.stop is not None and st.stop.stage == "writing":
+            return self.write_released(st, now, out)  # a retry, whatever the window says
+        return super().on_timer_stop(st, key, now, out)
+
 
 MODEL = StopRetriesForever()
 step = MODEL.step
