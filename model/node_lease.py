@@ -261,6 +261,13 @@ class NodeLease:
                 # that write's send on the monotonic clock, which this node noted as it sent it (a wall
                 # reading mapped back would move it by the clocks' drift since)
                 sent_mono = of[1] if of is not None and of[0] == rec.written_at_ms else None
+                if sent_mono is None:
+                    # another write of ours than the one re-read for (an earlier one whose reply was lost): its
+                    # written_at mapped back through a wall clock stepped since may read older than the last
+                    # acknowledgement, but a read sent after that acknowledgement shows the object as new as
+                    # it or newer (every write of ours is conditioned on the version held): never older
+                    # (swarm seed 17602: judged older, it was never adopted and every write met 412 for good)
+                    sent_mono = max(now.mono_at(rec.written_at_ms), st.lease.acked_mono_ms)
                 st = self.lease_acknowledged(st, reply.version, rec.written_at_ms, "adopt", now, out,
                                              sent_mono_ms=sent_mono)
                 return self.after_lease_op(st, now, out)

@@ -20,6 +20,12 @@
 - Swarm seeds 13145 and 14089, a fault of the checker (INV-11): a drain told 14.5 s into a 48.9 s pause was
   judged "with no fault around it": the pause's fault event lies at its start, before the window the
   check looked in. A pause of the process overlapping the window is now a fault around the drain.
+- Swarm seed 17602, a fault of the model (NL-9 with NL-8): n0's lease write (sent at 70.2 s) landed with its
+  reply lost; its retry failed fast across a +15 s step of its wall clock; the next write met 412 and NL-9's
+  re-read showed the 70.2 s write. That write's written_at, mapped back through the stepped wall clock, read
+  15 s older than the last acknowledgement, so the model took it for a stale write and never adopted its
+  version: every later write met 412, the lease never came back, the actors stayed unserved (INV-4,
+  CONV-1). A re-read sent after the last acknowledgement shows a state at least as new; it is adopted.
 Each plan fails on the code before its fix and passes after it, with its faults in the run.
 """
 
@@ -83,3 +89,12 @@ def test_inv11_a_drain_told_inside_a_long_pause_has_a_fault_around_it():
     assert judge(h).violations == []
     drains = [e for e in h.events if e.kind == "told" and e.fields.command == "drain"]
     assert drains and any(s < drains[0].t_ms < e for s, e in pauses(h).get(drains[0].proc, ()))
+
+
+def test_nl9_a_reread_adopts_an_earlier_write_of_ours_across_a_wall_clock_step():
+    h = _run("nl9-adopt-an-earlier-write-across-a-clock-step.json")
+    assert judge(h).violations == []
+    adopted = [e for e in h.events if e.kind == "lease_valid" and e.fields.how in ("adopt", "recovered")]
+    assert adopted  # NL-9 adopted its own write
+    steps = [p.clock.steps for p in h.processes if p.clock.steps]
+    assert steps  # the wall clock's step is in the run
