@@ -167,15 +167,23 @@ class _Allowance:
     def __init__(self, asked: list[tuple[int, int, str]]) -> None:
         self.asked = asked  # (arrival, answer, how), in arrival order
         self.times = [a for a, _b, _how in asked]
-        self.left = [dict(PER_REQUEST) for _ in asked]
+        # per kind, what each request has left (a list per kind, not a dict per request: a crowd's process is
+        # asked thousands of times), and the first request that has any left (those before it have none)
+        self.left = {kind: [n] * len(asked) for kind, n in PER_REQUEST.items()}
+        self.first = dict.fromkeys(PER_REQUEST, 0)
 
     def take(self, kind: str, t: int) -> bool:
         """Use one `kind` of the earliest request open at t (arrived, not answered before t) with one left."""
         asked = self.asked
+        left = self.left[kind]
         end = bisect_right(self.times, t)
-        for k in range(end):
-            if asked[k][1] >= t and self.left[k][kind] > 0:
-                self.left[k][kind] -= 1
+        for k in range(self.first[kind], end):
+            if asked[k][1] >= t and left[k] > 0:
+                left[k] -= 1
+                if not left[k] and k == self.first[kind]:
+                    while k < len(left) and not left[k]:
+                        k += 1
+                    self.first[kind] = k
                 return True
         return False
 

@@ -40,6 +40,8 @@ Must not know: any price (campaign/prices.py).
 
 from __future__ import annotations
 
+from itertools import islice
+
 from history import History, Violation
 
 from . import ledger
@@ -272,12 +274,12 @@ def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     for actor, rs in by_actor.items():
         cur: list[Row] | None = None
         wrote = False
-        for r in rs:
+        for k, r in enumerate(rs):
             # a read of the record starts an acquisition ("a record read and write to acquire"): the first
             # read, and a read-back after the acquisition's write was answered, when a write follows it (an
             # amendment's read-back that acts on what it read, q4, is a read and a write of its own)
             if r.key_class == "owners/" and (r.sent.purpose == "acquire_read" or (
-                    r.sent.purpose == "acquire_readback" and wrote and _writes_after(rs, r))):
+                    r.sent.purpose == "acquire_readback" and wrote and _writes_after(rs, k))):
                 cur = [r]
                 wrote = False
                 out.append((actor, cur))
@@ -288,9 +290,10 @@ def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     return out
 
 
-def _writes_after(rs: list[Row], r: Row) -> bool:
-    """Whether an acquisition's write of the record follows request r before the next first read."""
-    for x in rs[rs.index(r) + 1:]:
+def _writes_after(rs: list[Row], k: int) -> bool:
+    """Whether an acquisition's write of the record follows request rs[k] before the next first read. (By its
+    place: `rs.index(r)` compared rows field by field from the start, for every read-back.)"""
+    for x in islice(rs, k + 1, None):
         if x.sent.purpose == "acquire_read":
             return False
         if x.sent.purpose == "acquire_write":

@@ -22,6 +22,7 @@ before its bound's end each drain judged reported drained (`drain`).
 from __future__ import annotations
 
 from bisect import bisect_left
+from itertools import islice  # (the events after a drain, read without copying the list's tail)
 
 from history import History, Violation
 
@@ -79,7 +80,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         machine = procs[p].machine
         done = None
         disturbed = False
-        for t, q, kind, f in events[i + 1:]:
+        for t, q, kind, f in islice(events, i + 1, None):
             if t > until:
                 break
             if q == p and kind == "drained":
@@ -90,7 +91,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                 break
         if disturbed:
             continue
-        faulted = (_faulted(events, p, machine, td - a, until, paused.get(p, ()))
+        faulted = (_faulted(history, p, machine, td - a, until, paused.get(p, ()))
                    or _release_left_pending(history, p, td))
         if done is not None:
             if not faulted:  # (a drain with faults around it is not judged by this bound)
@@ -142,7 +143,7 @@ def _judged_from_quiet(history: History, p: int, td: int, i: int, q: int,
     events = history.events
     if until > history.end_ms:
         return [], None
-    for t, qp, kind, f in events[i + 1:]:  # from the drain: it may have reported drained under the faults
+    for t, qp, kind, f in islice(events, i + 1, None):  # from the drain: it may have reported drained under the faults
         if t > until:
             break
         # resumed or stopped by the world within the bound: not judged (the quiet phase's own resume of a
@@ -178,7 +179,8 @@ def _release_left_pending(history: History, p: int, td: int) -> bool:
     mine = f"held {pr.node_id} {pr.instance} "
     state: dict[str, str] = {}
     failed: set[str] = set()
-    for t, q, kind, f in events:
+    for i in history.of_kind("apply", "fault"):  # (the two kinds it reads, not every event: once per drain)
+        t, q, kind, f = events[i]
         if t >= td:
             break
         if kind == "apply" and f.key.startswith("owners/"):
@@ -190,17 +192,23 @@ def _release_left_pending(history: History, p: int, td: int) -> bool:
     return any(state.get(k, "").startswith(mine) for k in sorted(failed))
 
 
-def _faulted(events, p: int, machine: str, start: int, end: int, paused=()) -> bool:
+def _faulted(history: History, p: int, machine: str, start: int, end: int, paused=()) -> bool:
     """A fault the world gave process p in [start, end], or an outage of its machine (or of every
     machine), or a pause of the process (`paused`: its spans, checkers/facts.py `pauses`) overlapping it: a
     paused process works no release and reports nothing (swarm seed 13145: a drain told 14.5 s into a
-    48.9 s pause, whose fault event lies before the window)."""
+    48.9 s pause, whose fault event lies before the window). (Only those two kinds read, not every event:
+    once per drain judged.)"""
     if any(s <= end and start <= e for s, e in paused):
         return True
-    for t, q, kind, f in events:
-        if kind == "outage" and (f.machine == "*" or f.machine == machine) and t <= end and f.until_ms >= start:
-            return True
-        if start <= t <= end and q == p and kind == "fault":
+    events = history.events
+    for i in history.of_kind("outage", "fault"):
+        t, q, kind, f = events[i]
+        if t > end:
+            continue
+        if kind == "outage":
+            if (f.machine == "*" or f.machine == machine) and f.until_ms >= start:
+                return True
+        elif q == p and start <= t:
             return True
     return False
 
@@ -223,7 +231,7 @@ def _judged_drains(c: Context) -> list[int]:
         if until > history.end_ms:
             continue
         disturbed = False
-        for tt, q, kind, ff in events[i + 1:]:
+        for tt, q, kind, ff in islice(events, i + 1, None):
             if tt > until:
                 break
             if q == p and kind == "drained":
@@ -231,7 +239,7 @@ def _judged_drains(c: Context) -> list[int]:
             if q == p and (kind in ("exit", "crash") or kind == "told" and ff.command in ("resume", "stop")):
                 disturbed = True
                 break
-        if not disturbed and not _faulted(events, p, history.processes[p].machine,
+        if not disturbed and not _faulted(history, p, history.processes[p].machine,
                                           t - fx.params.attempt_timeout_ms, until,
                                           pauses(history).get(p, ())) and not _release_left_pending(history, p, t):
             out.append(i)
@@ -255,7 +263,7 @@ def _released_busy_holds(history: History, i: int) -> bool:
     held = {key for key, state in named.items() if state.startswith(mine)}
     if not held:
         return False
-    for _t, q, kind, f in events[i + 1:]:
+    for _t, q, kind, f in islice(events, i + 1, None):
         if q == p and kind == "drained":
             return not held
         if kind == "apply" and f.key in held:

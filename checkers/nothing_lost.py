@@ -23,6 +23,9 @@ what a restore would see, and a later acknowledgement would promise data built o
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from itertools import islice
+
 from history import History, Violation
 
 from .facts import DATA, Facts, act_actor, facts, segment_generation
@@ -50,6 +53,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     acked: dict[str, list[tuple[int, str, int, int]]] = {}
     for t, p, actor, what, i in fx.acts:
         acts.setdefault((p, actor), []).append((t, i))
+    act_times = {key: [t for t, _i in v] for key, v in acts.items()}
     for i in history.of_kind("data_acked"):  # a client was told it is durable (whether the teller was owner is INV-1's)
         t, p, _kind, f = events[i]
         began = max((h.start_ms for h in fx.by_proc_actor.get((p, f.actor), ()) if h.start_ms <= t), default=t)
@@ -64,8 +68,11 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             continue  # an old binary renewing its own unchanged old lease after its validity ran out on its wall
             # clock (a step forward, issue 47): nobody held the actor in between (a taker changes the record), so
             # the restore of the hold it renews still covers it (as INV-2 counts no new generation for it)
-        # its first act (acts in time order), not every one
-        first = next(((t, i) for t, i in acts.get((h.proc, h.actor), ()) if fx.valid_at(h, t)), None)
+        # its first act (acts in time order), not every one; none before the hold began (valid_at), so looked for
+        # from there (bisection), not from the process's first act for the actor in every hold
+        mine = acts.get((h.proc, h.actor), ())
+        k = bisect_left(act_times[(h.proc, h.actor)], h.start_ms) if mine else 0
+        first = next(((t, i) for t, i in islice(mine, k, None) if fx.valid_at(h, t)), None)
         if first is None:
             continue  # a hold that never acts needs no restore
         first_t, first_i = first

@@ -13,6 +13,8 @@ the actor at that generation again (`hold_began` with no `hold_ended` since) is 
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from history import History, Violation
 
 from .facts import Facts, facts, sent_ms
@@ -25,9 +27,10 @@ INVARIANT = "INV-6"
 def check(history: History, fx: Facts | None = None) -> list[Violation]:
     fx = facts(history) if fx is None else fx
     events = history.events
-    acts: dict[tuple[int, str], list[tuple[int, int]]] = {}
+    acts: dict[tuple[int, str], list[tuple[int, int]]] = {}  # (proc, actor) -> its acts (t, event), in time order
     for t, p, actor, _what, i in fx.acts:
         acts.setdefault((p, actor), []).append((t, i))
+    act_times = {k: [t for t, _i in v] for k, v in acts.items()}  # (the same, their instants: for the bisection)
     claimed: dict[tuple[int, str], tuple[int, int]] = {}  # (proc, actor) -> (generation, event) it says it holds
     out = []
     procs = history.processes
@@ -68,9 +71,12 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
         # the first record write of this process for the actor sent after the release, that took effect
         again = next((h.start_ms for h in fx.by_proc_actor.get((p, actor), ()) if not h.old
                       and sent_ms(events[h.opened]) > sent), None)
-        # (an act in the very millisecond the release was sent came before it, in the same step)
-        late = next(((ta, j) for ta, j in acts.get((p, actor), ()) if ta > sent and (again is None or ta < again)),
-                    None)
+        # (an act in the very millisecond the release was sent came before it, in the same step): its first act
+        # after the send, found by bisection (the acts are in time order: one scan per release was quadratic in
+        # a release crowd), is the one, unless it comes once its record write took effect again
+        mine_acts = acts.get((p, actor), ())
+        k = bisect_right(act_times[(p, actor)], sent) if mine_acts else 0
+        late = mine_acts[k] if k < len(mine_acts) and (again is None or mine_acts[k][0] < again) else None
         if late is not None:
             out.append(Violation(
                 INVARIANT,
