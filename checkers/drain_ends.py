@@ -5,8 +5,8 @@ timeout, and nothing else is waiting).
 
 Judged on world facts: the world's own instruction (`told drain`), the process's report
 (`drained`), and the faults the world gave that process (`fault` events naming it, outages of
-its machine or of everyone) from one attempt timeout before the drain to the end of the
-bound; drains resumed, stopped or ended by the process's end inside the bound are not
+its machine or of everyone, a pause of it for its whole span) from one attempt timeout before the
+drain to the end of the bound; drains resumed, stopped or ended by the process's end inside the bound are not
 judged. A drain with faults around it is judged from their end instead: still draining when the
 quiet phase begins (the world heals every fault then, and records the events the process still
 runs: `running`), it reports drained within the same bound counted from the later of the quiet
@@ -190,11 +190,12 @@ def _release_left_pending(history: History, p: int, td: int) -> bool:
 
 def _faulted(events, p: int, machine: str, start: int, end: int) -> bool:
     """A fault the world gave process p in [start, end], or an outage of its machine (or of every
-    machine) overlapping it."""
+    machine) or a pause of p (its `ms`: how long it stood still; issue 47) overlapping it."""
     for t, q, kind, f in events:
         if kind == "outage" and (f.machine == "*" or f.machine == machine) and t <= end and f.until_ms >= start:
             return True
-        if start <= t <= end and q == p and kind == "fault":
+        if q == p and kind == "fault" and (start <= t <= end or f.what == "pause" and t <= end
+                                           and t + (f.ms or 0) >= start):
             return True
     return False
 
