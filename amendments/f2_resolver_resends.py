@@ -38,7 +38,8 @@ showed it: the checker judges a create by its process's last attempt).
 Unsafe at 2,000 seeds once the world raced more restarts and mistaken deletes (issue 39; seed 1002,
 INV-1, plan amendments/plans/f2-resolver-resends-s1002-inv1.json, shrunk): n1 fenced n0 at 12 s; at
 15 s its acquisition read the record naming n0's fenced instance, read nodes/n0 (fenced, past
-written_at + ttl + grace: free, FN-5) and wrote, answered 409 and not applied (unresolved). A
+written_at + ttl + grace: free, FN-5) and wrote, answered 409 and not applied (unresolved; since
+issue 47 the plan answers it 500/503 at once: nothing raced it, and a store answers 409 only then). A
 mistaken delete took nodes/n0 away at 15.7 s; at ttl - safety (17.1 s) the resend went out under
 the acquisition's old If-Match and landed. The resend rests on a freeing decision two seconds old,
 while nodes/n0 then held only absence, which frees nothing (FN-5, FN-7): an instance whose fence is

@@ -5,8 +5,8 @@ timeout, and nothing else is waiting).
 
 Judged on world facts: the world's own instruction (`told drain`), the process's report
 (`drained`), and the faults the world gave that process (`fault` events naming it, outages of
-its machine or of everyone) from one attempt timeout before the drain to the end of the
-bound; drains resumed, stopped or ended by the process's end inside the bound are not
+its machine or of everyone, a pause of it for its whole span) from one attempt timeout before the
+drain to the end of the bound; drains resumed, stopped or ended by the process's end inside the bound are not
 judged. A drain with faults around it is judged from their end instead: still draining when the
 quiet phase begins (the world heals every fault then, and records the events the process still
 runs: `running`), it reports drained within the same bound counted from the later of the quiet

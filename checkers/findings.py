@@ -305,7 +305,9 @@ def _lost_acquisition(procs, p: int, q: int, kind: str, f) -> str | None:
         return None
     if kind == "fault" and f.what in ("request_lost", "fail_fast", "fast_5xx") and f.target.startswith("PUT owners/"):
         key = f.target[len("PUT "):]
-    elif kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/"):
+    elif kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/") and f.racing_proc is not None:
+        # a 409 only while another conditional write to the record was in flight (issue 47: AWS's answer to a
+        # conflicting operation); one with nothing in flight is no store's answer, and no cause of F-2's
         key = f.key
     else:
         return None
@@ -365,7 +367,8 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> Chain
 
     Premises, world facts:
     - a `fault` (request_lost, fail_fast, fast_5xx) or a `conflicted` answer on p's PUT of owners/X whose
-      state names p (an acquisition, OR-3), not applied: the cause;
+      state names p (an acquisition, OR-3), not applied: the cause; a 409 only with the conditional write to
+      owners/X it raced in flight (`racing_proc`, issue 47), which the cause names;
     - the last `apply` on owners/X before it did not name p's instance (no release of p's own could end it);
     - no `apply` on owners/X from the loss to the instant judged (but for the read after a change that decides);
     - INV-11: p's `sent` reads of owners/X during the drain's bound, and no other record naming p when judged;
@@ -441,10 +444,19 @@ def _names(history: History, key: str, at: int, p: int) -> bool:
 
 def _lost_cause(history: History, p: int, key: str, t: int) -> Cause:
     """The drawn fate that lost p's write of `key` at true time t (its request's way to the bucket, or the
-    bucket's 409), decided at most an attempt timeout and a network delay before."""
+    bucket's 409, naming the conditional write it raced), decided at most an attempt timeout and a network
+    delay before."""
     a = facts(history).params.attempt_timeout_ms + history.options.get("delay_ms_max", 0)
     pr = history.processes[p]
-    return Cause(f"the loss of {pr.label}'s acquisition write of {key} at {t / 1000:.3f} s", node=pr.node_id,
+    raced = ""
+    for i in history.of_kind("conflicted"):
+        e = history.events[i]
+        if e.t_ms == t and e.proc == p and e.fields.key == key and e.fields.racing_proc is not None:
+            other = history.processes[e.fields.racing_proc]
+            raced = (f" (answered 409 while {other.label}'s conditional write of it, sent at "
+                     f"{e.fields.racing_sent_ms / 1000:.3f} s, was in flight)")
+            break
+    return Cause(f"the loss of {pr.label}'s acquisition write of {key} at {t / 1000:.3f} s{raced}", node=pr.node_id,
                  machine=pr.machine, request="PUT " + key, from_ms=t - a, to_ms=t)
 
 

@@ -7,7 +7,8 @@ a fence; CS-2: the `released` write). These points say the swarm put each answer
 reads it: a write answered 500/503 at once (the sender sees `timed_out`, outcome unknown: NL-9's
 re-read, OR-7's read-back), an SDK retry refused by its own write that applied (412, or 404 for a
 DELETE: NL-9 adopts, OR-7 reads back, OR-5's pending entry ends), a 409 on a conditional write that
-races nothing the world can see (not a marker's: those the upgrade answers 409 already).
+raced another in flight to its key (not a marker's: those the upgrade answers 409 already; issue 47: a
+store answers 409 only then), and a write applied and answered 500/503 at once.
 """
 
 from __future__ import annotations
@@ -44,8 +45,27 @@ def _sdk_retry_met_its_write(c: Context) -> bool:
     return False
 
 
-@point("409 on any conditional write", "a conditional write other than a marker's was answered 409 "
-       "ConditionalRequestConflict, never applied (NL-9, OR-7, CS-2: read again)", topic="timing")
-def _conflict_on_any_write(c: Context) -> bool:
+@point("409 on a racing conditional write", "a conditional write other than a marker's was answered 409 "
+       "ConditionalRequestConflict, never applied, while another conditional write to its key was in flight "
+       "(NL-9, OR-7, CS-2: read again)", topic="timing")
+def _conflict_on_a_racing_write(c: Context) -> bool:
+    """World facts: a `conflicted` answer naming the write it raced (issue 47), on a key other than a marker's."""
     events = c.history.events
-    return any(not events[i].fields.target.startswith("PUT leases/") for i in c.faults("conflict"))
+    return any(events[i].fields.racing_proc is not None and not events[i].fields.key.startswith("leases/")
+               for i in c.history.of_kind("conflicted"))
+
+
+@point("fast 5xx on an applied write", "a write was applied, and answered 500/503 at once: its sender saw "
+       "timed_out early for a write that landed (NL-9's re-read adopts it, OR-7's read-back holds it)",
+       topic="timing")
+def _fast_5xx_on_an_applied_write(c: Context) -> bool:
+    """World facts: an `applied_5xx` fault on a write (noted as it was sent), and the bucket's `apply` of that very
+    write: the same process and key, sent at that instant (a failed condition answered 5xx applies nothing)."""
+    history = c.history
+    events = history.events
+    struck = {(events[i].proc, events[i].fields.target.split(" ", 1)[1], events[i].t_ms)
+              for i in c.faults("applied_5xx")}
+    if not struck:
+        return False
+    return any((events[i].proc, events[i].fields.key, events[i].fields.sent_ms) in struck
+               for i in history.of_kind("apply"))

@@ -120,8 +120,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     # and the serial its condition named as the writer knew it (as `apply`'s named_serial)
     "refused": ("key", "op", "cond", "met", "sent_ms", "status", "named_serial"),
     # the bucket answered a conditional write 409 (a concurrent write: not applied, no condition judged), with
-    # the state the write carried (as `apply`'s)
-    "conflicted": ("key", "op", "sent_ms", "state"),
+    # the state the write carried (as `apply`'s), and the conditional write to that key in flight meanwhile, which
+    # it raced (issue 47: AWS answers 409 only then): its process and its send time (None: none the world saw)
+    "conflicted": ("key", "op", "sent_ms", "state", "racing_proc", "racing_sent_ms"),
     "outage": ("machine", "until_ms"),
     "twin": ("node_id", "machine"),
     "client": ("actor", "node", "request"),  # a client request reached a node

@@ -401,9 +401,10 @@ def kept_plans(fid: str) -> list[tuple[str, dict]]:
 
 
 def differences(page: str) -> list[str]:
-    """The measured differences between AWS S3, moto and SeaweedFS, and the SimBucket flavour of each."""
+    """The differences between AWS S3, Cloudflare R2, moto and SeaweedFS (measured, or documented: each row's
+    source), and the SimBucket flavour of each."""
     mod = _differences()
-    out = _table(("case", "AWS S3", "moto", "SeaweedFS", "SimBucket"), list(mod.DIFFERENCES))
+    out = _table(("case", "AWS S3", "Cloudflare R2", "moto", "SeaweedFS", "SimBucket", "source"), list(mod.DIFFERENCES))
     out += ["", ("The flavour of the simulated bucket that answers as each server does (`SimBucket(...)`'s "
                 "arguments):"), ""]
     out += _table(("server", "SimBucket flavour"),

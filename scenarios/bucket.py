@@ -4,7 +4,9 @@ Each request takes effect at one instant (`apply`). Measured on real servers
 (DEVELOPERS.md, tests/conformance): 412 on a failed condition; `If-Match` on
 an absent key gives 404 (moto, AWS) or 412 (SeaweedFS), the seed's
 *flavour*; AWS may answer 409 ConditionalRequestConflict to a conditional
-write racing another (not applied). Version tokens follow one of two
+write racing another (not applied): the world says whether one races it
+(`apply`'s `racing`: another conditional write to the key in flight,
+World.racing_write), and never asks in an R2 store, which documents no 409. Version tokens follow one of two
 disciplines, chosen per seed:
 
 - ``md5``: the ETag is the MD5 of the body, so identical bytes get the same
@@ -40,8 +42,6 @@ from model.io import (
 MD5 = "md5"
 OPAQUE = "opaque"
 VERSIONINGS = (MD5, OPAQUE)
-
-RACE_WINDOW_MS = 100  # two conditional writes to a key this close may race (409)
 
 # the replies without a version, made once (replies are immutable); the others are made from a tuple
 # of their fields in one call, without Reply's __new__ (every request is answered here)
@@ -82,13 +82,14 @@ class SimBucket:
         self.objects: dict[str, _Obj] = {}
         self._keys: list[str] = []  # the keys, sorted: LIST by prefix is a range of it
         self._serial = 0
-        self._last_cond_write_ms: dict[str, int] = {}
         self._md5: dict[str, str] = {}  # body -> its MD5 token: every segment is the same 4 KiB body
 
     # --- the one operation -----------------------------------------------------
 
-    def apply(self, req: Request, now_ms: int = 0) -> tuple[Reply, int, int]:
-        """Apply `req` atomically. Returns (reply, prev_serial, serial).
+    def apply(self, req: Request, now_ms: int = 0, racing: bool = False) -> tuple[Reply, int, int]:
+        """Apply `req` atomically. Returns (reply, prev_serial, serial). `racing`: another conditional
+        write to its key is in flight (the world knows; the bucket applies one request at a time), so a
+        conditional write may be answered 409 (at p_conflict) once its condition holds.
 
         For a GET, `serial` is the version read (0: absent). For a write or
         delete that took effect, `prev_serial` is the version it replaced
@@ -119,11 +120,8 @@ class SimBucket:
                 return _PRECONDITION_FAILED, -1, -1
         elif cond is not None:
             raise ValueError(f"unknown condition {cond!r}")
-        if cond is not None and self.p_conflict:
-            last = self._last_cond_write_ms.get(req.key)
-            self._last_cond_write_ms[req.key] = now_ms
-            if last is not None and now_ms - last < RACE_WINDOW_MS and self.chance("conflict", req.key, self.p_conflict):
-                return _CONFLICT, -1, -1
+        if racing and cond is not None and self.p_conflict and self.chance("conflict", req.key, self.p_conflict):
+            return _CONFLICT, -1, -1
         prev = obj.serial if obj is not None else 0
         if op == DELETE:
             if obj is not None:

@@ -79,7 +79,27 @@ WORLD = -1  # the proc index of events the world itself records
 # a `released` node lease: the state line, the second of the body, within its first bytes
 RELEASED_LINE = "\n" + RELEASED + " "
 RELEASED_AT = len(NODE_HEADER_3) + len(RELEASED_LINE)
-SDK_RETRY_MS_MAX = 50  # an SDK's retry follows within this (botocore's standard mode: a jitter of at most 50 ms)
+# The pace of an SDK's retry (issue 47 part 4): truncated binary exponential back-off with full jitter, the
+# n-th retry after rand(0, 1) * min(base * 2 ** (n - 1), 20 s), the SDKs' standard retry mode with at most 3
+# attempts. The AWS SDK for Rust (the ADR's implementation): `RetryConfig::standard()`, "max attempts of three",
+# `initial_backoff` 1 s ("the first retry will occur after 0 to 1 seconds, the second retry will occur after 0
+# to 2 seconds"), `max_backoff` 20 s (docs.rs/aws-smithy-types, retry::RetryConfig). boto3 / botocore's
+# "standard" mode: the same formula, base 1 s, MAX_BACKOFF 20 s (botocore/retries/standard.py,
+# ExponentialBackoff, 1.43.11; boto3's guide, "Retries": "exponential backoff by a base factor of 2" with "a
+# maximum backoff time of 20 seconds"); with botocore's opt-in AWS_NEW_RETRIES_2026, a base of 50 ms for a
+# non-throttling error (a 5xx, a closed connection), the pace this world drew before issue 47.
+SDK_BACKOFF_MS_MAX = 20_000
+SDK_MAX_ATTEMPTS = 3
+
+
+def sdk_backoff_ms(rng, base_ms: int) -> int:
+    """The gap from a write's first attempt reaching the bucket to the SDK's retry that meets it: the second
+    attempt (its back-off, rand(0, 1) * base), or in a quarter the third (the second failed without landing:
+    a 503 at once; both back-offs, the second's bound twice the first's)."""
+    gap = rng.randint(0, min(base_ms, SDK_BACKOFF_MS_MAX))
+    if SDK_MAX_ATTEMPTS >= 3 and rng.randrange(4) == 0:
+        gap += rng.randint(0, min(2 * base_ms, SDK_BACKOFF_MS_MAX))
+    return max(gap, 1)
 STEPS = tuple(steps())  # the order of the run's schedule: the world's own steps and the fault kinds'
 SentFields = FIELDS["sent"]
 OFF_OPTIONS = defaults()  # every fault kind's options at their off values, its settings at their defaults
@@ -164,6 +184,12 @@ class World(Processes, Workload, QuietPhase):
         self.requests_until = 1 << 62
         self.operator: Proc | None = None
         self.holders: dict[str, str] = {}  # actor -> the node its record names, as the bucket applied it
+        # the store the bucket answers as (swarm.STORES; issue 47): "aws" answers 409 only to a conditional write
+        # racing another in flight, "r2" never; a plan from before the option has none: "aws"
+        self.store = o.get("store", "aws")
+        # key -> (process, request id) -> [sent_ms, end_ms | None]: the conditional writes in flight to it, from
+        # their send until their answer reaches the sender (or is lost on the way): what a 409 races (`racing_write`)
+        self._cond_flight: dict[str, dict[tuple[int, int], list]] = {}
         # what faults share (see `cut_off`, `shielded`, `calm`, `lose_next`)
         self._calm: dict[str, int] = {}  # node -> until when no other fault touches it (a race plays out)
         self._shield: dict[str, int] = {}  # node -> until when no random network fault touches its requests
@@ -576,8 +602,12 @@ class World(Processes, Workload, QuietPhase):
         # the network decides the request's fate (scenarios/network.py); the world notes it and keeps the clock
         route = self.network.route(proc, rid, req, timeout)
         if route is None:
+            if req.cond is not None:
+                self._flies(proc, rid, req.key, now)
             return  # held back in the network by a kind's race, which lets it go (restart_races.py)
         fault, wait, act, ms, arg = route
+        if req.cond is not None and (act is BUCKET or act is CONFLICT_409):
+            self._flies(proc, rid, req.key, now)  # it reaches the bucket: in flight until its answer is back
         if fault is not None:
             self.note_fault(proc, fault[0], req, fault[1], fault[2])
         if act is None:
@@ -600,14 +630,59 @@ class World(Processes, Workload, QuietPhase):
         elif act is ANSWER:
             self.later(ms, self._reply, proc, rid, arg)
         elif act is CONFLICT_409:
-            self.later(ms, self._conflict_at_bucket, proc, rid, req, now)
+            self.later(ms, self._conflict_at_bucket, proc, rid, req, now, arg)
 
-    def sdk_retried(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
+    def _flies(self, proc: Proc, rid: int, key: str, now: int) -> None:
+        """A conditional write of `key` is in flight from now (the entries of its key already answered go)."""
+        flying = self._cond_flight.get(key)
+        if flying is None:
+            flying = self._cond_flight[key] = {}
+        elif flying:
+            for k in [k for k, (_s, end) in flying.items() if end is not None and end <= now]:
+                del flying[k]
+        flying[(proc.index, rid)] = [now, None]
+
+    def flight_ends(self, proc: Proc, rid: int, key: str, end_ms: int) -> None:
+        """The answer to a conditional write reaches its sender at `end_ms` (or was lost: now)."""
+        flying = self._cond_flight.get(key)
+        entry = flying.get((proc.index, rid)) if flying else None
+        if entry is not None:
+            entry[1] = end_ms
+
+    def racing_write(self, p: int, rid: int, key: str) -> tuple[int, int] | None:
+        """Another conditional write to `key` in flight now than request `rid` of process index `p` (sent, its
+        answer not yet back at its sender nor lost): (its process index, its send time), the earliest sent;
+        None if there is none. AWS answers 409 ConditionalRequestConflict only then (issue 47 part 4)."""
+        flying = self._cond_flight.get(key)
+        if not flying:
+            return None
+        now = self.now
+        for (q, r), (sent, end) in flying.items():  # (insertion order: the order they were sent)
+            if (q != p or r != rid) and sent <= now and (end is None or end > now):
+                return q, sent
+        return None
+
+    def sdk_retried(self, proc: Proc, rid: int, req, sent_ms: int, fate=None) -> None:
         """A write the bucket just applied (fate `sdk_retry`) lost its answer (a 5xx, a closed connection):
-        the client's SDK sends it again within SDK_RETRY_MS_MAX, and that retry's answer is the one the
-        process gets. The retry is a request of its own at the bucket: its condition meets the write's own
-        object (412; a DELETE's meets no object: 404 or 412 by the flavour), unless it names it again."""
-        self.note_fault(proc, "sdk_retry", req, None, "applied; its answer lost; the SDK sent it again")
+        the client's SDK sends it again after its back-off (`sdk_backoff_ms`: the SDKs' standard retry, the
+        seed's base), and that retry's answer is the one the process gets. The retry is a request of its own
+        at the bucket: its condition meets the write's own object (412; a DELETE's meets no object: 404 or
+        412 by the flavour), unless it names it again. A back-off that ends past the sender's attempt timeout
+        (the fate's second field, from the send; 0: none known) sends nothing: the process gave up the call,
+        dropping the SDK's future in its sleep; the write applied, its answer lost (the timeout answers)."""
+        base_ms = self.options.get("sdk_retry_base_ms", 1_000)
+        gap = self.choose("sdk_retry", proc.machine, sdk_backoff_ms, self.rngs["sdk_retry_412"], base_ms)
+        timeout = fate[1] if fate is not None and len(fate) > 1 else 0
+        if timeout and self.now + gap >= sent_ms + timeout:
+            self.note_fault(proc, "reply_lost", req, None, "applied; its answer lost; the SDK's retry cancelled "
+                                                         "by the attempt timeout")
+            self.flight_ends(proc, rid, req.key, self.now)
+            i = self._sent_at.get((proc.index, rid))
+            if i is not None:
+                ledger = self.history.requests
+                ledger[i] = ledger[i]._replace(answer="2xx", reply_lost=True)
+            return
+        self.note_fault(proc, "sdk_retry", req, gap, "applied; its answer lost; the SDK sent it again")
         # the ledger: the first call was applied (its answer lost on the way); the retry is a request of its own,
         # whose answer is the one the process gets (`_fated` fills it)
         i = self._sent_at.get((proc.index, rid))
@@ -616,15 +691,22 @@ class World(Processes, Workload, QuietPhase):
             first = ledger[i]
             ledger[i] = first._replace(answer="2xx", reply_lost=True)
             self._sent_at[(proc.index, rid)] = len(ledger)
-            ledger.append(first._replace(sent_ms=self.now, sdk_retry=True))
-        gap = self.choose("sdk_retry", proc.machine, self.rngs["sdk_retry_412"].randint, 1, SDK_RETRY_MS_MAX)
+            ledger.append(first._replace(sent_ms=self.now + gap, sdk_retry=True))
         self.later(gap, self.to_bucket, proc, rid, req, None, sent_ms)
 
-    def _conflict_at_bucket(self, proc: Proc, rid: int, req, sent_ms: int) -> None:
+    def _conflict_at_bucket(self, proc: Proc, rid: int, req, sent_ms: int, given=None) -> None:
         """A request given the fate `conflict` reaches the bucket: answered 409, as AWS answers a conditional
-        write racing another, not applied and its condition not judged (a fault kind's, marker_writes.py)."""
+        write racing another, not applied and its condition not judged (a fault kind's: conflict_any.py,
+        marker_writes.py), but only while another conditional write to its key is in flight and the store is
+        AWS (issue 47 part 4: AWS documents it for a conflicting operation, R2 none); else it is applied as any
+        other, no fault. A scripted rule's 409 (`given` "scripted": a test's hand-made world) is answered as
+        scripted, its race named if there is one."""
+        racing = self.racing_write(proc.index, rid, req.key) if self.store != "r2" or given == "scripted" else None
+        if racing is None and given != "scripted":
+            self.to_bucket(proc, rid, req, None, sent_ms)
+            return
         self.note_fault(proc, "conflict", req, None, "answered 409, not applied")
-        self.conflicted(proc, req, sent_ms)
+        self.conflicted(proc, req, sent_ms, racing)
         self.bucket_answered(proc, rid, req, CONFLICTED, None)
 
     def await_answer(self, proc: Proc, rid: int, timeout: int, answered_in: int) -> None:
@@ -697,18 +779,24 @@ class World(Processes, Workload, QuietPhase):
         named = proc.learned.get((req.key, req.version), -1) if req.cond == IF_MATCH else 0 if req.cond else None
         self.record(proc.index, "refused", (req.key, req.op, req.cond, state_line(met_body), sent_ms, code, named))
 
-    def conflicted(self, proc: Proc, req, sent_ms: int) -> None:
+    def conflicted(self, proc: Proc, req, sent_ms: int, racing: tuple[int, int] | None = None) -> None:
         """The bucket answered a conditional write of `proc` 409: not applied, its condition not judged
-        (CS-2: a conflict on the `released` write is followed by NL-9's re-read, like a 412)."""
-        self.record(proc.index, "conflicted", (req.key, req.op, sent_ms, _written_state(req)))
+        (CS-2: a conflict on the `released` write is followed by NL-9's re-read, like a 412); `racing`: the
+        conditional write to that key in flight meanwhile (its process index, its send time), None if none."""
+        q, at = racing if racing is not None else (None, None)
+        self.record(proc.index, "conflicted", (req.key, req.op, sent_ms, _written_state(req), q, at))
 
     def bucket_answered(self, proc: Proc, rid: int, req, reply: Reply, fate) -> None:
         """The bucket answered `req`: the kinds that act on an answer see it (`on_answered`: the old garbage
         collection racing a new node's read), then the fault plan draws what happens to the reply."""
+        if fate is not None and fate[0] == "applied_5xx":
+            reply, fate = NO_ANSWER, None  # applied, and answered 500/503 (fast_5xx.py): outcome unknown to it
         if self.answered_hooks:
             for hook in self.answered_hooks:
                 hook(self, proc, req, reply)
         ms = self.network.reply_route(proc, req, reply, fate)
+        if req.cond is not None and req.key in self._cond_flight:
+            self.flight_ends(proc, rid, req.key, self.now + ms if ms is not None else self.now)
         self._fated(proc, rid, ANSWERS[reply.status], ms is None,
                     len(reply.entries) if reply.entries is not None and reply.status == OK else None)
         if ms is None:

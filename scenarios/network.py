@@ -60,7 +60,9 @@ class Route(NamedTuple):
     wait: str  # TIMEOUT, ALWAYS, AWAIT or NONE
     act: str | None  # BUCKET, ANSWER, CONFLICT_409 or None
     ms: int  # when, from now
-    arg: object = None  # BUCKET: the bucket's fate (None, or ("sdk_retry", 0)); ANSWER: the reply
+    # BUCKET: the bucket's fate (None, ("sdk_retry", the sender's timeout ms) or ("applied_5xx", 0)); ANSWER: the
+    # reply; CONFLICT_409: "scripted" for a script's 409 (answered whatever races it), else None
+    arg: object = None
 
 
 # --- one table of request fates: (what, ms, timeout) -> Route ------------------------------------------
@@ -85,16 +87,21 @@ def _fast_5xx(ms, timeout):  # a 500/503 at once: never applied; the model canno
     return Route(("fast_5xx", ms, "answered 5xx at once, never applied"), AWAIT, ANSWER, ms, NO_ANSWER)
 
 
+def _applied_5xx(ms, timeout):  # applied `ms` from now, and answered 500/503 (issue 47): the model cannot know
+    return Route(("applied_5xx", ms, "applied, answered 5xx at once"), AWAIT, BUCKET, ms, ("applied_5xx", 0))
+
+
 def _conflict(ms, timeout):  # answered 409 ConditionalRequestConflict after `ms`: never applied
     return Route(None, AWAIT, CONFLICT_409, ms)
 
 
-def _sdk_retry(ms, timeout):  # applied `ms` from now, its answer lost; the SDK's retry answers it
-    return Route(None, ALWAYS, BUCKET, ms, ("sdk_retry", 0))
+def _sdk_retry(ms, timeout):  # applied `ms` from now, its answer lost; the SDK's retry answers it, unless its
+    # back-off outlasts the sender's attempt timeout (carried: core.World.sdk_retried)
+    return Route(None, ALWAYS, BUCKET, ms, ("sdk_retry", timeout))
 
 
 SEND_FATES = {"ok": _ok, "late": _late, "lost": _lost, "fail_fast": _fail_fast, "fast_5xx": _fast_5xx,
-              "conflict": _conflict, "sdk_retry": _sdk_retry}
+              "applied_5xx": _applied_5xx, "conflict": _conflict, "sdk_retry": _sdk_retry}
 
 # a scripted rule's action -> its route (scripted worlds keep their timeouts at the send: NONE)
 SCRIPTED = {
@@ -102,7 +109,7 @@ SCRIPTED = {
     "fail_fast": lambda ms: Route(("fail_fast", None, "scripted"), NONE, ANSWER, 1, FAILED),
     "delay_apply": lambda ms: Route(("held_back", ms, "scripted"), NONE, BUCKET, ms),
     "answer_5xx": lambda ms: Route(("fast_5xx", None, "scripted"), NONE, ANSWER, max(ms, 1), NO_ANSWER),
-    "conflict": lambda ms: Route(None, NONE, CONFLICT_409, max(ms, 1)),
+    "conflict": lambda ms: Route(None, NONE, CONFLICT_409, max(ms, 1), "scripted"),
     "sdk_retry": lambda ms: Route(None, NONE, BUCKET, max(ms, 1), ("sdk_retry", 0)),
 }
 REPLY_FATES = ("ok", "lost", "slow")
@@ -191,7 +198,7 @@ class Network:
 
     def send_fate(self, proc, req) -> tuple[str, int]:
         """A request's fate, drawn: (ok, delay), (fail_fast, ms to the answer), (lost, 0), (conflict, ms to its
-        409), (late, ms past its timeout), (fast_5xx, ms), (sdk_retry, ms). The fault kinds this seed uses are
+        409), (late, ms past its timeout), (fast_5xx, ms), (applied_5xx, ms), (sdk_retry, ms). The fault kinds this seed uses are
         asked in turn (faults.ORDER): those before its delay is drawn, then those after."""
         return self._drawn(self.w.send_early, self.w.send_late, proc, req, True)
 

@@ -50,6 +50,9 @@ PORT: dict[str, str] = {
     "cut_off": "cut_off(who, ms, mode): cut a machine ('*': every one) off the bucket ('blackhole', 'refuse', 'lease')",
     "outage": "outage(who, ms, mode): a drawn outage (skipped while a race plays out on its node)",
     "lose_next": "lose_next(node, prefix): the node's next write under prefix is lost",
+    "racing_write": "racing_write(proc index, request id, key): another conditional write to key in flight now "
+                    "((its process index, its send time), or None): what a 409 races (issue 47)",
+    "store": "the store the bucket answers as ('aws', 'r2': swarm.STORES); R2 never answers 409",
     "shield_until": "shield_until(node, until): no random network fault on its requests (not in quiet)",
     "set_shield": "set_shield(node, until): the shield set anew, any phase",
     "extend_shield": "extend_shield(node, until): the shield lasts at least until, any phase",

@@ -582,8 +582,11 @@ class S3World(World):
         elif reply.status == NOT_FOUND and req.cond is not None and req.op in (PUT, DELETE):
             self.refused(proc, req, None, sent_ms, reply.status)  # an If-Match on an absent object
         elif reply.status == CONFLICT and req.op in (PUT, DELETE):
-            self.conflicted(proc, req, sent_ms)
+            # a real server's 409: the write the world saw in flight to that key meanwhile, if any
+            self.conflicted(proc, req, sent_ms, self.racing_write(proc.index, rid, req.key))
         if reply.status == TIMED_OUT:
+            if req.cond is not None:
+                self.flight_ends(proc, rid, req.key, self.now)
             return  # no answer: the timeout answers
         self.bucket_answered(proc, rid, req, reply, fate)
 

@@ -92,7 +92,10 @@ class SimWorld(World):
         """The request takes effect now, atomically (the simulated bucket is linearizable)."""
         bucket = self.bucket
         before = bucket.objects.get(req.key)
-        reply, prev, serial = bucket.apply(req, self.now)
+        # a 409 races another conditional write in flight to the key (issue 47 part 4), in an AWS store only
+        racing = self.racing_write(proc.index, rid, req.key) \
+            if req.cond is not None and bucket.p_conflict and self.store != "r2" else None
+        reply, prev, serial = bucket.apply(req, self.now, racing is not None)
         if reply.status == OK:
             if req.op == GET:
                 proc.learned[(req.key, reply.version)] = serial  # `learned`, inlined (every read)
@@ -103,9 +106,9 @@ class SimWorld(World):
                 and req.op != GET:
             self.refused(proc, req, before.body if before is not None else None, sent_ms, reply.status)
         elif reply.status == CONFLICT:
-            self.conflicted(proc, req, sent_ms)
+            self.conflicted(proc, req, sent_ms, racing)
         if fate is not None and fate[0] == "sdk_retry":
-            self.sdk_retried(proc, rid, req, sent_ms)  # this answer is lost; the SDK's retry's comes instead
+            self.sdk_retried(proc, rid, req, sent_ms, fate)  # this answer is lost; the SDK's retry's comes instead
             return
         self.bucket_answered(proc, rid, req, reply, fate)
 

@@ -222,6 +222,18 @@ def _bucket(ctx) -> None:
     ctx.o["absent_if_match"] = ctx.choice((404, 412))
 
 
+# The store a seed's bucket answers as (issue 47 part 4), drawn from its own stream ("draw/store"), so
+# that no other part's draw moves: "aws" answers a conditional write 409 ConditionalRequestConflict only
+# while another conditional write to the same key is in flight (AWS's documentation of conditional writes:
+# "a conflicting operation"), "r2" never (Cloudflare R2 documents no 409 for conditional writes). Plans
+# written before it have none: the world reads them as "aws" (STORES[0]), the answers they were drawn with.
+STORES = ("aws", "r2")
+
+
+def _store(ctx) -> None:
+    ctx.o["store"] = ctx.choice(STORES)
+
+
 def _aliases(ctx) -> None:
     """An R2-like bucket's read token may differ from its write token (a behaviour, not a fault)."""
     ctx.o["p_alias"] = ctx.choice((0.0, 0.5)) if ctx.o["versioning"] == "opaque" else 0.0
@@ -297,7 +309,7 @@ def _preset_off(ctx) -> None:
     ctx.turn_off(*ctx.preset.off)
 
 
-BASE = {"cluster": _cluster, "bucket": _bucket, "aliases": _aliases, "network": _network, "restarts": _restarts,
+BASE = {"cluster": _cluster, "bucket": _bucket, "store": _store, "aliases": _aliases, "network": _network, "restarts": _restarts,
         "clock_mode": _clock_mode, "workload": _workload, "focus": _focus, "events": _events, "starts": _starts,
         "clocks": _clocks, "preset_off": _preset_off}
 
@@ -307,7 +319,7 @@ BASE = {"cluster": _cluster, "bucket": _bucket, "aliases": _aliases, "network": 
 # count, the focus rewrites what the kinds drew); a kind not named here draws its `draw_main` after
 # them, before the clocks.
 DRAW_ORDER = (
-    "@cluster", "@bucket", "conflict.rate", "@aliases", "@network",
+    "@cluster", "@bucket", "@store", "conflict.rate", "@aliases", "@network",
     # each fault on or off for the seed (one draw each, in this order), then its rate if on
     "fail_fast.switch", "reply_lost.switch", "late.switch", "outages.switch", "crashes.switch", "twins.switch",
     "request_lost.switch", "slow_reply.switch",

@@ -57,6 +57,8 @@ FAULT_EVENTS: dict[str, str] = {
     "held_back": "a scripted rule held a request back before the bucket (ms: how long)",
     "conflict": "a conditional write was answered 409 ConditionalRequestConflict, never applied",
     "fast_5xx": "a request was answered 500/503 at once, never applied (the sender cannot know: timed_out)",
+    "applied_5xx": "a write reached the bucket and was applied, and was answered 500/503 at once (ms: when it reached "
+                   "the bucket; the sender cannot know: timed_out)",
     "sdk_retry": "a write applied, its answer lost, and the client's SDK sent it again (the retry answers it)",
     "reply_lost": "a reply was lost after the bucket applied the request (detail: the reply's status)",
     "slow_reply": "a reply came late (ms: its delay)",

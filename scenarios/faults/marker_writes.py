@@ -1,6 +1,7 @@
 """Marker writes under faults (UP-3): in an upgrade, a new node's marker write (its PUT on `leases/`,
 the only writes a new node sends there) is lost on the way, held back past its timeout and then
-applied, or answered 409 ConditionalRequestConflict (not applied), and its reply is lost once the
+applied, or answered 409 ConditionalRequestConflict (not applied: only while another conditional write to
+its key is in flight, and never in an R2 store, issue 47), and its reply is lost once the
 bucket applied it. Each leaves the node not knowing whether the marker landed: its acquisition
 fails, and the next one must seed from what leases/ then holds ("a crash between the two writes
 leaves the marker, from which the next acquisition seeds the same way"). Drawn with the upgrade
@@ -40,8 +41,8 @@ class MarkerWrites(Entry):
         k = rng.below(4)  # a quarter lost, half late (the outcome its sender cannot know), a quarter 409
         if k == 0:
             return "lost", 0
-        if k == 3:
-            return "conflict", world.delay()  # as if another conditional write raced it
+        if k == 3:  # answered 409 only if another conditional write to its key is in flight when it reaches the
+            return "conflict", world.delay()  # bucket, in an AWS store (World._conflict_at_bucket); else it lands
         return "late", rng.randint(1, entry[1])
 
     @staticmethod

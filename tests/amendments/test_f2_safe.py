@@ -18,7 +18,8 @@ S802 = "amendments/plans/f2-resolver-bound-s802-inv5.json"
 # which now passes it; _NoReseed below is that first version)
 S696 = "amendments/plans/f2-resolver-resends-s696-up3.json"
 # found at seed 1002 of 2,000 in issue 39's world (restart races, mistaken deletes, 409 on any write): the
-# resend rested on the acquisition's freeing decision, two seconds old, over an absent nodes/<A> (INV-1)
+# resend rested on the acquisition's freeing decision, two seconds old, over an absent nodes/<A> (INV-1); issue 47
+# answers that acquisition's write 500/503 at once instead of 409 (nothing raced it: no store's 409), the same story
 S1002 = "amendments/plans/f2-resolver-resends-s1002-inv1.json"
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from checkers import check_all
-from checkers.findings import FINDINGS, classify
+from checkers.findings import FINDINGS, classify, classify_chains
 from counterexamples.shrink import run_plan
 from scenarios.script import NetRule, ScriptedWorld
 from historykit import A0, evs, procs
@@ -379,13 +379,21 @@ def test_f2_judged_where_inv11_judges_past_the_events_still_running():
 def test_f2_also_when_the_acquire_write_was_refused_409():
     """F-2, the form seed 854 of a 2,000-seed sweep met once drains waited for the node to hold actors
     (shrunk and kept as a plan): the bucket answered the acquire's record write 409 (a conflict with a
-    peer's release of the same record: not applied), OR-7 counts a conflict as not succeeded, the read
-    back finds the record unchanged, and the unresolved acquire is read for ever (OR-8): the drain that
-    follows never ends (CS-3)."""
+    peer's release of the same record, still in flight: not applied), OR-7 counts a conflict as not
+    succeeded, the read back finds the record unchanged, and the unresolved acquire is read for ever
+    (OR-8): the drain that follows never ends (CS-3). Issue 47: a 409 only while another conditional write
+    to the key is in flight (the plan slows the release's answer so that it is); the chain names it, and a
+    409 the world records with nothing in flight (no store's answer) is no cause of F-2's."""
     h = _kept_plan("f2-acquire-write-conflicted")
     (conflict,) = evs(h, "conflicted", where=lambda f: f.key == "owners/t0/c/a2")
+    (release,) = evs(h, "apply", where=lambda f: f.key == "owners/t0/c/a2" and f.state == "nobody 1")
+    assert (conflict.fields.racing_proc, conflict.fields.racing_sent_ms) == (release.proc, release.fields.sent_ms)
     found = _found(h)
     assert list(found) == ["F-2"] and found["F-2"][0].invariant == "INV-11"
+    _un, _found_again, chains = classify_chains(h, check_all(h))
+    assert all(f"{h.processes[release.proc].label}'s conditional write of it" in c.cause[0].what for _v, c in chains)
+    unexplained, found = _judged_doctored(h, conflict.i, conflict.fields._replace(racing_proc=None))
+    assert "F-2" not in found and "INV-11" in {v.invariant for v in unexplained}
     # the same drain, the 409 on a record that changed before the drain's bound (n0 released t1/c/a1 as it
     # drained): nothing waits on it, no finding
     unexplained, found = _judged_doctored(h, conflict.i, conflict.fields._replace(key="owners/t1/c/a1"))

@@ -25,7 +25,7 @@ def _plan(name: str) -> dict:
 
 
 @pytest.mark.parametrize("name, removed", [
-    ("f2-acquire-write-conflicted", "`conflict owners/t0/c/a2 #1`"),
+    ("f2-acquire-write-conflicted", "`conflict owners/t0/c/a2 #0`"),
     ("f2-acquire-write-failed-fast", "`send m0 PUT owners/t0/c/a2 #0`"),
     ("f3-fence-met-then-replaced-by-a-twin", "`twins` entry 0"),
     pytest.param("f4-fence-sent-before-the-fencer-lapsed", "`blip`", marks=pytest.mark.skip(

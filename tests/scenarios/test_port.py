@@ -72,7 +72,7 @@ def test_an_unknown_fate_is_a_loud_error_naming_the_kind(monkeypatch):
     seed = next(s for s in range(200) if kind.active(SimWorld(s, MODEL, "swarm").options))
     with pytest.raises(UnknownFate, match=r"the fault kind fail_fast gave request .* the fate 'teleported'"):
         SimWorld(seed, MODEL, "swarm").run()
-    assert set(SEND_FATES) == {"ok", "late", "lost", "fail_fast", "fast_5xx", "conflict", "sdk_retry"}
+    assert set(SEND_FATES) == {"ok", "late", "lost", "fail_fast", "fast_5xx", "applied_5xx", "conflict", "sdk_retry"}
 
 
 def test_the_network_passes_every_request_and_reply_to_its_observers():

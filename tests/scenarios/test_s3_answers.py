@@ -1,6 +1,6 @@
 """S3's other answers (issue 39, part 4), in the simulated world: a 500/503 at once (never applied,
 the sender sees `timed_out`), a write that applied whose answer was lost and which the client's SDK
-sent again (the retry meets the write's own object: 412), and a 409 on any conditional write.
+sent again (the retry meets the write's own object: 412), and a 409 on a racing conditional write.
 
 Their fault kinds (scenarios/faults/fast_5xx.py, sdk_retry_412.py, conflict_any.py) are drawn in the
 swarm; here each kind's fate hook is driven on a ScriptedWorld (installed by hand), the swarm's draw
@@ -24,7 +24,7 @@ from scenarios.faults import conflict_any, fast_5xx, sdk_retry_412
 from scenarios.script import NetRule, ScriptedWorld
 
 POINTS = {"fast_5xx": "fast 5xx on a write", "sdk_retry": "SDK retry met its own write",
-          "conflict": "409 on any conditional write"}
+          "conflict": "409 on a racing conditional write", "applied_5xx": "fast 5xx on an applied write"}
 
 
 def install(world, kind, rate: float) -> None:
@@ -166,8 +166,8 @@ def test_an_acquisition_never_applied_is_unresolved_until_the_record_changes(act
     assert check_all(h) == []
 
 
-@pytest.mark.parametrize("module,what", [(fast_5xx, "fast_5xx"), (sdk_retry_412, "sdk_retry"),
-                                         (conflict_any, "conflict")])
+@pytest.mark.parametrize("module,what", [(fast_5xx, "fast_5xx"), (fast_5xx, "applied_5xx"),
+                                         (sdk_retry_412, "sdk_retry"), (conflict_any, "conflict")])
 def test_each_kind_s_hook_drives_its_answer_and_the_model_stays_safe(module, what):
     """Each kind installed by hand at a third of the requests it may hit, on a small workload: its hook
     gives its answer (the world records it), and the correct model stays safe: nothing but a known
@@ -178,6 +178,10 @@ def test_each_kind_s_hook_drives_its_answer_and_the_model_stays_safe(module, wha
         w.at(t, "request", f"n{k % 2}", f"t0/c/a{k % 3}")
         if k % 4 == 3:
             w.at(t + 700, "hibernate", f"n{k % 2}", f"t0/c/a{k % 3}")
+    # every other lease write of n0 held back past its attempt timeout: the next one, a period later (NL-3),
+    # races it in flight (a 409 needs one: issue 47)
+    for at in range(24_000, 54_000, 6_000):
+        w.rule(NetRule("delay_apply", node="n0", op="PUT", key="nodes/n0", after_ms=at, times=1, ms=3_500))
     h = w.run(until_ms=60_000)
     assert evs(h, "fault", where=lambda f: f.what == what)
     assert POINTS[what] in reached(h)
@@ -204,9 +208,16 @@ def test_the_swarm_draws_each_kind_in_a_share_of_its_seeds(scenario, share):
     from scenarios.streams import Streams
 
     for option in ("p_fast_5xx", "p_sdk_retry", "p_conflict_any"):
-        on = 0
+        on = r2 = 0
         for seed in range(200):
             streams = Streams(seed)
             params, _family = swarm.draw_params(streams, scenario=scenario)
-            on += bool(swarm.draw(streams, scenario, params)[option])
-        assert share[0] <= on / 200 <= share[1], (option, on)
+            o = swarm.draw(streams, scenario, params)
+            on += bool(o[option])
+            r2 += o["store"] == "r2"
+            if o["store"] == "r2":  # R2 documents no 409 (issue 47): neither kind of 409 is drawn there
+                assert o["p_conflict"] == o["p_conflict_any"] == 0.0
+        # a 409 in an AWS store only: half the seeds
+        low, high = (share[0] / 2, share[1] / 2 + 0.05) if option == "p_conflict_any" else share
+        assert low <= on / 200 <= high, (option, on)
+        assert scenario == "calm" or 0.35 <= r2 / 200 <= 0.65, r2
