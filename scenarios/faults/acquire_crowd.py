@@ -18,7 +18,7 @@ at work until its release's reply (OR-9), so the cap is full of reads and releas
 release not counted (broken model `resolver_release_uncounted`) lets a 33rd request go.
 
 Drawn in the swarm only (a share of its seeds, never with the actor count pinned, nor in an upgrade, a crowd
-of `mass`, `fence_crowd` or `release_crowd`, or around a lone blip), from its own streams ("draw/acquire_crowd",
+of `mass` or `fence_crowd`, or around a lone blip; beside a crowd of `release_crowd`, on another node), from its own streams ("draw/acquire_crowd",
 "acquire_crowd"). The crowd's actors are not the workload's: only this kind asks for them, and the final rounds
 do not.
 """
@@ -60,7 +60,7 @@ class AcquireCrowd(FaultKind):
         drawn = rng.random() < SHARE
         if not (drawn and ctx.preset.mix and ctx.pinned.get("actors") is None and ctx.duration_ms is None
                 and not o.get("upgrade") and not o.get("mass") and not o.get("fence_crowd")
-                and not o.get("release_crowd") and not stays_off(ctx)):
+                and not stays_off(ctx)):
             o["acquire_crowd"] = []
             return
         a = ctx.p.attempt_timeout_ms
@@ -73,7 +73,9 @@ class AcquireCrowd(FaultKind):
         # its slow answers over, and the crowd released, ttl + grace before the faults end
         at = rng.randint(3 * tg, max(3 * tg, fault - 3 * tg - stall))
         o["fault_ms"] = max(fault, at + (3 + ASK_TRIES // 2) * tg + stall)  # (a longer run where the crowd needs it)
-        node = ctx.choice(ctx.nodes())
+        # (a node of its own, beside a crowd of release_crowd's if the seed drew one)
+        others = [n for n in ctx.nodes() if not any(x and x[0] == n for x in o.get("release_crowd") or ())]
+        node = ctx.choice(others)
         o["acquire_crowd"] = [[node, at, count, stall]]
         keep_node(ctx, node)
 
