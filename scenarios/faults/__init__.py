@@ -70,6 +70,8 @@ FAULT_EVENTS: dict[str, str] = {
     "crowd_hang": "the bucket partition of a crowd's records stopped answering (ms: for how long)",
     "acquire_stall": "the bucket partition of a crowd's records stalled on writes: each held until it ends, the reads "
                      "of their keys hanging meanwhile (ms: for how long)",
+    "old_margin": "an old binary's renewals of a lease began to be lost until its expiry nears, the last one applied "
+                  "late (ms: until a new node reads it)",
     "restart_race": "a node holding records was crashed, for its restart to race another node's reads (FN-5)",
     "race_hold": "a restarted node's first live write was held in the network while another node read (FN-5)",
     "race_read": "a read of the freer in a restart race was applied (detail: before or after the held write)",
