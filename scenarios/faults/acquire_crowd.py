@@ -107,25 +107,30 @@ class AcquireCrowd(FaultKind):
         w.stall_armed.clear()
         w.stall_calm.clear()
 
+    def on_sent(self, w, proc, rid: int, req, timeout: int) -> bool:
+        """On the crowd's key range: the stall begins as the first of the crowd's writes comes; while it lasts,
+        each acquisition's write is held (`send_early` gives its fate: a planned run reads it from its plan)."""
+        if not req.key.startswith(OWNERS_PREFIX + PREFIX) or req.op != PUT or req.body is None or HELD not in req.body:
+            return False
+        stall = w.stall_armed.pop(proc.node_id, None) if w.stall_armed else None
+        if stall is not None:
+            a = w.params.attempt_timeout_ms
+            w.stall_until[proc.node_id] = [w.now + stall, w.now + stall + 3 * a]
+            w.fault_event(-1, "acquire_stall", OWNERS_PREFIX + PREFIX, stall,
+                          "the partition holds its writes and the reads of their keys")
+        until = w.stall_until.get(proc.node_id)
+        if until is not None and w.now < until[0]:
+            w.stall_held[(proc.index, req.key)] = True
+        return False
+
     @staticmethod
     def send_early(world, proc, req, f):
         """While the stall lasts, on the crowd's key range: an acquisition's write is held and applied as the
         stall ends (past its sender's timeout: `late`), and a read of a key with a write held hangs (`lost`)."""
-        if not req.key.startswith(OWNERS_PREFIX + PREFIX):
-            return None
-        stall = world.stall_armed.pop(proc.node_id, None) if world.stall_armed else None
-        if stall is not None and req.op == PUT and req.body is not None and HELD in req.body:
-            a = world.params.attempt_timeout_ms  # the stall begins: the first of the crowd's writes came
-            world.stall_until[proc.node_id] = [world.now + stall, world.now + stall + 3 * a]
-            world.fault_event(-1, "acquire_stall", OWNERS_PREFIX + PREFIX, stall,
-                              "the partition holds its writes and the reads of their keys")
-        elif stall is not None:
-            world.stall_armed[proc.node_id] = stall
         until = world.stall_until.get(proc.node_id) if world.stall_until else None
-        if until is None or world.now >= until[0]:
+        if until is None or world.now >= until[0] or not req.key.startswith(OWNERS_PREFIX + PREFIX):
             return None
         if req.op == PUT and req.body is not None and HELD in req.body:
-            world.stall_held[(proc.index, req.key)] = True
             return "late", max(1, until[0] - world.now - world.params.attempt_timeout_ms)
         if req.op == GET and (proc.index, req.key) in world.stall_held:
             return "lost", 0

@@ -43,7 +43,9 @@ class OldMargins(FaultKind):
     # the strikes so far
     # the strikes so far; and process index -> the true instant a new node's lease, by its last acknowledged write,
     # ends (NL-4: a node that may acquire, the reader to ask)
-    state = {"margin_expiry": dict, "margin_races": dict, "margin_strikes": list, "margin_valid": dict}
+    # and (proc index, leases/ key) -> the fate of its write just sent
+    state = {"margin_expiry": dict, "margin_races": dict, "margin_strikes": list, "margin_valid": dict,
+             "margin_fates": dict}
 
     def draw_main(self, ctx) -> None:
         """In a share of upgrade seeds: a few strikes, and an old binary renewing beside the new nodes: the upgrade's
@@ -66,6 +68,7 @@ class OldMargins(FaultKind):
 
     def quiet(self, w) -> None:
         w.margin_races.clear()
+        w.margin_fates.clear()
 
     def on_lease_acked(self, w, proc, sent_ms: int) -> None:
         c = proc.clock  # NL-4: valid until its clock reads its send time + ttl - safety
@@ -78,40 +81,50 @@ class OldMargins(FaultKind):
             if isinstance(rec, OldLease) and rec.expires_at_ms > 0:
                 w.margin_expiry[(proc.index, req.key)] = rec.expires_at_ms
 
+    def on_sent(self, w, proc, rid: int, req, timeout: int) -> bool:
+        """An old binary's write of its lease leaves: struck, or the next of a struck stretch (its fate noted for
+        `send_early`; a planned run reads it from its plan)."""
+        if not _old(proc) or req.op != PUT or not req.key.startswith(LEASES_PREFIX) or w.in_quiet:
+            return False
+        k = (proc.index, req.key)
+        race = w.margin_races.get(k)
+        if race is not None:
+            if proc.clock.local(w.now) < race[0]:
+                w.margin_fates[k] = ("lost", 0)  # still failing
+            else:  # the last try before its hold ends: applied after the new node's read
+                del w.margin_races[k]
+                w.margin_fates[k] = ("late", max(1, race[1] - w.now - w.params.attempt_timeout_ms))
+            return False
+        expires = w.margin_expiry.get(k)
+        if expires is not None and len(w.margin_strikes) < w.options.get("old_margins", 0) \
+                and not w.shielded(proc.node_id) and self.strike(w, proc, req.key, expires):
+            w.margin_fates[k] = ("lost", 0)
+        return False
+
     @staticmethod
     def send_early(world, proc, req, f):
-        if not _old(proc) or req.op != PUT or not req.key.startswith(LEASES_PREFIX) or world.in_quiet:
-            return None
-        k = (proc.index, req.key)
-        race = world.margin_races.get(k)
-        if race is not None:
-            if proc.clock.local(world.now) < race[0]:
-                return "lost", 0  # still failing
-            del world.margin_races[k]  # the last try before its hold ends: applied after the new node's read
-            return "late", max(1, race[1] - world.now - world.params.attempt_timeout_ms)
-        expires = world.margin_expiry.get(k)
-        if expires is None or len(world.margin_strikes) >= world.options.get("old_margins", 0) \
-                or f is not world.fault or not KIND.strike(world, proc, req.key, expires):
-            return None
-        return "lost", 0
+        fates = world.margin_fates
+        return fates.pop((proc.index, req.key), None) if fates and _old(proc) else None
 
     def strike(self, w, proc, key: str, expires: int) -> bool:
         """Renewals of `key` by `proc` fail from now until its clock reads expires_at - safety less a try's span;
-        a new node is asked for the actor to read the lease within its margins. False: no new node to ask."""
+        a new node is asked for the actor to read the lease within its margins. False: not struck (half the
+        chances, or no new node to ask, or too late to ask one in time)."""
         p = w.params
-        rng = w.rngs[self.id]
         # a new node whose lease is valid (by its last acknowledged write): it may acquire
         new = [q for q in (w.live_proc(n) for n in w.node_ids)
                if q is not None and not _old(q) and w.margin_valid.get(q.index, -1) > w.now]
         if not new:
             return False
-        reader = new[rng.below(len(new))]
+        pick = w.choose("old_margin", f"{proc.machine} {key}", _draw, w.rngs[self.id], (p.safety_ms + p.grace_ms) // 2)
+        if pick is None:
+            return False
+        reader = new[pick[0] % len(new)]
         # the read aimed within safety before or grace after expires_at on the reader's clock, its first half
-        aim = expires - p.safety_ms + rng.randint(0, (p.safety_ms + p.grace_ms) // 2)
-        read_at = reader.clock.ends_at(aim)
+        read_at = reader.clock.ends_at(expires - p.safety_ms + pick[1])
         trip = 2 * w.options["delay_ms_max"]
         ask_at = read_at - 2 * trip  # (a routing read and the acquisition's read of owners/ before leases/)
-        if ask_at <= w.now or rng.random() >= 0.5:
+        if ask_at <= w.now:
             return False
         w.margin_strikes.append(w.now)
         w.margin_races[(proc.index, key)] = [expires - p.safety_ms - p.attempt_timeout_ms - RETRY_MS,
@@ -124,6 +137,13 @@ class OldMargins(FaultKind):
     def ask(self, w, node_id: str, actor: str) -> None:
         if not w.in_quiet:
             w.ask_new(node_id, actor)
+
+
+def _draw(rng, span: int):
+    """Half the chances: [the new node asked (an index), ms into the margins its read aims at]; else None."""
+    if rng.random() >= 0.5:
+        return None
+    return [rng.below(1 << 16), rng.randint(0, span)]
 
 
 KIND = OldMargins()

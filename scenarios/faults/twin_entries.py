@@ -41,7 +41,8 @@ class TwinEntries(FaultKind):
     at_field = {"twin_entries": 1}
     node_field = {"twin_entries": 0}
     # node -> armed; whether it struck in this run (once a run: one twin machine); node -> [the actor, the asks left]
-    state = {"entries_armed": dict, "entries_struck": list, "entries_asks": dict}
+    # and (proc index, key) of the write to lose
+    state = {"entries_armed": dict, "entries_struck": list, "entries_asks": dict, "entries_lost": dict}
 
     def draw_main(self, ctx) -> None:
         rng, o, tg = ctx.rng, ctx.o, ctx.tg
@@ -86,28 +87,36 @@ class TwinEntries(FaultKind):
             return
         free = [a for a in w.actors if w.holders.get(a) is None]
         if free:
-            w.ask_new(node_id, free[w.rngs[self.id].below(len(free))])
+            k = w.choose("twin_poke", node_id, w.rngs[self.id].below, 1 << 16)
+            w.ask_new(node_id, free[k % len(free)])
         if left > 1:
             w.later(w.params.period_ms, w.fault_step, self.id, "poke", node_id, left - 1)
 
     def quiet(self, w) -> None:
+        w.entries_lost.clear()
         w.entries_armed.clear()
         w.entries_asks.clear()
 
+    def on_sent(self, w, proc, rid: int, req, timeout: int) -> bool:
+        """The armed node's next acquisition write, from its first process: it strikes (the write's fate, lost, given
+        by `send_early`; a planned run reads it from its plan)."""
+        armed = w.entries_armed
+        if not armed or proc.node_id not in armed or req.op != PUT or not req.key.startswith(OWNERS_PREFIX) \
+                or req.body is None or HELD not in req.body or w.live_proc(proc.node_id) is not proc \
+                or w.in_quiet or w.disturbs_a_race(proc.node_id):
+            return False
+        armed.clear()
+        q = w.quiet_at_ms
+        if q is not None and q - w.now < self.pause_ms(w.params, w.tg) + w.tg:
+            return False  # too late in the run: the pause and the twin's acquisition would not fit
+        w.entries_lost[(proc.index, req.key)] = True
+        self.strike(w, proc, req.key[len(OWNERS_PREFIX):])
+        return False
+
     @staticmethod
     def send_early(world, proc, req, f):
-        """The node's next acquisition write, from its first process: lost on the way, and the process stops."""
-        armed = world.entries_armed
-        if not armed or proc.node_id not in armed or req.op != PUT or not req.key.startswith(OWNERS_PREFIX) \
-                or req.body is None or HELD not in req.body or world.live_proc(proc.node_id) is not proc \
-                or world.in_quiet or world.disturbs_a_race(proc.node_id):
-            return None
-        armed.clear()
-        q = world.quiet_at_ms
-        if q is not None and q - world.now < KIND.pause_ms(world.params, world.tg) + world.tg:
-            return None  # too late in the run: the pause and the twin's acquisition would not fit
-        KIND.strike(world, proc, req.key[len(OWNERS_PREFIX):])
-        return "lost", 0
+        lost = world.entries_lost
+        return ("lost", 0) if lost and lost.pop((proc.index, req.key), False) else None
 
     def strike(self, w, proc, actor: str) -> None:
         """`proc` stops; a twin starts under its id, on its own machine; no other client asks for the actor
