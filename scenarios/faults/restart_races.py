@@ -64,7 +64,7 @@ class RestartRaces(FaultKind):
         # of start check) within the fault phase
         latest = o["fault_ms"] - tg - o["restart_ms_max"] - 3 * ctx.p.period_ms - 2 * ctx.p.attempt_timeout_ms
         o["restart_races"] = sorted(rng.randint(tg, latest) for _ in range(count)) if latest > tg else []
-        if ctx.alone or o.get("fence_crowd") or o.get("release_crowd") or o.get("acquire_crowd"):
+        if ctx.alone or o.get("fence_crowd") or o.get("release_crowd"):
             # (a lone blip's proviso; and a crowd keeps its nodes: a crash there splits the crowd, BD-1..BD-3)
             o["restart_races"] = []
 
