@@ -496,7 +496,7 @@ def _two_unknown_acquires(c: Context) -> bool:
 @point("same id met an open entry", "a process's read of a record whose acquisition it had left unresolved (its write "
        "at g unanswered, OR-7) found the record naming its own node id under another instance at g: a twin or a "
        "successor under the same id took it while the entry was open (OR-7, OR-8 must tell the instance, not the id)",
-       topic="twins", awaits="same-id processes started while entries are open (issue 45 part 3)")
+       topic="twins")  # (reached by scenarios/faults/twin_entries.py)
 def _same_id_met_open_entry(c: Context) -> bool:
     history = c.history
     events = history.events

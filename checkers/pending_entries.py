@@ -32,8 +32,7 @@ def check_pending(history: History) -> list[Violation]:
 
 @point("resolver at BD-2's cap", "the resolver's read of an unresolved acquire (OR-8) left while its process had "
        "32 of the background task's requests in flight, this one included (BD-2's cap reached by the resolver)",
-       topic="bounds", awaits="a crowd of unresolved acquires (issue 45 part 3): release_crowd fills the cap with "
-                              "pending releases")
+       topic="bounds")  # (reached by scenarios/faults/acquire_crowd.py)
 def _resolver_at_cap(c: Context) -> bool:
     events = c.history.events
     return any(events[i].fields.op == "GET" and events[i].fields.version is None

@@ -379,8 +379,7 @@ def _old_met_new_id(c: Context) -> bool:
 
 @point("old lease at the margins of its expiry", "a new node's first acquisition read an old binary's lease within "
        "safety before or grace after its expires_at, on the reader's clock, and its owner renewed it after that read "
-       "(UP-3: live by the old rules until expires_at + grace)", topic="upgrade",
-       awaits="old binaries renewing beside new nodes' first acquisitions (issue 45 part 3)")
+       "(UP-3: live by the old rules until expires_at + grace)", topic="upgrade")  # (scenarios/faults/old_margins.py)
 def _old_lease_at_margin(c: Context) -> bool:
     history = c.history
     events = history.events

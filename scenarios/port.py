@@ -81,5 +81,7 @@ PORT: dict[str, str] = {
     "deliver": "deliver(proc, input): an input straight to a process's model (a kind's scripted moment)",
     # --- the workload
     "ask_new": "ask_new(node, actor): a client request for the actor reaches the node",
+    "ask_proc": "ask_proc(proc, actor): a client request for the actor reaches that process (a twin's own machine)",
+    "keep_idle": "keep_idle(actor, until): no client of the workload asks for the actor until then",
     "move_to": "move_to(actor, node): the operator moves an actor",
 }

@@ -337,6 +337,8 @@ DRAW_ORDER = (
     "drains.outage",
     # then the upgrade's races around the switch (in upgrade seeds only: no other seed draws more)
     "upgrade.races",
+    # and a twin meeting an open entry, with its machine's clock (drawn last: it moves no other draw)
+    "twin_entries.main",
 )
 
 

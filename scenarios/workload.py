@@ -93,6 +93,22 @@ class Workload:
         self._requests += 1
         self._ask(node_id, actor, self._requests)
 
+    def keep_idle(self, actor: str, until: int) -> None:
+        """No client of the workload asks for `actor` until then (a kind's own asks still reach it)."""
+        self.idle_actors[actor] = max(self.idle_actors.get(actor, -1), until)
+
+    def ask_proc(self, proc, actor: str) -> None:
+        """A client request for `actor` reaches this process: clients reach machines, and a twin runs on a machine of
+        its own (scenarios/faults/twin_entries.py), where `ask_new` finds the node's first live process."""
+        if self.now >= self.requests_until or not proc.alive:
+            return
+        self._requests += 1
+        req = self._requests
+        self.record(proc.index, "client", (actor, proc.node_id, req))
+        if self.in_quiet:
+            proc.asked[req] = actor  # its answer is recorded (`answer`: CONV-1)
+        self.deliver(proc, Command("request", (actor, req, 0)))
+
     def _client_retry(self, proc, fields) -> None:
         """The client saw its request fail; it may try the same node again soon. A final-round
         request is always tried again, at a node that runs, up to three times."""

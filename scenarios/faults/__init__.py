@@ -40,6 +40,7 @@ import pkgutil
 # kind, before "@quiet".
 ORDER = (
     "upgrade", "@starts", "@operator", "operator_fences", "@workload", "@script", "fence_crowd", "release_crowd",
+    "acquire_crowd",
     "conflict", "fast_5xx", "sdk_retry_412", "conflict_any", "degraded", "outages", "crashes", "deadline_races", "reply_drops",
     "fail_fast", "request_lost", "reply_lost", "record_storms", "guard_storms", "late", "slow_reply",
     "crash_for_good", "mass", "twins", "stops", "drains", "deletes", "blip",
@@ -69,6 +70,10 @@ FAULT_EVENTS: dict[str, str] = {
     "guard_storm": "a stretch of lost nodes/ reads began, as new nodes start (ms: its length)",
     "reply_drops": "a stretch of lost write replies began (ms: its length)",
     "crowd_hang": "the bucket partition of a crowd's records stopped answering (ms: for how long)",
+    "acquire_stall": "the bucket partition of a crowd's records stalled on writes: each held until it ends, the reads "
+                     "of their keys hanging meanwhile (ms: for how long)",
+    "old_margin": "an old binary's renewals of a lease began to be lost until its expiry nears, the last one applied "
+                  "late (ms: until a new node reads it)",
     "restart_race": "a node holding records was crashed, for its restart to race another node's reads (FN-5)",
     "race_hold": "a restarted node's first live write was held in the network while another node read (FN-5)",
     "race_read": "a read of the freer in a restart race was applied (detail: before or after the held write)",
@@ -261,7 +266,8 @@ def stays_off(ctx) -> bool:
     return ctx.alone or ctx.preset.focus is not None
 
 
-# what would strike a crowd's node, or take it away, while its crowd plays out (fence_crowd, release_crowd)
+# what would strike a crowd's node, or take it away, while its crowd plays out (fence_crowd, release_crowd,
+# acquire_crowd)
 NODE_FAULTS = ("crashes", "outages", "twins", "deletes", "stops", "drains", "operator_fences", "crash_for_good")
 
 

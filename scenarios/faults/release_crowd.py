@@ -27,7 +27,7 @@ from model.records import OWNERS_PREFIX
 
 from . import FaultKind, keep_node, stays_off
 
-SHARE = 0.2  # of the swarm's seeds that may draw it (BD-3's broken model needs a tenth of them)
+SHARE = 0.25  # of the swarm's seeds that may draw it (BD-3's broken model needs a tenth of them)
 CROWD = (64, 72, 80)  # the crowd's size (BD-2's cap is 32: two of its passes and more)
 PREFIX = "t2/crowd/"  # the crowd's actors: a key range of their own
 HIBERNATE_AFTER = 10  # ms after the partition stops answering, the crowd hibernates

@@ -284,6 +284,8 @@ def draw_races(ctx, up: dict, nodes: int, focused: bool = False) -> dict:
     out: dict = {}
     out["beat_resume"] = (rng.randint(0, S(3_000)) if up["straggler"] is not None and up["stall"] and often(0.7, 0.5)
                           else None)
+    if ctx.o.get("old_margins"):  # (its straggler renews beside the new nodes: its heartbeat stays stalled)
+        out["beat_resume"] = None
     out["marker_faults"] = [pick((0.2, 0.5)), pick((S(500), S(3_000)))] if often(0.75, 0.4) else None
     out["seed_faults"] = pick((0.2, 0.5)) if often(0.5, 0.4) else None
     out["gc_race"] = pick((0.5, 1.0)) if often(0.6, 0.4) else None

@@ -508,6 +508,69 @@ def r_bound(h, rule, kind, cap):
     return bool(h.rules.get(rule)) and any(e.fields.in_flight >= cap for _i, e in _of(h, kind))
 
 
+def r_same_id_open_entry(h):
+    """A process's record write `held <its node> <its instance> <g>` answered other than ok (its outcome unknown), and
+    no later write of its on that key answered ok; then its read of the key answered with `held <its node> <another
+    instance> <g>`, which a process of the same node id applied (issue 45 part 3: a twin or a successor)."""
+    procs = h.processes
+    open_ = {}
+    applied = set()
+    for _i, e in _of(h, "apply", "record_reply"):
+        f = e.fields
+        if not f.key.startswith("owners/") or e.proc < 0:
+            continue
+        if e.kind == "apply":
+            applied.add((f.key, f.state, procs[e.proc].node_id, procs[e.proc].instance))
+            continue
+        me = procs[e.proc]
+        parts = (f.state or "").split(" ")
+        if f.op == "PUT" and parts[0] == "held":
+            if f.status in ("timed_out", "conflict"):
+                open_[(e.proc, f.key)] = parts[3]
+            else:
+                open_.pop((e.proc, f.key), None)
+        elif f.op == "GET" and f.status == "ok" and (e.proc, f.key) in open_ and len(parts) == 4 \
+                and parts[0] == "held" and parts[1] == me.node_id and parts[2] != me.instance \
+                and parts[3] == open_[(e.proc, f.key)] and (f.key, f.state, me.node_id, parts[2]) in applied:
+            return True
+    return False
+
+
+def r_resolver_at_cap(h):
+    """The background task's requests of a process in flight recounted from their sends and answers (each answer
+    names its send's instant): a resolver's read (a GET with no token) sent with 32 in flight, itself included."""
+    flying = {}
+    for _i, e in _of(h, "background_sent", "background_answered"):
+        f = e.fields
+        mine = flying.setdefault(e.proc, [])
+        if e.kind == "background_answered":
+            if (f.key, f.sent_ms) in mine:
+                mine.remove((f.key, f.sent_ms))
+            continue
+        mine.append((f.key, e.t_ms))
+        if f.op == "GET" and f.version is None and len(mine) >= 32:
+            return True
+    return False
+
+
+def r_old_lease_at_margin(h):
+    """A new node's read of leases/ answered with an old lease whose expires_at is within safety before or grace after
+    the reader's clock at the answer, and an old binary's write of that key applied after it."""
+    p, procs = _params(h), h.processes
+    old = [(e.t_ms, e.fields.key) for _i, e in _of(h, "apply") if e.proc >= 0
+           and procs[e.proc].machine.startswith("om") and e.fields.state.startswith("old-lease ")]
+    for _i, e in _of(h, "leases_reply"):
+        f = e.fields
+        if f.op != "GET" or f.status != "ok" or not f.state.startswith("old-lease ") \
+                or procs[e.proc].machine.startswith("om"):
+            continue
+        local = procs[e.proc].clock.local(e.t_ms)
+        expires = int(f.state.split(" ")[3])
+        if expires - p.safety_ms <= local <= expires + p.grace_ms and any(t > e.t_ms and k == f.key for t, k in old):
+            return True
+    return False
+
+
 def r_bd3(h):
     if not h.rules.get("BD-3"):
         return False
@@ -1104,6 +1167,9 @@ RECOUNT = {
     "old GC between read and marker": r_gc_between,
     "old binary restarted during the switch": r_old_at_switch,
     "forget met a format-3 object": lambda h: r_forget(h, "format 3"),
+    "same id met an open entry": r_same_id_open_entry,
+    "resolver at BD-2's cap": r_resolver_at_cap,
+    "old lease at the margins of its expiry": r_old_lease_at_margin,
 }
 
 CONFIGURATION = {name for name in POINTS if name.startswith("config ")}
