@@ -329,6 +329,11 @@ def _copy_proc(p: Proc) -> Proc:
     q.reading = None if p.reading is None else p.reading.copy()
     q.record_reqs, q.asked = p.record_reqs.copy(), p.asked.copy()  # (history bookkeeping: CONV-1, CONV-2)
     q.paused_until = p.paused_until
+    q.background, q.bg_ctx, q.waited = p.background.copy(), p.bg_ctx, p.waited.copy()
+    # what the world knows of the requests in flight on nodes/ and owners/ (BD-1's fences, the listing's chain):
+    # a clone that started them empty counted a fence's requests differently from the replay (FidelityError)
+    q.keyed, q.answering, q.fences = p.keyed.copy(), p.answering, p.fences.copy()
+    q.chain = None if p.chain is None else p.chain.copy()
     return q
 
 
