@@ -32,7 +32,7 @@ def _drawn(option: str, scenario: str, seeds) -> list[int]:
 @pytest.fixture
 def every_twin_entry(monkeypatch):
     monkeypatch.setattr(twin_entries, "SHARE", 1.0)
-    return _drawn("twin_entries", "swarm", range(40))[:10]
+    return _drawn("twin_entries", "swarm", range(80))[:20]
 
 
 @pytest.fixture
@@ -43,11 +43,12 @@ def every_old_margin(monkeypatch):
 
 def test_a_twin_meets_an_open_entry(every_twin_entry):
     """OR-7, OR-8, NL-12: the first process's read-back finds its own node id under the twin's instance at the
-    generation it tried, in about half the seeds (the others: a client's retry elsewhere took the actor first, the
-twin's start check met the first process's late write); nothing breaks (the first process, back, loses its lease: NL-10)."""
-    assert len(every_twin_entry) == 10
+    generation it tried, in about two seeds of five (14 of the first 34 drawn, after issue 47 gated 409s on a racing
+    write; the others: a client's retry elsewhere took the actor first, the twin's start check met the first
+    process's late write); nothing breaks (the first process, back, loses its lease: NL-10)."""
+    assert len(every_twin_entry) == 20
     runs = [run_one(s, "correct", "swarm", None) for s in every_twin_entry]
-    assert sum("same id met an open entry" in r.coverage for r in runs) >= 4, [r.seed for r in runs]
+    assert sum("same id met an open entry" in r.coverage for r in runs) >= 5, [r.seed for r in runs]
     assert all(not r.failures for r in runs), [(r.seed, r.failures) for r in runs if r.failures]
 
 
