@@ -222,6 +222,7 @@ def _judged_drains(c: Context) -> list[int]:
     stopped nor ended, before it."""
     history, fx = c.history, c.facts
     events = history.events
+    paused = pauses(history)  # (once, not per drain)
     out = []
     for i in history.of_kind("told"):
         t, p, _kind, f = events[i]
@@ -241,7 +242,7 @@ def _judged_drains(c: Context) -> list[int]:
                 break
         if not disturbed and not _faulted(history, p, history.processes[p].machine,
                                           t - fx.params.attempt_timeout_ms, until,
-                                          pauses(history).get(p, ())) and not _release_left_pending(history, p, t):
+                                          paused.get(p, ())) and not _release_left_pending(history, p, t):
             out.append(i)
     return out
 
