@@ -6,13 +6,11 @@ serves them, and acknowledges data, on a lease that ran out while it stood still
 without checking validity again.
 Caught by: INV-1 (every act inside a hold whose node lease is valid at that instant, rebuilt from the
 bucket's facts and the process's clock). A catch needs a pause of a holder past its lease with requests for its
-actors queued before the deadline timer came due. Measured over seeds 0..199 of swarm at 8754595 (issue 47 asks
-10 %): the run fails in 27 (13.5 %), INV-1 in 5 of them (2.5 %), INV-7 in 20,
-INV-4 in 3. Also caught in the scripted pause of tests/scenarios/test_pauses.py. A world change that lifts INV-1
-to 21 of 200 (10.5 %) was tried and set aside (a3194f0, reverted: it moved the README's worked example, BM-3 in
-swarm no longer failing within 80 seeds): a "long" or "deadline" pause that finds no holder waits for the next
-acquisition and strikes its process, a client request for a held actor reaches it in the pause, and two
-"deadline" pauses in three end past the lease.
+actors queued before the deadline timer came due. Measured over seeds 0..199 of swarm (issue 47 asks 10 %):
+INV-1 in 5 at 959d006 (2.5 %; the run failed in 27, 13.5 %, most of them INV-7); since a "long" or "deadline"
+pause finding no holder waits for the next acquisition, a client request for a held actor reaches the stopped
+holder, and two "deadline" pauses in three end past the lease (scenarios/faults/pauses.py): INV-1 in 21
+(10.5 %), the run failing in 43 (21.5 %). Also caught in the scripted pause of tests/scenarios/test_pauses.py.
 """
 
 from model.node import Model

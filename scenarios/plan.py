@@ -60,7 +60,9 @@ DEFAULTS = {
     "fence_cross": None,  # how long a node's fence is held back while the operator fences the same node (None: not)
     "fence_cap_tell": False,  # the operator tells a node whose fences fill BD-1's cap a drain or a move
     # a pause's (pauses.py): how far past its lease's end a "deadline" pause ends, ms; the holder struck, an
-    # index into the candidates taken modulo their count; a held write's trip to the bucket once it leaves, ms
+    # index into the candidates taken modulo their count; a held write's trip to the bucket once it leaves, ms;
+    # when a client request for one of its actors reaches the stopped holder, ms into the pause (None: none, as
+    # plans before issue 47 part 4 ran), and which actor (an index, modulo)
     "pause_end": 0,
     "pause_node": 0,
     "pause_trip": 1,
@@ -69,6 +71,9 @@ DEFAULTS = {
     "old_margin": None,
     # the free actor a node armed for a same-id race is asked for (twin_entries.py), an index taken modulo their count
     "twin_poke": 0,
+    "pause_request": None,
+    "pause_actor": 0,
+    "pause_wait": False,  # a "long" or "deadline" pause finding no holder waits for the next acquisition
 }
 # the sites whose non-default values are faults: a request's fate, a bucket conflict, and the operator's
 # instructions timed on an open entry or a fence (scenarios/faults/open_entries.py, crossed_fences.py)

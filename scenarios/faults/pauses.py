@@ -16,7 +16,10 @@ then, aim], `aim` saying where the pause lands:
   this and "deadline" strike a node whose records the bucket shows (World.holders), if the drawn one has
   none: the hazard is a process that holds actors, resuming to act for them;
 - "deadline": at `at`, for as long as the process's lease still has, give or take a few ms: it resumes within
-  a few ms of its lease's end (NL-4, NL-11: the deadline timer came due in the pause, or not yet);
+  a few ms of its lease's end (NL-4, NL-11: the deadline timer came due in the pause, in two of three, or not
+  yet);
+  with "long", a client request for one of the actors it holds reaches it during the pause, before its lease's
+  end (`queue_a_request`): what it resumes to act for;
 - "write": armed at `at`, it strikes as the process next sends a write of an owners/ record (an acquisition's,
   a release's: OR-2 checks validity right before the acquire write): the process stops between that check and
   the write, which leaves only when the pause ends (the network holds it: `on_sent`). The bucket's condition
@@ -31,7 +34,8 @@ then, aim], `aim` saying where the pause lands:
 
 from __future__ import annotations
 
-from model.records import OWNERS_PREFIX
+from model.io import OK, PUT
+from model.records import OWNERS_PREFIX, state_line
 
 from . import FaultKind, stays_off
 
@@ -52,7 +56,9 @@ class Pauses(FaultKind):
     durations = {"pauses": 2}
     # node -> [length_ms, then]: a "write" pause armed, striking at the node's next owners/ write; process index ->
     # the true instant its lease's validity ends, by its last acknowledged write (a "deadline" pause's aim)
-    state = {"pauses_armed": dict, "pauses_lease_ends": dict}
+    # the instant its lease's validity ends, by its last acknowledged write (a "deadline" pause's aim); "long" and
+    # "deadline" pauses that found no holder, waiting for the next acquisition to land ([length_ms, then, aim])
+    state = {"pauses_armed": dict, "pauses_lease_ends": dict, "pauses_waiting": list}
 
     def draw_main(self, ctx) -> None:
         rng, o = ctx.rng, ctx.o
@@ -84,6 +90,24 @@ class Pauses(FaultKind):
 
     def quiet(self, w) -> None:
         w.pauses_armed.clear()
+        w.pauses_waiting.clear()
+
+    def on_record_reply(self, w, proc, req, status: str, serial: int, named) -> None:
+        """An acquisition's write of `proc` landed and was acknowledged (its record names it: OR-3, checked valid
+        right before it, OR-2): a "long" or "deadline" pause waiting for a holder strikes it, once the model has
+        taken the answer (the hold began)."""
+        waiting = w.pauses_waiting
+        if not waiting or status != OK or req.op != PUT or not req.key.startswith(OWNERS_PREFIX) or w.in_quiet:
+            return
+        if not state_line(req.body).startswith(f"held {proc.node_id} {proc.instance} "):
+            return
+        length_ms, then, aim = waiting.pop(0)
+        w.later(0, w.fault_step, self.id, "strike_holder", proc.index, length_ms, then, aim)
+
+    def strike_holder(self, w, index: int, length_ms: int, then: str, aim: str) -> None:
+        proc = w.procs[index]
+        if proc.alive and not w.in_quiet and proc.paused_until <= w.now:
+            self.strike(w, proc.node_id, length_ms, then, aim)
 
     def strike(self, w, node_id: str, length_ms: int, then: str, aim: str = "any") -> None:
         if w.in_quiet:
@@ -98,7 +122,15 @@ class Pauses(FaultKind):
             if holders and node_id not in holders:
                 node_id = holders[w.choose("pause_node", node_id, w.rngs[self.id].randrange, len(holders))
                                   % len(holders)]
+            elif not holders and (ends or node_id not in w.holders.values()) and w.choose("pause_wait", node_id, _yes):
+                # nobody holds an actor on a valid lease now: the pause waits for the next acquisition to land and
+                # strikes its process (on_record_reply; a plan from before issue 47 part 4 strikes the drawn node,
+                # as a world that never saw a lease acknowledged does a holder drawn: a script's)
+                w.pauses_waiting.append([length_ms, then, aim])
+                return
         if w.disturbs_a_race(node_id):
+            if aim in ("long", "deadline") and w.choose("pause_wait", node_id, _yes):
+                w.pauses_waiting.append([length_ms, then, aim])  # (a race plays out there: the next holder, then)
             return
         proc = w.live_proc(node_id)
         if proc is None:
@@ -111,9 +143,33 @@ class Pauses(FaultKind):
             end = w.pauses_lease_ends.get(proc.index)
             if end is None or end <= w.now:
                 return  # no valid lease to pause to the end of
-            off = w.choose("pause_end", node_id, w.rngs[self.id].randint, -FEW_MS, FEW_MS)
+            # (two in three past the end: the deadline timer came due in the pause, behind what queued before it)
+            off = w.choose("pause_end", node_id, w.rngs[self.id].randint, -FEW_MS, 2 * FEW_MS)
             length_ms, detail = max(1, end - w.now + off), f"to its lease's end {off:+d} ms"
-        self.pause(w, proc, length_ms, then, detail)
+        length_ms = self.pause(w, proc, length_ms, then, detail)
+        if aim in ("long", "deadline"):
+            self.queue_a_request(w, proc, length_ms)
+
+    def queue_a_request(self, w, proc, length_ms: int) -> None:
+        """The hazard's other half: a client request for an actor the stopped process holds reaches it during the
+        pause, before its lease's end (a client does not know it stopped). It waits in its socket, and reaches the
+        model when it resumes, ahead of the deadline timer, which came due after it (NL-4, OR-4: an act reads the
+        clock). Its instant from the kind's stream ("pause_request", ms into the pause; a plan without one: none)."""
+        end = w.pauses_lease_ends.get(proc.index)
+        held = sorted(actor for actor, node in w.holders.items() if node == proc.node_id)
+        last = min(end if end is not None else w.now, w.now + length_ms) - 1  # (before its lease's end)
+        if not held or last <= w.now:
+            return
+        rng = w.rngs[self.id]
+        at = w.choose("pause_request", proc.node_id, rng.randint, 1, last - w.now)
+        if at is None:
+            return
+        actor = held[w.choose("pause_actor", proc.node_id, rng.randrange, len(held)) % len(held)]
+        w.later(at, w.fault_step, self.id, "ask", proc.node_id, actor)
+
+    def ask(self, w, node_id: str, actor: str) -> None:
+        if not w.in_quiet:
+            w.ask_new(node_id, actor)
 
     def pause(self, w, proc, length_ms: int, then: str, detail: str) -> int:
         """`proc` stops for `length_ms` (cut short at the quiet phase); returns how long."""
@@ -166,6 +222,10 @@ class Pauses(FaultKind):
         if w.lazy_timeouts:
             w.await_answer(proc, rid, timeout, trip)
         w.later(trip, w.to_bucket, proc, rid, req, None, w.now)
+
+
+def _yes() -> bool:
+    return True
 
 
 KIND = Pauses()
