@@ -66,14 +66,14 @@ DEFAULTS = {
     "pause_end": 0,
     "pause_node": 0,
     "pause_trip": 1,
+    "pause_request": None,
+    "pause_actor": 0,
+    "pause_wait": False,  # a "long" or "deadline" pause finding no holder waits for the next acquisition
     # an old binary's renewal struck to fail until its lease's expiry nears (old_margins.py): None (not), or [the
     # new node asked, an index into the candidates taken modulo their count; ms into the margins its read aims at]
     "old_margin": None,
     # the free actor a node armed for a same-id race is asked for (twin_entries.py), an index taken modulo their count
     "twin_poke": 0,
-    "pause_request": None,
-    "pause_actor": 0,
-    "pause_wait": False,  # a "long" or "deadline" pause finding no holder waits for the next acquisition
 }
 # the sites whose non-default values are faults: a request's fate, a bucket conflict, and the operator's
 # instructions timed on an open entry or a fence (scenarios/faults/open_entries.py, crossed_fences.py)
