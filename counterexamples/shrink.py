@@ -129,7 +129,7 @@ def size(plan: dict, history) -> dict:
     scheduled = sum(len(kind.atoms(o)) for kind in faults.KINDS.values())
     return {"nodes": len(_node_ids(o)), "actors": len(_actor_ids(o)),
             "processes": len(history.processes) - 1,  # the operator is not a node process
-            "faults": drawn + scheduled, "client_requests": sum(1 for s in plan["workload"] if s[1] == "ask"),
+            "faults": drawn + scheduled, "client_requests": sum(1 for s in plan["workload"] if s[1] == "ask" and len(s) < 5),
             "events": len(history.events), "simulated_s": round(history.end_ms / 1000, 1)}
 
 

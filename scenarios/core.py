@@ -602,12 +602,16 @@ class World(Processes, Workload, QuietPhase):
         # the network decides the request's fate (scenarios/network.py); the world notes it and keeps the clock
         route = self.network.route(proc, rid, req, timeout)
         if route is None:
-            if req.cond is not None:
-                self._flies(proc, rid, req.key, now)
-            return  # held back in the network by a kind's race, which lets it go (restart_races.py)
+            # held back by a kind, which lets it go: in the network by a race's (restart_races.py), in flight
+            # from now; in its own process by a pause between OR-2's check and the write (pauses.py), not in
+            # flight until it leaves (the kind says when: `flies`): a 409 races only writes on their way (issue
+            # 47 part 4; seed 12614 of the 20,000 met a 409 racing a write its paused sender never sent)
+            if req.cond is not None and proc.paused_until <= now:
+                self.flies(proc, rid, req.key, now)
+            return
         fault, wait, act, ms, arg = route
         if req.cond is not None and (act is BUCKET or act is CONFLICT_409):
-            self._flies(proc, rid, req.key, now)  # it reaches the bucket: in flight until its answer is back
+            self.flies(proc, rid, req.key, now)  # it reaches the bucket: in flight until its answer is back
         if fault is not None:
             self.note_fault(proc, fault[0], req, fault[1], fault[2])
         if act is None:
@@ -632,8 +636,8 @@ class World(Processes, Workload, QuietPhase):
         elif act is CONFLICT_409:
             self.later(ms, self._conflict_at_bucket, proc, rid, req, now, arg)
 
-    def _flies(self, proc: Proc, rid: int, key: str, now: int) -> None:
-        """A conditional write of `key` is in flight from now (the entries of its key already answered go)."""
+    def flies(self, proc: Proc, rid: int, key: str, now: int) -> None:
+        """A conditional write of `key` is in flight from `now` (the entries of its key already answered go)."""
         flying = self._cond_flight.get(key)
         if flying is None:
             flying = self._cond_flight[key] = {}

@@ -89,6 +89,20 @@ def is_fault(key: str, value) -> bool:
     return site in FAULT_SITES and bool(value)
 
 
+# the fault sites a recording run still draws in the quiet phase: the bucket's 409 to a conditional write racing
+# another in flight (faults/conflict.py: `keeps_in_quiet`, a real bucket's behaviour the quiet phase cannot turn
+# off). A plan replayed reads them as recorded there; before, its quiet phase read them calm, and a recorded
+# plan replayed as another run (4 of swarm seeds 0..149, among them seed 12614 of the 20,000: its shrink found
+# "the plan does not fail")
+KEPT_IN_QUIET = ("conflict",)
+
+
+def calm_in_quiet(key: str, value) -> bool:
+    """A plan's decision read as its calm default once the quiet phase has begun: a fault the quiet phase
+    turns off (not one a real bucket keeps: KEPT_IN_QUIET)."""
+    return is_fault(key, value) and key.split(" ", 1)[0] not in KEPT_IN_QUIET
+
+
 def instance_default(key: str) -> str:
     return f"{zlib.crc32(key.encode()):08x}"
 
@@ -140,7 +154,7 @@ class Choices:
         if value is _MISSING:
             self.misses += 1
             return default(site, key)
-        if self.quiet and is_fault(key, value):
+        if self.quiet and calm_in_quiet(key, value):
             self.quiet_dropped += 1
             return default(site, key)
         return value
@@ -181,7 +195,7 @@ class Branching(Choices):
         key = decision_key(self._seen, site, who)
         self.times[key] = self.clock()
         value = self.given.get(key, _MISSING)
-        if value is not _MISSING and self.quiet and is_fault(key, value):
+        if value is not _MISSING and self.quiet and calm_in_quiet(key, value):
             self.quiet_dropped += 1
             value = default(site, key)
         if value is _MISSING:
@@ -233,7 +247,7 @@ class Continuing(Choices):
                 value = self.given[key] if i is not None else default(site, key)
                 if i is not None:
                     self.next, self.read = i + 1, self.read + 1
-                if self.quiet and is_fault(key, value):
+                if self.quiet and calm_in_quiet(key, value):
                     self.quiet_dropped += 1
                     value = default(site, key)
                 self.table[key] = value

@@ -52,6 +52,8 @@ PORT: dict[str, str] = {
     "lose_next": "lose_next(node, prefix): the node's next write under prefix is lost",
     "racing_write": "racing_write(proc index, request id, key): another conditional write to key in flight now "
                     "((its process index, its send time), or None): what a 409 races (issue 47)",
+    "flies": "flies(proc, request id, key, now): a conditional write a kind held in its process leaves now: in "
+             "flight until its answer is back (what racing_write sees)",
     "store": "the store the bucket answers as ('aws', 'r2': swarm.STORES); R2 never answers 409",
     "shield_until": "shield_until(node, until): no random network fault on its requests (not in quiet)",
     "set_shield": "set_shield(node, until): the shield set anew, any phase",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 WORLD = -1  # the proc index of events the world itself records
 FINAL_RETRY_MS = 500  # a final-round request that failed is tried again this much later
+IDLE = "idle"  # a plan's ask step the recorded run skipped, its actor kept idle (`keep_idle`)
 STRAGGLER_MS_MAX = 30_000  # a straggler event ends by then if no `released` write ends it (CS-1)
 
 
@@ -25,7 +26,8 @@ class Workload:
     """The world core's workload (a part of World, core.py)."""
 
     def schedule_workload(self, steps: list) -> None:
-        """A plan's workload: [t, "ask", node, actor], [t, "hibernate", actor], [t, "move", actor, target].
+        """A plan's workload: [t, "ask", node, actor], [t, "hibernate", actor], [t, "move", actor, target]
+        ([t, "ask", node, actor, "idle"]: a step the recorded run skipped, asking nothing).
         Each kind runs as a chain, as the drawn workload does (each step schedules the next), so that
         steps at one instant keep their order among the other events."""
         for what in ("ask", "hibernate", "move"):
@@ -44,6 +46,8 @@ class Workload:
         """One step of a planned workload (a plan's, or the explorer's); False: skipped, for
         hibernations and moves stop with the faults, as drawn ones do."""
         if what == "ask":
+            if len(args) > 2 and args[2] == IDLE:
+                return True  # a step the recorded run skipped (its actor idle): the chain's time goes on
             self._requests += 1
             self._ask(args[0], args[1], self._requests)
         elif self.in_quiet:
@@ -70,7 +74,12 @@ class Workload:
             actor = self.actors[rng.below(len(self.actors))]
         node_id = self.request_ids[rng.below(len(self.request_ids))]
         if self.idle_actors and self.idle_actors.get(actor, -1) > self.now:
-            pass  # an idle actor: no client asks for it now (a restart race waits on its record, restart_races.py)
+            # an idle actor: no client asks for it now (a restart race waits on its record, restart_races.py); the
+            # plan notes the step all the same, asking nothing, so that its replay schedules the next ask from
+            # this instant, as this run does: two steps at one instant keep their order (before, 2 of swarm
+            # seeds 0..149 replayed from their plans as other runs: a client's retry and a new ask swapped)
+            if self.choices is not None:
+                self.choices.note(self.now, "ask", node_id, actor, IDLE)
         else:
             self._requests += 1  # (numbered once asked: a plan replays the asks it noted, no others)
             if self.choices is not None:

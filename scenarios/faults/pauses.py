@@ -219,6 +219,8 @@ class Pauses(FaultKind):
         proc = w.procs[index]
         if not proc.alive:
             return  # killed as it woke: the write never left
+        if req.cond is not None:
+            w.flies(proc, rid, req.key, w.now)  # on its way only now: what a 409 may race (World.racing_write)
         if w.lazy_timeouts:
             w.await_answer(proc, rid, timeout, trip)
         w.later(trip, w.to_bucket, proc, rid, req, None, w.now)

@@ -1,4 +1,4 @@
-"""Two seeds of the 20,000-seed sweep (session of 2026-12-07), each kept as its shrunk plan.
+"""Seeds of the 20,000-seed sweeps (sessions of 2026-12-07), each kept as its shrunk plan.
 
 - Swarm seed 6148, a fault of the model (CS-2): told to stop, n0 set the releases' bounded wait (CS-1,
   5 s), found nothing to release and sent its `released` write at once; the wait's timer stayed set. The
@@ -26,6 +26,20 @@
   15 s older than the last acknowledgement, so the model took it for a stale write and never adopted its
   version: every later write met 412, the lease never came back, the actors stayed unserved (INV-4,
   CONV-1). A re-read sent after the last acknowledgement shows a state at least as new; it is adopted.
+- Swarm seed 5708 (the sweep at b53834e), a fault of the world (CS-1's straggler): a stop armed with a
+  straggler waited for the node's next event; a long pause ended as the quiet phase began, and the first event
+  served then was taken for the straggler. The stop it brings is skipped in the quiet phase, so the event ran
+  its 30 s cap with no stop to end it, the actor releasing into the quiet phase's last span (CONV-1). No
+  straggler is claimed in the quiet phase now.
+- Swarm seed 12614 (the same sweep), a fault of the world (409s, issue 47 part 4): n3 paused between OR-2's
+  check and its acquire write, and was killed as it woke: the write never left. The world had counted it in
+  flight from the check, so n0's acquire of the same record met a 409 "racing" it; its read-back found the
+  record absent, and the resolver read it absent for ever (F-2's shape), holding n0's drain (INV-11). A write
+  held in its stopped process is in flight only once it leaves.
+  Its shrink first said "the plan does not fail": the plan's replay read the bucket's 409s in the quiet phase
+  as calm, though a recording run draws them there; 4 of swarm seeds 0..149 replayed from their recorded
+  plans as other runs (2 that way, 2 by an idle actor's skipped ask). Both fixed
+  (scenarios/plan.py KEPT_IN_QUIET, scenarios/workload.py IDLE): every seed of 0..299 replays identically.
 Each plan fails on the code before its fix and passes after it, with its faults in the run.
 """
 
@@ -33,6 +47,8 @@ from __future__ import annotations
 
 import json
 import os
+
+import pytest
 
 from checkers.verdict import judge
 from counterexamples.shrink import run_plan
@@ -115,3 +131,38 @@ def test_nl9_a_reread_adopts_an_earlier_write_of_ours_across_a_wall_clock_step()
     assert adopted  # NL-9 adopted its own write
     steps = [p.clock.steps for p in h.processes if p.clock.steps]
     assert steps  # the wall clock's step is in the run
+
+
+def test_cs1_no_straggler_is_claimed_once_the_quiet_phase_has_begun():
+    """Seed 5708: a pause that ends as the quiet phase begins; no event then runs to the straggler's 30 s cap."""
+    h = _run("sweep-5708-conv1.json")
+    assert judge(h).violations == []
+    pauses = [e for e in h.events if e.kind == "fault" and e.fields.what == "pause"]
+    assert pauses, "the pause is in the run, not removed"
+    quiet = next(e.t_ms for e in h.events if e.kind == "quiet")
+    served = {(e.proc, e.fields.request): e.t_ms for e in h.events if e.kind == "served"}
+    lengths = [e.t_ms - served[(e.proc, e.fields.request)] for e in h.events
+               if e.kind == "answered" and e.t_ms >= quiet and (e.proc, e.fields.request) in served]
+    assert lengths, "requests are served in the quiet phase"
+    assert max(lengths) <= h.options["long_event_ms"][1], "an event in the quiet phase ran past the longest drawn"
+
+
+def test_409_never_races_a_write_its_paused_sender_still_holds():
+    """Seed 12614: n3's acquire write held by a pause between its check and the write, its process killed
+    as it woke (the write never left); n0's acquire of the same record is not answered 409 against it."""
+    h = _run("sweep-12614-inv11.json")
+    assert judge(h).violations == []
+    held = [e for e in h.events if e.kind == "fault" and e.fields.what == "pause"
+            and "between its check and its write" in e.fields.detail]
+    assert held, "the pause between the check and the write is in the run"
+    assert not [e for e in h.events if e.kind == "conflicted"], "a 409 raced a write that never left"
+
+
+@pytest.mark.parametrize("seed", [45, 66, 111, 12614])
+def test_a_recorded_plan_replays_as_the_same_run(seed):
+    """Record a seed's plan, replay it: the same history, hash for hash (seeds 45 and 12614: a 409 drawn in
+    the quiet phase; 66 and 111: a client's ask skipped for an idle actor, then two steps at one instant)."""
+    from counterexamples.shrink import record_seed
+
+    plan, history = record_seed(seed, "correct", "swarm", {})
+    assert run_plan(plan).sha256() == history.sha256()

@@ -343,11 +343,12 @@ def test_a_plan_s_fault_for_a_decision_in_the_quiet_phase_is_read_calm():
     """A shrunk plan's ordinals shift (a request cut before `quiet` moves the next one's number down): a fault
     drawn for `reply m0 PUT k #1` during the faults lands on the first PUT the shrunk run sends in quiet. Once
     the quiet phase began, a fault the plan holds is read as the calm default (as a recording would have
-    drawn it), and counted; what is not a fault is read as held."""
+    drawn it), and counted; what is not a fault is read as held, and so is the bucket's 409 to a racing write,
+    which a recording run draws in the quiet phase too (KEPT_IN_QUIET: seed 12614 of the 20,000)."""
     ch = Choices({"reply m0 PUT k #0": ["slow", 668], "reply m0 PUT k #1": ["slow", 668],
                   "send m0 GET k #0": ["ok", 7], "conflict m0 PUT k #0": True}, [])
     assert ch.pick("reply", "m0 PUT k", None) == ["slow", 668]  # before quiet: as held
     ch.quiet = True
     assert ch.pick("reply", "m0 PUT k", None) == ["ok", 1] and ch.quiet_dropped == 1
     assert ch.pick("send", "m0 GET k", None) == ["ok", 7]
-    assert ch.pick("conflict", "m0 PUT k", None) is False and ch.quiet_dropped == 2
+    assert ch.pick("conflict", "m0 PUT k", None) is True and ch.quiet_dropped == 1
