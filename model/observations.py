@@ -84,6 +84,11 @@ KINDS: dict[str, tuple[str, ...]] = {
     # the answer (a reply, or the timeout) to a fence's read or write delivered to the process: its op, key and
     # status, and when it was sent (BD-1, SLOT-1)
     "fence_answered": ("op", "key", "status", "sent_ms"),
+    # a listing of nodes/ ended (the answer to its last GET, or to the LIST when it listed no peer, delivered: the
+    # model decides its fences then) while the process had BD-1's cap of fences' requests in flight: the peers
+    # it listed, those requests in flight (reads and writes; this pass's not yet sent), when the LIST was sent
+    # (recorded only at the cap: a pass whose due fences wait for a later one, issue 45)
+    "listing_ended": ("keys", "in_flight", "sent_ms"),
     # a claim: the slots of a bounded task the process holds (BD-1: "BD-1", the nodes/ keys of its fences; BD-2:
     # "BD-2", the owners/ keys of the entries it works), said as its listing ends and as its background timer
     # fires. SLOT-1 cross-checks it: each slot's request is in flight, or ended less than a period ago

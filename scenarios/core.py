@@ -75,6 +75,8 @@ from .swarm import draw, draw_params
 from .workload import Workload
 
 WORLD = -1  # the proc index of events the world itself records
+FENCES_AT_ONCE = 8  # BD-1's cap (docs/protocol.md): a listing's end is recorded only while a process has
+# that many fences' requests in flight (`listing_ended`)
 
 # a `released` node lease: the state line, the second of the body, within its first bytes
 RELEASED_LINE = "\n" + RELEASED + " "
@@ -362,6 +364,9 @@ class World(Processes, Workload, QuietPhase):
         if ti is ReplyArrived:
             if proc.keyed:
                 answering = self._answering(proc, inp)
+                if answering is not None and len(proc.fences) >= FENCES_AT_ONCE and answering[1].startswith(
+                        NODES_PREFIX):
+                    self._listing_ended(proc, answering, inp[1])  # BD-1's cap full as a pass ends (issue 45)
             if proc.fences:
                 fence = proc.fences.pop(inp[0], None)
                 if fence is not None:  # a fence's request answered (its reply, or its timeout): BD-1, SLOT-1
@@ -443,9 +448,26 @@ class World(Processes, Workload, QuietPhase):
             if chain is not None and chain[0] == rid:
                 reply = inp[1]
                 own = NODES_PREFIX + proc.node_id
-                proc.chain = [rid, tuple(k for k, _v in reply.entries if k != own)] if (
-                    reply.status == OK and reply.entries) else None
+                keys = tuple(k for k, _v in reply.entries or () if k != own)
+                proc.chain = [rid, keys, chain[2], keys] if reply.status == OK else None
         return rid, key
+
+    def _listing_ended(self, proc: Proc, answering: tuple[int, str], reply) -> None:
+        """The answer that ends a listing of nodes/ (its chain's last GET's, or the LIST's when it listed no
+        peer) is being delivered: the model decides its fences now (FN-2, FN-3, BD-1). Recorded (`listing_ended`)
+        only while the process has BD-1's cap of fences' requests in flight (a pass at the cap: issue 45), so
+        that no other run records one: the peers listed, the fences' requests in flight (this pass's not yet
+        sent), and when the LIST was sent."""
+        chain = proc.chain
+        if answering[1] == NODES_PREFIX:
+            if reply.status != OK or chain is None or chain[1]:
+                return  # failed (no pass: the model decides nothing), or its chain of reads begins
+            listed, sent = (), chain[2]
+        elif chain is not None and chain[0] == answering[0] and chain[1] == ():
+            listed, sent = chain[3], chain[2]
+        else:
+            return
+        self.record(proc.index, "listing_ended", ([k[len(NODES_PREFIX):] for k in listed], len(proc.fences), sent))
 
     def _is_fence(self, proc: Proc, rid: int, req) -> bool:
         """A request on another node's nodes/ object is a fence's (FN-3's read, or a fence write: BD-1) unless
@@ -560,7 +582,9 @@ class World(Processes, Workload, QuietPhase):
             proc.keyed[rid] = key
             if key == NODES_PREFIX:
                 if req.op == LIST:
-                    proc.chain = [rid, None]  # a listing (or the guard's round) begins its chain
+                    # a listing (or the guard's round) begins its chain: [its request in flight, the keys left to
+                    # read, when the LIST was sent, the keys listed]
+                    proc.chain = [rid, None, now, None]
             elif self._is_fence(proc, rid, req):
                 proc.fences[rid] = (req.op, key, now)
                 if req.op == GET:
