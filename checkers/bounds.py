@@ -108,3 +108,96 @@ def _pass_stopped(c: Context) -> bool:
     from .refusals import REFUSALS_IN_A_ROW
 
     return bool(c.history.rules.get("BD-3")) and _refused_in_a_row(c, REFUSALS_IN_A_ROW)
+
+
+PAST_CAP_AWAITS = (
+    "crowds whose fences stay in flight across a pass: in swarm seeds 0..399, 81 draw a crowd (70 fence_crowd, 11 "
+    "mass) and none reaches it; at a later listing's send at most 7 fences' requests of an earlier pass were still "
+    "in flight (one seed; 4 or fewer in the others), since the crowds' slow fence writes (up to A late) are "
+    "answered within about a period of their pass")
+
+
+@point("fences due past BD-1's cap across two passes", "a node's listing ended with 8 fences at work from an earlier "
+       "pass and a further peer's fence due (BD-1: it waits for a later pass)", topic="bounds", awaits=PAST_CAP_AWAITS)
+def _fences_due_past_cap(c: Context) -> bool:
+    """World facts only. A node process p's listing of nodes/ ended (`listing_ended`: the answer to its last GET
+    delivered, where the model decides its fences; the world records it only while p has BD-1's cap of fences'
+    requests in flight), and then:
+    - BD-1: 8 of p's fences' requests were in flight, recounted from the world's sends (`fence_read_sent`,
+      `fence_sent`) and answers (`fence_answered`: op, key, send time), each sent before that listing's LIST
+      (an earlier pass's fences, or their FN-4 retries): the cap full across the pass;
+    - and one more fence was due at that instant: a peer K it listed, with no fence request of p's on nodes/K in
+      flight, whose object then was an applied `live i W` write (FN-3: the fresh read would find it live) with
+      W + ttl + grace passed on p's wall clock (FN-3, FN-5), p's node lease valid (FN-1), and watched unchanged
+      a full P + A (FN-2): the object landed before an earlier LIST of nodes/ by p (the world's ledger), every
+      GET of nodes/K p sent before its next LIST answered 2xx, and from that next LIST's send, and from p's first
+      acknowledged lease write since its lease window began (`record_reply`), P + A passed on p's monotonic
+      clock by the listing's end.
+    So p had 9 or more fences due with 8 still in flight from an earlier pass: BD-1 holds the 9th back (a cap
+    counted per pass, or on this pass's fences only, would run it)."""
+    history = c.history
+    ends = history.of_kind("listing_ended")
+    if not ends or history.requests is None:
+        return False
+    events = history.events
+    procs = history.processes
+    p_ = c.params
+    watch = p_.period_ms + p_.attempt_timeout_ms
+    flying: dict[int, dict[tuple, int]] = {}  # proc -> (op, key, sent) -> sent
+    fence_events = history.of_kind("fence_read_sent", "fence_sent", "fence_answered")
+    k = 0
+    for i in ends:
+        while k < len(fence_events) and fence_events[k] < i:
+            t, q, kind, f = events[fence_events[k]]
+            mine = flying.setdefault(q, {})
+            if kind == "fence_answered":
+                mine.pop((f.op, f.key, f.sent_ms), None)
+            else:
+                mine[("GET" if kind == "fence_read_sent" else "PUT", f.key, t)] = t
+            k += 1
+        t, q, _kind, f = events[i]
+        mine = flying.get(q, {})
+        if len(mine) < FENCES_AT_ONCE or any(sent >= f.sent_ms for sent in mine.values()):
+            continue
+        busy = {key for _op, key, _s in mine}
+        if any(_due(c, q, "nodes/" + node, t, watch) for node in f.keys
+               if "nodes/" + node not in busy and node != procs[q].node_id):
+            return True
+    return False
+
+
+def _due(c: Context, q: int, key: str, t: int, watch: int) -> bool:
+    """Was a fence of `key` due for process q at true time t, on world facts (FN-1, FN-2, FN-3)?"""
+    history = c.history
+    events = history.events
+    proc = history.processes[q]
+    window = c.facts.lease_valid_at(q, t)
+    if window is None:
+        return False  # FN-1
+    last = None  # the object at t: its last change before t
+    for i in history.of_kind("apply", "fault_put", "fault_delete"):
+        e = events[i]
+        if e.t_ms > t:
+            break
+        if e.fields.key == key:
+            last = e
+    if last is None or last.kind != "apply" or not last.fields.state.startswith("live "):
+        return False
+    parts = last.fields.state.split(" ")
+    if proc.clock.local(t) <= int(parts[2]) + c.params.takeover_ms:
+        return False  # FN-3: W + ttl + grace not passed on p's clock
+    own = "nodes/" + proc.node_id
+    ack = next((events[i].t_ms for i in history.of_kind("record_reply") if events[i].proc == q
+                and events[i].t_ms >= window[0] and events[i].fields.key == own and events[i].fields.op == "PUT"
+                and events[i].fields.status == "ok"), None)
+    if ack is None or ack > t:
+        return False
+    mine = [r for r in history.requests if r.proc == q and r.sent_ms < t]
+    lists = [r.sent_ms for r in mine if r.op == "LIST" and r.key == "nodes/"]
+    for s0, s1 in zip(lists, lists[1:]):
+        if s0 <= last.t_ms or proc.clock.mono_span(max(s1, ack), t) < watch:
+            continue
+        gets = [r for r in mine if r.op == "GET" and r.key == key and s0 < r.sent_ms < s1]
+        if gets and all(r.answer == "2xx" and not r.reply_lost for r in gets):
+            return True
+    return False
