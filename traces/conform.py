@@ -187,9 +187,14 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
             if r.key != req.key:
                 continue
             if req.op not in ("PUT", "DELETE") and any(
-                    w.key == r.key and w.op in ("PUT", "DELETE") and w.id not in matched and w.send_line < r.send_line
+                    (w.key == r.key or r.op == "LIST" and w.key.startswith(r.key)) and w.op in ("PUT", "DELETE")
+                    and w.id not in matched and w.send_line < r.send_line
                     for w in reqs):
-                continue  # the implementation wrote the key before that read, and the model has not yet: not its read
+                # the implementation wrote the key (a listing: a key under its prefix) before that read, and the model
+                # has not yet: not its read. (A restarted process's first listing, the model's guard, paired with the
+                # implementation's listing after its first write waited for that answer and wrote 150 ms late: a
+                # divergence of the replay, not of the implementation; tests/check_trace/data/restart_listing)
+                continue
             if req.op in ("PUT", "DELETE"):
                 if r.cond != req.cond or (r.cond == "if-match" and r.version != req.version):
                     continue

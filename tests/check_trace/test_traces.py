@@ -327,6 +327,18 @@ def test_the_correct_example_passes_and_conforms(capsys, tmp_path):
         assert "Verdicts over the admissible placements" in f.read()
 
 
+def test_a_restarted_process_listing_after_its_first_write_conforms(capsys):
+    """A correct run of the slow cluster test (kept from a failure of 2026-12-07): the restarted n2 wrote its
+    first lease write at once (the fenced object's written_at + ttl + grace long past, NL-5's shortcut) and then
+    listed nodes/. The replay paired the model's first listing (the start guard's, before its first write) with
+    that later listing and waited for its answer, so the model's first write came over 150 ms after the
+    implementation's: "first divergent effect" on a correct node. A read the implementation made after writing
+    a key under its prefix is not the model's read of before the write."""
+    status, out, err = run(capsys, *stored("restart_listing"))
+    assert status == Exit.PASSED, out + err
+    assert "first divergent effect" not in out and out.count("conforms:") == 4, out
+
+
 def test_outputs_are_never_overwritten(capsys, tmp_path):
     report = str(tmp_path / "r.json")
     with open(report, "w") as f:
