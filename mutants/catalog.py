@@ -157,7 +157,7 @@ mut("fn3_restart_instance_only", FE,
     "FN-3", "fresh GET with another written_at does not restart the watch")
 mut("fn3_fence_now_written_at", FE,
     "fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)",
-    "fence = NodeRecord(FENCED, rec.instance, now, node)",
+    "fence = NodeRecord(FENCED, rec.instance, now.wall_ms, node)",
     "FN-3/NL-1", "fence stores the fencer's clock instead of keeping A's written_at")
 mut("fn3_fence_never_lands", FE,
     "return Request(PUT, node_key(node), IF_MATCH, version, encode_node(fence))",
@@ -343,7 +343,7 @@ mut("cs1_no_invalidate", CS,
     "CS-1", "clean stop does not make the lease locally invalid")
 mut("cs1_released_now", CS,
     "body = encode_node(NodeRecord(RELEASED, st.instance, ls.written_at_ms, st.node_id))",
-    "body = encode_node(NodeRecord(RELEASED, st.instance, now, st.node_id))",
+    "body = encode_node(NodeRecord(RELEASED, st.instance, now.wall_ms, st.node_id))",
     "CS-1/NL-1", "released stores the stop's clock, not the last written_at")
 mut("cs1_released_unconditional", CS,
     "Request(PUT, node_key(st.node_id), IF_MATCH, ls.version, body), out)",
@@ -472,7 +472,7 @@ mut("fn7_fence_over_nonlive", OP,
     "FN-7", "operator writes a fence over a fence or a release")
 mut("fn7_fence_now_written_at", OP,
     "fence = NodeRecord(FENCED, rec.instance, rec.written_at_ms, node)",
-    "fence = NodeRecord(FENCED, rec.instance, now, node)",
+    "fence = NodeRecord(FENCED, rec.instance, now.wall_ms, node)",
     "FN-7", "operator fence stores the operator's clock instead of keeping written_at")
 mut("fn8_no_horizon", OP,
     "return wall_ms - written_at_ms >= 3 * params.heartbeat_period_ms + params.takeover_ms",
