@@ -93,7 +93,7 @@ def is_fault(key: str, value) -> bool:
 # another in flight (faults/conflict.py: `keeps_in_quiet`, a real bucket's behaviour the quiet phase cannot turn
 # off). A plan replayed reads them as recorded there; before, its quiet phase read them calm, and a recorded
 # plan replayed as another run (4 of swarm seeds 0..149, among them seed 12614 of the 20,000: its shrink found
-# "the plan does not fail")
+# "the plan does not fail"). Kept equal to the kinds' `keeps_in_quiet` by a test (this module imports no kind).
 KEPT_IN_QUIET = ("conflict",)
 
 

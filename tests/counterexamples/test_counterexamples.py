@@ -339,6 +339,15 @@ def test_a_recording_draws_no_fault_once_the_quiet_phase_began():
         assert ch.quiet and ch.quiet_dropped == 0
 
 
+def test_the_sites_a_plan_keeps_in_quiet_are_the_kinds_that_say_so():
+    """plan.KEPT_IN_QUIET (a leaf module, importing no kind) names the same fault sites as the kinds that declare
+    `keeps_in_quiet`: a kind that starts to draw in the quiet phase must be read as recorded there too."""
+    from scenarios.faults import KINDS
+    from scenarios.plan import KEPT_IN_QUIET
+
+    assert set(KEPT_IN_QUIET) == {k.id for k in KINDS.values() if k.keeps_in_quiet}
+
+
 def test_a_plan_s_fault_for_a_decision_in_the_quiet_phase_is_read_calm():
     """A shrunk plan's ordinals shift (a request cut before `quiet` moves the next one's number down): a fault
     drawn for `reply m0 PUT k #1` during the faults lands on the first PUT the shrunk run sends in quiet. Once
