@@ -52,6 +52,7 @@ from .load import ProcTrace, Request, TraceSet
 PROTOCOL = ("nodes/", "owners/", "leases/")
 DATA = "wal/"
 TOLERANCE_MS = 150
+LATE = 1 << 40  # an input with no line of the implementation's, after those of its millisecond
 READ_TOLERANCE_MS = 30
 DEBUG = bool(os.environ.get("NODELEASE_REPLAY_DEBUG"))
 
@@ -160,10 +161,13 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
     heap: list = []
     seq = 0
 
-    def push(t: int, what: str, data) -> None:
+    def push(t: int, what: str, data, line: int = LATE) -> None:
+        """An input (or a check) at `t` on the trace's clock. Inputs in the same millisecond go in the order of
+        the implementation's lines (`line`: its index; an answer arrives, a stop command is read, and
+        which came first decides whether an acquisition's write goes out); the model's own at the end."""
         nonlocal seq
         seq += 1
-        heapq.heappush(heap, (t, seq, what, data))
+        heapq.heappush(heap, (t, line, seq, what, data))
 
     def diverged(msg: str, wall: int, line: int | None = None) -> None:
         out.divergence, out.at_ms, out.line = msg, wall, line
@@ -213,6 +217,14 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
         return f"; it sent {_describe(r.op, r.key, r.cond, r.version, r.body)} instead (line {pt.lines[r.send_line]['_line']})"
 
     exited: list[int] = []
+
+    def resumed(p) -> int:
+        """The wall instant of the process's first line after the pause `p` (it may go on a little after the
+        environment let it go), or the pause's end if it wrote nothing more."""
+        after = next((x for x in pt.lines if x["mono_ms"] >= p.to_mono_ms), None)
+        return p.to_mono_ms - mono_ahead if after is None else after["wall_ms"]
+
+    cur = [LATE]  # the line of the input the model is taking (an answer it gets at once comes right after it)
     # the replay's timeline is the process's wall clock; its monotonic clock reads this much more (the header's
     # two readings: the trace's wall clock is taken not to step while it runs)
     mono_ahead = pt.header["mono_ms"] - pt.header["wall_ms"]
@@ -242,22 +254,29 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
                     if r.status is not None:
                         push(r.answer_wall, "reply", (eff.request_id, Reply(r.status, r.answer_version, r.answer_body,
                                                                            tuple(tuple(e) for e in r.entries or ())
-                                                                           if r.op == "LIST" else None)))
+                                                                           if r.op == "LIST" else None)),
+                             LATE if r.answer_line is None else r.answer_line)
                 elif protocol:
                     diverged(f"the model sent {_describe(req.op, req.key, req.cond, req.version, req.body)}; the "
                              f"implementation sent no such write within {tol} ms{instead(req, now)}", now)
                 elif req.op in ("PUT", "DELETE"):
-                    push(now, "reply", (eff.request_id, Reply("ok")))  # a data write it did not make: assumed done
+                    push(now, "reply", (eff.request_id, Reply("ok")), cur[0])  # a data write it did not make: done
                 else:
                     # a read the implementation did not make: what its own last read of that key saw, if that came
                     # within the tolerance (the model reads twice where it read once); else the bucket's facts
                     last = seen_last(req, now)
                     reply = last if last is not None else view.answer(req.op, req.key, now, pt.machine)
-                    push(now, "reply", (eff.request_id, reply))
+                    push(now, "reply", (eff.request_id, reply), cur[0])  # (at once: before the next line)
             elif t is SetTimer:
                 due = eff.at_ms - mono_ahead  # (on the monotonic clock: its wall instant, this replay's timeline)
                 timers[eff.key] = due
                 if eff.key.split(":", 1)[0] not in timer_names:
+                    # a timer the trace does not log fires when the model set it for, but not while the process
+                    # was stopped (the faults log's pauses): it ran nothing then, and fires after the inputs of the
+                    # millisecond it went on in (an overdue answer or command may come first, as it did there)
+                    stopped = next((p for p in pt.pauses if p.from_mono_ms < eff.at_ms < p.to_mono_ms), None)
+                    if stopped is not None:
+                        due = timers[eff.key] = resumed(stopped)
                     push(due, "timer", (eff.key, due))
             elif t is CancelTimer:
                 timers.pop(eff.key, None)
@@ -279,9 +298,9 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
     for k, line in enumerate(pt.lines):
         kind, wall = line["kind"], line["wall_ms"]
         if kind == "command":
-            push(wall, "command", line)
+            push(wall, "command", line, k)
         elif kind == "timer":
-            push(wall, "impl_timer", line)
+            push(wall, "impl_timer", line, k)
         elif kind == "send" and line["op"] in ("PUT", "DELETE") and line["key"].startswith(PROTOCOL):
             push(wall + tol, "check_impl_write", line)
         elif kind == "served":
@@ -296,7 +315,7 @@ def replay(ts: TraceSet, pt: ProcTrace, view: _BucketView, tol: int = TOLERANCE_
         effects(effs, t0)
         end = pt.last_wall
         while heap:
-            t, _s, what, data = heapq.heappop(heap)
+            t, cur[0], _s, what, data = heapq.heappop(heap)
             if t > end + tol:
                 break
             inp = None

@@ -616,6 +616,11 @@ class Node:
             self.log("hold_ended", actor=actor, generation=gen, reason="lease not valid")
             self.add_pending(actor, gen, version)
             return False
+        if self.stopping:
+            # CS-1: a hold that begins once the clean stop has begun (a read-back of an unknown outcome answered
+            # late) is released at once, or the stop would leave it held: found by the conformance replay
+            await self.release(actor, "stopping or draining")
+            return False
         # the new owner restores: it lists the actor's segments
         status, _v, _b, entries = await self.req("LIST", f"wal/{actor}/")
         if status != "ok":
@@ -845,17 +850,20 @@ class Node:
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
+        # the listing runs on its own task from the start, beside the start check (it fences nothing before
+        # the lease is valid, FN-1): a request served right after the start forwards to the live owner it
+        # read (the model's order; a listing begun only after the check diverged from it, conformance replay)
+        listing = loop.create_task(self.listing_task(self.t.mono()))
         starting = loop.create_task(self.start())
         waiter = loop.create_task(stop.wait())
         done, _ = await asyncio.wait({starting, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if waiter in done:
+            listing.cancel()
             await self.stop()
             return
-        first_mono = self.t.mono()
         # NL-2: every P from the previous send, so from the first write's send, not from when its answer (or
         # NL-9's re-read adopting it) came: found by LEASE-2 (e) on this example's traces (issue 45)
-        self.tasks = [loop.create_task(self.lease_task(self.first_send_mono)),
-                      loop.create_task(self.listing_task(first_mono)),
+        self.tasks = [loop.create_task(self.lease_task(self.first_send_mono)), listing,
                       loop.create_task(self.background_task()), loop.create_task(self.clients())]
         await waiter
         await self.stop()

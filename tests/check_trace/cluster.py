@@ -183,6 +183,54 @@ def note_pause(faults_log: str, trace: str, from_mono_ms: int, to_mono_ms: int) 
                             "from_mono_ms": from_mono_ms, "to_mono_ms": to_mono_ms}) + "\n")
 
 
+def why_not_acted(bug: str, trace_dir: str) -> str | None:
+    """None if the seeded bug acted in this run, as the traces themselves show (read here without the checker);
+    else why not. A run's timing is the machine's: `stale_after_pause` acts only if the SIGSTOP lands while
+    the node's client sleeps between two requests, not while it serves one (about 1 run in 20)."""
+    import glob
+
+    from examples.asyncio_node.node import parse_owner
+
+    procs = {}
+    for path in sorted(glob.glob(os.path.join(trace_dir, "*.ndjson"))):
+        with open(path, encoding="utf-8") as f:
+            lines = [json.loads(t) for t in f if t.strip()]
+        procs[(lines[0]["node_id"], lines[0]["instance"])] = lines
+    if bug == "unconditional_fence":  # a fence: a PUT on another node's lease without If-Match
+        if any(x.get("kind") == "send" and x["op"] == "PUT" and x["key"].startswith("nodes/")
+               and x["key"] != "nodes/" + head["node_id"] and x.get("cond") is None
+               for head, *rest in procs.values() for x in rest):
+            return None
+        return "no node fenced a peer"
+    if bug == "stale_after_pause":  # a process served a request right after a silence longer than its lease
+        for head, *rest in procs.values():
+            ttl = head["params"]["ttl_ms"]
+            for a, b in zip(rest, rest[1:]):
+                if b["mono_ms"] - a["mono_ms"] > ttl and any(
+                        x.get("kind") == "served" for x in rest if b["mono_ms"] <= x["mono_ms"] <= b["mono_ms"] + 50):
+                    return None
+        return "no process served right after its pause (the pause landed while it served)"
+    if bug == "reuse_generation":  # an acquisition that wrote the generation it read
+        for head, *rest in procs.values():
+            read: dict[int, str] = {}  # request id -> key, of the GETs on owners/
+            seen: dict[str, int] = {}  # key -> the generation its last read answer showed
+            for x in rest:
+                kind = x.get("kind")
+                if kind == "send" and x["op"] == "GET" and x["key"].startswith("owners/"):
+                    read[x["id"]] = x["key"]
+                elif kind == "answer" and x["id"] in read and x.get("status") == "ok":
+                    rec = parse_owner(x.get("body"))
+                    if rec is not None:
+                        seen[read[x["id"]]] = rec[2]
+                elif kind == "send" and x["op"] == "PUT" and x["key"].startswith("owners/") \
+                        and x.get("cond") == "if-match":
+                    rec = parse_owner(x.get("body"))
+                    if rec is not None and rec[0] == head["node_id"] and seen.get(x["key"]) == rec[2]:
+                        return None
+        return "no acquisition wrote the generation it read"
+    raise ValueError(f"unknown bug {bug!r}")
+
+
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 INVARIANT_OF = {"unconditional_fence": "INV-3", "stale_after_pause": "INV-1", "reuse_generation": "INV-2"}
 RECORD_SEED = 12  # the first seed --record tries
