@@ -2,6 +2,8 @@
 
 Tasks, as the ADR lays them out:
 
+- the start (UP-1, NL-5): a listing of nodes/ answered first (the bucket check), then the start check
+  and the listing task together;
 - the lease task (section 1): a conditional PUT of nodes/<id> every period from the previous send,
   each attempt bounded, retried within the period; validity until written_at + ttl - safety on this
   node's wall clock; a failed condition re-read once (adopt our own write, else the lease is lost:
@@ -38,6 +40,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+BUCKET_RETRY_MS = 1_000  # UP-1: the bucket check's retry
 BUGS = ("unconditional_fence", "stale_after_pause", "reuse_generation")
 NODE_HEADER = "wasmkeep-node 3"
 OWNER_HEADER = "wasmkeep-owner 1"
@@ -279,6 +282,14 @@ class Node:
         return h is not None and h[0] == generation and self.lease_valid()
 
     # --- the start check and the first write (section 1) -------------------------------------------
+
+    async def bucket_check(self) -> None:
+        """UP-1: the bucket answers a listing of nodes/ before anything else starts (retried every second)."""
+        while True:
+            status, _v, _b, _e = await self.req("LIST", "nodes/")
+            if status == "ok":
+                return
+            await self.sleep_until(self.t.mono() + BUCKET_RETRY_MS, "bucket_check")
 
     async def start(self) -> None:
         while True:
@@ -850,20 +861,27 @@ class Node:
         loop = asyncio.get_running_loop()
         stop = asyncio.Event()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
-        # the listing runs on its own task from the start, beside the start check (it fences nothing before
-        # the lease is valid, FN-1): a request served right after the start forwards to the live owner it
-        # read (the model's order; a listing begun only after the check diverged from it, conformance replay)
-        listing = loop.create_task(self.listing_task(self.t.mono()))
-        starting = loop.create_task(self.start())
+        listing: list[asyncio.Task] = []
+
+        async def starting_up() -> None:
+            await self.bucket_check()
+            # the listing runs on its own task from then on, beside the start check (it fences nothing before
+            # the lease is valid, FN-1): a request right after the start forwards to the live owner it read
+            # (the model's order; a listing begun only after the check diverged from it: conformance replay)
+            listing.append(loop.create_task(self.listing_task(self.t.mono())))
+            await self.start()
+
+        starting = loop.create_task(starting_up())
         waiter = loop.create_task(stop.wait())
         done, _ = await asyncio.wait({starting, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if waiter in done:
-            listing.cancel()
+            for task in (starting, *listing):
+                task.cancel()
             await self.stop()
             return
         # NL-2: every P from the previous send, so from the first write's send, not from when its answer (or
         # NL-9's re-read adopting it) came: found by LEASE-2 (e) on this example's traces (issue 45)
-        self.tasks = [loop.create_task(self.lease_task(self.first_send_mono)), listing,
+        self.tasks = [loop.create_task(self.lease_task(self.first_send_mono)), *listing,
                       loop.create_task(self.background_task()), loop.create_task(self.clients())]
         await waiter
         await self.stop()
