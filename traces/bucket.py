@@ -72,6 +72,7 @@ class Bucket:
     not_landed: list[Request]  # writes with no evidence they took effect
     md5_etags: bool  # every acknowledged PUT's ETag was its body's MD5
     notes: list[str] = field(default_factory=list)
+    twice: frozenset = frozenset()  # keys a body was written to more than once (against the format's promise)
 
     def serial_of(self, key: str, etag: str | None) -> int:
         v = self.by_etag.get((key, etag)) if etag is not None else None
@@ -149,7 +150,8 @@ def rebuild(ts: TraceSet) -> Bucket:
                 if r.cond == "if-match" and r.version is not None and (r.key, r.version) not in seen_etags:
                     seen_etags.add((r.key, r.version))  # the version it named existed
         if not changed:
-            changed = _landed_by_count(writes, landed, etag, forced)
+            changed = _landed_by_count(writes, landed, etag, forced) or \
+                _landed_by_early_reads(ts, reqs, writes, landed, etag, forced)
     not_landed = [r for r in writes if id(r) not in landed]
 
     # the versions: one per landed write (a body written twice, against the format's promise, is two
@@ -176,7 +178,7 @@ def rebuild(ts: TraceSet) -> Bucket:
             v = by_etag[(k, e)] = Version(k, e, None, body)
             versions_of.setdefault(k, []).append(v)
 
-    chains = {k: _chain(k, vs) for k, vs in sorted(versions_of.items())}
+    chains = {k: _chain(k, vs, 2 * ts.params.max_skew_ms) for k, vs in sorted(versions_of.items())}
     serial = 0
     for k, chain in chains.items():
         for v in chain:
@@ -199,7 +201,54 @@ def rebuild(ts: TraceSet) -> Bucket:
         elif r.status == "not_found" and r.op == "GET":
             if not any(v.deleted for v in chains.get(r.key, ())):
                 absent_reads.setdefault(r.key, []).append(r)
-    return Bucket(chains, by_etag, absent_reads, not_landed, md5_ok, notes)
+    return Bucket(chains, by_etag, absent_reads, not_landed, md5_ok, notes, frozenset(k for k, _e in twice))
+
+
+def _landed_by_early_reads(ts: TraceSet, reqs: list[Request], writes: list[Request], landed: dict[int, Request],
+                           etag: dict[int, str | None], forced: set[int]) -> bool:
+    """A body written twice, the first write's answer lost (a seeded bug's generation written again, then
+    released again: "nobody 2" twice): a read answered before every landed write of its ETag was sent must
+    have seen an earlier write of that body, one whose answer never came ("after": on the reader's own
+    clock when the writer ran on its machine, else by more than 2 x max_skew). The earliest such write
+    that may have been sent before the read is taken as landed. True if one was added."""
+    machine = {pt.index: pt.machine for pt in ts.procs}
+    slack = 2 * ts.params.max_skew_ms
+    makers: dict[tuple[str, str], list[Request]] = {}
+    for r in writes:
+        e = etag[id(r)]
+        if r.op == "PUT" and e is not None and r.status not in ("failed_fast", "precondition_failed", "not_found",
+                                                                 "conflict") and r.status not in STATUS_CODE:
+            makers.setdefault((r.key, e), []).append(r)
+
+    def before(w: Request, r: Request, t: int) -> bool:
+        """w may have been sent before r's answer at t (r's clock)."""
+        return w.send_wall <= t if machine[w.proc] == machine[r.proc] else w.send_wall < t + slack
+
+    def after(w: Request, r: Request, t: int) -> bool:
+        """w was surely sent after r's answer at t."""
+        return w.send_wall > t if machine[w.proc] == machine[r.proc] else w.send_wall > t + slack
+
+    for r in reqs:
+        if r.status != "ok" or r.answer_wall is None:
+            continue
+        if r.op == "GET" and r.answer_version:
+            seen = [(r.key, r.answer_version)]
+        elif r.op == "LIST":
+            seen = [(k, e) for k, e in r.entries or ()]
+        else:
+            continue
+        for ke in seen:
+            ws = makers.get(ke, [])
+            done = [w for w in ws if id(w) in landed]
+            if not done or not all(after(w, r, r.answer_wall) for w in done):
+                continue
+            cands = [w for w in ws if id(w) not in landed and before(w, r, r.answer_wall)]
+            if cands:
+                w = min(cands, key=lambda w: (w.send_wall, w.proc, w.id))
+                landed[id(w)] = w
+                forced.add(id(w))
+                return True
+    return False
 
 
 def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: dict[int, str | None],
@@ -228,9 +277,12 @@ def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: di
     return False
 
 
-def _chain(key: str, versions: list[Version]) -> list[Version]:
+def _chain(key: str, versions: list[Version], slack: int = 0) -> list[Version]:
     """One key's versions in the order they took effect (see the module's docstring): from no object, each
-    next version the earliest-sent landed write whose condition names the current one's ETag."""
+    next version the earliest-sent landed write whose condition names the current one's ETag, among those
+    not sent before the current one's write surely was (more than `slack`, 2 x max_skew, earlier: when a
+    body was written twice, by a seeded bug, two versions share an ETag and a write naming it may follow
+    either; it follows the one it can)."""
     succ: dict[str | None, list[Version]] = {}  # the ETag a conditional write named (None: no object) -> writes
     heads: list[Version] = []  # versions with no known predecessor: foreign ones, unconditional writes
     for v in versions:
@@ -253,7 +305,10 @@ def _chain(key: str, versions: list[Version]) -> list[Version]:
             nxt = succ.get(tag)
             if not nxt:
                 return
-            v = nxt.pop(0)
+            k = 0
+            if cur is not None and cur.write is not None:
+                k = next((i for i, x in enumerate(nxt) if send(x) >= cur.write.send_wall - slack), 0)
+            v = nxt.pop(k)
             v.prev = cur
             out.append(v)
             cur = v
@@ -330,43 +385,65 @@ def schedule(ts: TraceSet, bucket: Bucket, pl: Placement) -> tuple[dict[int, int
                     hi[i] = t_ans(v.write)
             for r in v.reads:  # applied before a read of it was answered
                 hi[i] = min(hi[i], t_ans(r))
-        # reads of a version are served before the next version takes effect; 404s before the first
-        before_first = bucket.absent_reads.get(key, ())
-        if pl.policy == "earliest":
-            prev = -NEVER
-            for i, v in enumerate(chain):
-                floor = lo[i]
-                reads_before = chain[i - 1].reads if i else before_first
-                for r in reads_before:
-                    floor = max(floor, max(t_send(r), prev) + 1)
-                t = max(floor, prev + 1)
-                if t > hi[i]:
-                    return None, _why(key, v, t, hi[i])
-                applies[id(v)] = t
-                prev = t
+        orders = [list(range(n))]
+        if key in bucket.twice:
+            # a body written twice: the chain's order was a guess (see Constraints' `loose`); under this
+            # placement the versions may take effect in the order their writes reached the bucket at the
+            # earliest, or earliest deadline first (the last instant each can, by its answer and its reads)
+            orders += [sorted(range(n), key=lambda i: (lo[i], i)), sorted(range(n), key=lambda i: (hi[i], lo[i], i))]
+        why = ""
+        for order in orders:
+            got, why = _schedule_key(key, [chain[i] for i in order], [lo[i] for i in order], [hi[i] for i in order],
+                                     bucket.absent_reads.get(key, ()), pl.policy, t_send, t_ans, end)
+            if got is not None:
+                applies.update(got)
+                break
         else:
-            nxt = NEVER
-            for i in range(n - 1, -1, -1):
-                v = chain[i]
-                ceil = min(hi[i], nxt - 1)
-                for r in v.reads:
-                    ceil = min(ceil, t_ans(r))
-                if ceil >= NEVER - 1:
-                    ceil = max(lo[i], end)  # no answer bounds it: the end of the traces
-                if i + 1 < n:
-                    for r in v.reads:
-                        if t_send(r) >= nxt:
-                            return None, (f"{key}: a read sent at {t_send(r)} ms returned a version replaced at "
-                                          f"{nxt} ms")
-                if ceil < lo[i]:
-                    return None, _why(key, v, lo[i], ceil)
-                applies[id(v)] = ceil
-                nxt = ceil
-            if before_first and chain:
-                first = applies[id(chain[0])]
-                if any(t_send(r) >= first for r in before_first):
-                    return None, f"{key}: a read sent after its first version took effect found no object"
+            return None, why
         # a foreign version (no trace wrote it) was there before: no instant to check
+    return applies, ""
+
+
+def _schedule_key(key: str, chain: list[Version], lo: list[int], hi: list[int], before_first, policy: str,
+                  t_send, t_ans, end: int) -> tuple[dict[int, int] | None, str]:
+    """One key's versions, in this order, at the earliest (or latest) instants their bounds allow."""
+    n = len(chain)
+    applies: dict[int, int] = {}
+    # reads of a version are served before the next version takes effect; 404s before the first
+    if policy == "earliest":
+        prev = -NEVER
+        for i, v in enumerate(chain):
+            floor = lo[i]
+            reads_before = chain[i - 1].reads if i else before_first
+            for r in reads_before:
+                floor = max(floor, max(t_send(r), prev) + 1)
+            t = max(floor, prev + 1)
+            if t > hi[i]:
+                return None, _why(key, v, t, hi[i])
+            applies[id(v)] = t
+            prev = t
+    else:
+        nxt = NEVER
+        for i in range(n - 1, -1, -1):
+            v = chain[i]
+            ceil = min(hi[i], nxt - 1)
+            for r in v.reads:
+                ceil = min(ceil, t_ans(r))
+            if ceil >= NEVER - 1:
+                ceil = max(lo[i], end)  # no answer bounds it: the end of the traces
+            if i + 1 < n:
+                for r in v.reads:
+                    if t_send(r) >= nxt:
+                        return None, (f"{key}: a read sent at {t_send(r)} ms returned a version replaced at "
+                                      f"{nxt} ms")
+            if ceil < lo[i]:
+                return None, _why(key, v, lo[i], ceil)
+            applies[id(v)] = ceil
+            nxt = ceil
+        if before_first and chain:
+            first = applies[id(chain[0])]
+            if any(t_send(r) >= first for r in before_first):
+                return None, f"{key}: a read sent after its first version took effect found no object"
     return applies, ""
 
 
@@ -537,7 +614,9 @@ class Constraints:
     effect), with a reference Z = 0. Feasible iff the constraint graph has no negative cycle; the largest
     T_b - T_a is the shortest path from a to b (Bellman-Ford, as a queue: SPFA)."""
 
-    def __init__(self, ts: TraceSet, bucket: Bucket, max_skew_ms: int) -> None:
+    def __init__(self, ts: TraceSet, bucket: Bucket, max_skew_ms: int, loose: frozenset = frozenset()) -> None:
+        """`loose`: keys whose versions' order is not bound (a body written twice: which of two versions with
+        one ETag a write followed, the chain could only guess)."""
         self.ms = sorted({pt.machine for pt in ts.procs})
         self.var = {m: k + 1 for k, m in enumerate(self.ms)}  # 0 is Z
         n = len(self.ms) + 1
@@ -562,12 +641,12 @@ class Constraints:
                     le(mach[w.proc], a, -(w.send_wall - base) - gap)  # a >= send + T
                     if w.status == "ok" and w.answer_wall is not None:
                         le(a, mach[w.proc], w.answer_wall - base)  # a <= answer + T
-                if i:
+                if i and key not in loose:
                     le(ids[i - 1], a, -1)  # after the version before it
                 for r in v.reads:
                     if r.answer_wall is not None:
                         le(a, mach[r.proc], r.answer_wall - base)  # applied before the read was answered
-                    if i + 1 < len(chain):
+                    if i + 1 < len(chain) and key not in loose:
                         le(mach[r.proc], ids[i + 1], -(r.send_wall - base) - 1)  # replaced after it was sent
             if chain:
                 for r in bucket.absent_reads.get(key, ()):
@@ -582,7 +661,7 @@ class Constraints:
 
         inf = 1 << 62
         dist = [inf] * self.n
-        count = [0] * self.n
+        edges = [0] * self.n  # how many edges the shortest path found so far has: n or more is a cycle
         q = deque()
         inq = [False] * self.n
         for s in sources:
@@ -594,7 +673,7 @@ class Constraints:
             adj = [list(a) for a in adj]
             y, x, c = extra
             adj[y].append((x, c))
-        limit = self.n + 1
+        n = self.n
         while q:
             u = q.popleft()
             inq[u] = False
@@ -603,10 +682,10 @@ class Constraints:
                 nd = du + c
                 if nd < dist[v]:
                     dist[v] = nd
+                    edges[v] = edges[u] + 1
+                    if edges[v] >= n:
+                        return None  # a path of n edges repeats a vertex: a negative cycle, not feasible
                     if not inq[v]:
-                        count[v] += 1
-                        if count[v] > limit:
-                            return None  # a negative cycle: not feasible
                         q.append(v)
                         inq[v] = True
         return dist

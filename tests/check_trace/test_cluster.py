@@ -40,17 +40,21 @@ def test_three_nodes_judged_from_their_traces(server, tmp_path, capsys, bug):
         r = run_cluster(server.url, str(tmp_path / f"seed{seed}"), bug, seed=seed, plan=FULL)
         why = None if bug is None else why_not_acted(bug, r.trace_dir)
         if why is None:
-            break
-        print(f"seed {seed}: {bug} did not act ({why}); the next seed")
+            capsys.readouterr()
+            status = main(["check-trace", r.trace_dir, "--access-log", r.access_log, "--faults", r.faults_log])
+            out, err = capsys.readouterr()
+            if not (bug and status == Exit.USAGE and "bodies written twice" in err):
+                break
+            # reuse_generation writes a body twice (against the format's promise, docs/traces.md): an answer
+            # lost on one of them can leave no placement of the traces admissible, which check-trace says
+            why = f"its traces cannot be placed: {err.strip()[:300]}"
+        print(f"seed {seed}: {why}; the next seed")
     else:
-        pytest.fail(f"{bug} did not act in the runs of seeds {SEEDS}")
+        pytest.fail(f"{bug} did not act, or its traces could not be placed, in the runs of seeds {SEEDS}")
     # four processes: the killed one (-9), the one fenced in its pause (1), clean stops (0); a node whose first
     # write was held back in the network past its timeout may be fenced before it ever held its lease (1)
     assert len(r.exits) == 4 and set(r.exits.values()) <= {-9, 0, 1} and 1 in r.exits.values(), r
     assert r.proxy_counts["delayed"] and r.proxy_counts["dropped"], r.proxy_counts
-    capsys.readouterr()
-    status = main(["check-trace", r.trace_dir, "--access-log", r.access_log, "--faults", r.faults_log])
-    out, err = capsys.readouterr()
     assert "faults log: 1 pauses" in out, f"exit {status}; stderr: {err}\n{out}"  # (the SIGSTOP/SIGCONT pause)
     if bug is None:
         assert status == Exit.PASSED, out + err

@@ -339,6 +339,21 @@ def test_a_restarted_process_listing_after_its_first_write_conforms(capsys):
     assert "first divergent effect" not in out and out.count("conforms:") == 4, out
 
 
+@pytest.mark.parametrize("name", ["reuse_twice_1c", "reuse_twice_3c"])
+def test_a_body_written_twice_still_places_the_traces(capsys, name):
+    """Two runs of the slow cluster test's reuse_generation (kept from 2026-12-07, three clusters at once): the
+    bug writes "nobody 2" and "held n1 ... 1" more than once, against the format's promise of unique bodies.
+    In the first, the earlier write of a body had no answer and a read showed that body before its only
+    acknowledged write was sent: the earlier write landed (traces/bucket.py, _landed_by_early_reads). In the
+    second, the chain guessed which of two versions with one ETag a write followed, wrongly: the order of such a
+    key is left free (Constraints' `loose`, and schedule's orders). Both exited 2 ("no placement admissible")
+    before; INV-2 is violated in each."""
+    status, out, err = run(capsys, *stored(name))
+    assert status == Exit.VIOLATION, out + err
+    assert "  INV-2     violated" in out, out
+    assert "written more than once" in out or "written twice" in out, out
+
+
 def test_outputs_are_never_overwritten(capsys, tmp_path):
     report = str(tmp_path / "r.json")
     with open(report, "w") as f:
