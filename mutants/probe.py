@@ -88,11 +88,25 @@ def _campaign(lane: str, name: str, seeds: int, scenario: str) -> tuple[int | No
 
 def control(lane: str, seeds: int, scenario: str) -> dict[str, list[int]]:
     """The correct model's campaign on the same seeds: finding id -> the seeds that showed it (each mutant's are
-    set against them: a mutant whose violations hide as a finding shows it in more seeds)."""
+    set against them: a mutant whose violations hide as a finding shows it in more seeds), and under the key
+    `SEED_HASHES` each seed's history hash (a mutant's run that differs from it reached the mutated rule)."""
     rc, tail, rep = _campaign(lane, "control", seeds, scenario)
     if rep is None or rc != 0:
         raise ToolFailure(f"the correct model's campaign (the mutants' control) did not pass: {tail}")
-    return {fid: sorted(v) for fid, v in finding_seeds(rep).items()}
+    return {**{fid: sorted(v) for fid, v in finding_seeds(rep).items()}, SEED_HASHES: list(rep.get("seed_hashes") or [])}
+
+
+SEED_HASHES = "#seed_hashes"
+
+
+def differing(rep: dict, against: dict) -> int | None:
+    """How many seeds' histories differ from the correct model's: the mutated rule reached and acted on (a kill
+    in few seeds of many differing: the check needs more than the situation; in few of few: the situation is
+    rare). None when either side kept no hashes."""
+    ours, theirs = rep.get("seed_hashes") or [], against.get(SEED_HASHES) or []
+    if not ours or len(ours) != len(theirs):
+        return None
+    return sum(1 for a, b in zip(ours, theirs) if a != b)
 
 
 def outcome(rc: int | None, tail: str, rep: dict | None, seeds: int) -> dict:
@@ -126,14 +140,19 @@ def run_one(lane: str, m: dict, seeds: int, scenario: str, against: dict | None 
     out = {"id": m["id"], "rule": m["rule"], "file": m["file"], "desc": m["desc"], "seconds": round(time.time() - t0, 1)}
     out.update(outcome(rc, tail, rep, seeds))
     if rep is not None and against is not None:
+        out["differs"] = differing(rep, against)
         # said, never hidden: a known finding the mutant shows in more seeds than the correct model (issue 36)
-        out["findings_over_control"] = rises(finding_seeds(rep), against, "the correct model")
+        out["findings_over_control"] = rises(finding_seeds(rep), {k: v for k, v in against.items()
+                                                                  if k != SEED_HASHES}, "the correct model")
     return out
 
 
 def _detail(r: dict, seeds: int) -> str:
+    differs = "" if r.get("differs") is None else f"; runs differ from the correct model's in {r['differs']}"
     if r["status"] == "killed":
-        return f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{seeds} seeds)"
+        return f" ({', '.join(r['invariants'])}; {r['failing_seeds']}/{seeds} seeds{differs})"
+    if r["status"] == "survived":
+        return f" ({differs[2:]})" if differs else ""
     if r["status"] == "coverage":
         return f" (no violation; missed {', '.join(r['missed'])})"
     return f": {r.get('error')}" if r["status"] == "error" else ""
@@ -180,7 +199,7 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
         for lane in lanes:
             shutil.rmtree(lane, ignore_errors=True)
     t = Table(title=f"one-rule mutants, {seeds} seeds of {scenario} each")
-    for col in ("mutant", "rule", "what it breaks", "verdict"):
+    for col in ("mutant", "rule", "what it breaks", "verdict", "runs differ"):
         t.add_column(col)
     for r in results:
         verdict = (f"killed: {', '.join(r['invariants'])} ({r['failing_seeds']}/{seeds})" if r["status"] == "killed"
@@ -188,7 +207,7 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
                    else r["status"])
         over = [line.split(" (")[0] for line in r.get("findings_over_control") or ()]
         verdict += "".join(f"; {x} (more than the correct model)" for x in over)
-        t.add_row(r["id"], r["rule"], r["desc"], verdict)
+        t.add_row(r["id"], r["rule"], r["desc"], verdict, "" if r.get("differs") is None else str(r["differs"]))
     console.print(t)
     families: dict[str, list[int]] = {}
     for r in results:
@@ -205,6 +224,7 @@ def probe(console, ids: list[str], seeds: int = 300, scenario: str = "swarm", jo
     if report:
         with open(report, "w") as f:
             json.dump({"seeds": seeds, "scenario": scenario, "killed": killed, "coverage_only": coverage_only,
-                       "control_findings": against, "mutants": results}, f, indent=1)
+                       "control_findings": {k: v for k, v in against.items() if k != SEED_HASHES},
+                       "mutants": results}, f, indent=1)
         console.print(f"report: {report}")
     return Exit.TOOL if any(r["status"] == "error" for r in results) else Exit.PASSED

@@ -38,6 +38,10 @@ def test_the_probe_kills_a_mutant_in_a_copy_and_leaves_the_checkout_alone(tmp_pa
     rep = json.loads(out.read_text())
     (r,) = rep["mutants"]
     assert r["status"] == "killed" and "LEASE-1" in r["invariants"] and r["failing_seeds"] >= 1
+    # the runs that differ from the correct model's, seed by seed (the mutated rule reached): at least the
+    # failing ones, at most all
+    assert r["failing_seeds"] <= r["differs"] <= 20
+    assert "#seed_hashes" not in rep["control_findings"]
     # the correct model ran the same seeds as the control: a finding the mutant shows more often is said
     assert isinstance(rep["control_findings"], dict) and isinstance(r["findings_over_control"], list)
     assert digest() == before
