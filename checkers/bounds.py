@@ -110,15 +110,8 @@ def _pass_stopped(c: Context) -> bool:
     return bool(c.history.rules.get("BD-3")) and _refused_in_a_row(c, REFUSALS_IN_A_ROW)
 
 
-PAST_CAP_AWAITS = (
-    "crowds whose fences stay in flight across a pass: in swarm seeds 0..399, 81 draw a crowd (70 fence_crowd, 11 "
-    "mass) and none reaches it; at a later listing's send at most 7 fences' requests of an earlier pass were still "
-    "in flight (one seed; 4 or fewer in the others), since the crowds' slow fence writes (up to A late) are "
-    "answered within about a period of their pass")
-
-
 @point("fences due past BD-1's cap across two passes", "a node's listing ended with 8 fences at work from an earlier "
-       "pass and a further peer's fence due (BD-1: it waits for a later pass)", topic="bounds", awaits=PAST_CAP_AWAITS)
+       "pass and a further peer's fence due (BD-1: it waits for a later pass)", topic="bounds")
 def _fences_due_past_cap(c: Context) -> bool:
     """World facts only. A node process p's listing of nodes/ ended (`listing_ended`: the answer to its last GET
     delivered, where the model decides its fences; the world records it only while p has BD-1's cap of fences'
@@ -134,7 +127,10 @@ def _fences_due_past_cap(c: Context) -> bool:
       acknowledged lease write since its lease window began (`record_reply`), P + A passed on p's monotonic
       clock by the listing's end.
     So p had 9 or more fences due with 8 still in flight from an earlier pass: BD-1 holds the 9th back (a cap
-    counted per pass, or on this pass's fences only, would run it)."""
+    counted per pass, or on this pass's fences only, would run it). Reached in `fence_crowd` seeds, whose bucket
+    loses the node's fence writes for a period and an attempt timeout from its first (each fence read and written
+    again, FN-4): 43 of swarm seeds 0..399, of the 81 that draw a crowd (70 `fence_crowd`, 11 `mass`; no other
+    seed can reach it), 0 before; a required point since."""
     history = c.history
     ends = history.of_kind("listing_ended")
     if not ends or history.requests is None:

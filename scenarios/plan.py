@@ -45,6 +45,7 @@ DEFAULTS = {
     "final_actors": None,  # the actors the final rounds ask for (None: all)
     "quiet_stop": None,  # the node retired in the quiet phase (None: the first that runs)
     "quiet_crash": None,  # the node crashed in the quiet phase (None: the first)
+    "quiet_crash_down": None,  # how long its machine stays down, ms (None: the supervisor's restart delay)
     "gc": False,  # the old garbage collection deletes this lease
     "soon": False,  # a delete's replacement starts at once
     "later": 1,  # the delay of a step of a fault the world plays out (a delete race, a straggler), ms

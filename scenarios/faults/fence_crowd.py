@@ -8,7 +8,11 @@ eight it may run (BD-1: the listing goes on, the rest wait for the next one). Fo
 bucket answers that node's fence writes slowly (a write of a nodes/ object other than its own: up to an
 attempt timeout late, as a bucket under the load of a zone's recovery does), so the fences it sends
 together are in flight together and a wrong count shows in the world's count of fence writes in flight
-(checkers/bounds.py; broken model `unbounded_fences`).
+(checkers/bounds.py; broken model `unbounded_fences`). Before that, from its first fence write after it is
+back and for a period and an attempt timeout, the bucket loses its fence writes (`request_lost`: never applied,
+each timed out after A, then read again and written again, FN-4), so the eight fences of its first pass are
+still at work, their requests sent before the next listing, when that listing ends with more peers due
+(coverage point "fences due past BD-1's cap across two passes": BD-1's cap counted across passes).
 
 Drawn in the swarm only (a share of its seeds, never with the node count pinned, nor in an upgrade, a
 crowd of `mass` or around a lone blip), from its own streams ("draw/fence_crowd", "fence_crowd"). It
@@ -38,7 +42,8 @@ class FenceCrowd(FaultKind):
     scheduled = ("fence_crowd",)
     at_field = {"fence_crowd": 1}
     node_field = {"fence_crowd": 0}
-    state = {"fences_slow_until": dict}  # node -> until when the bucket answers its fence writes slowly
+    state = {"fences_slow_until": dict,  # node -> until when the bucket answers its fence writes slowly
+             "fences_hang": dict}  # node -> [back from its cut at, its first fence write after (None: none yet)]
 
     def draw_main(self, ctx) -> None:
         rng, tg, o = ctx.rng, ctx.tg, ctx.o
@@ -90,9 +95,26 @@ class FenceCrowd(FaultKind):
         """`left`'s machine cut off the bucket (World.cut_off: its calm keeps the drawn outages away, not
         this one) for ttl + grace and a period: its lease lapses."""
         w.cut_off(w.slots[w.node_ids.index(left)].machine, w.tg + w.params.period_ms, "blackhole")
+        w.fences_hang[left] = [w.now + w.tg + w.params.period_ms, None]
 
     def quiet(self, w) -> None:
         w.fences_slow_until.clear()
+        w.fences_hang.clear()
+
+    @staticmethod
+    def send_early(world, proc, req, f):
+        """A fence write of the node left (a PUT of another node's nodes/ object) lost on its way, from its
+        first one after the cut for P + A: each fence's write times out and is read and written again (FN-4),
+        so its slot stays taken across the next listing (BD-1 counted across passes)."""
+        hang = world.fences_hang.get(proc.node_id) if world.fences_hang else None
+        if (hang is None or world.now < hang[0] or req.op != PUT or not req.key.startswith(NODES_PREFIX)
+                or req.key == NODES_PREFIX + proc.node_id):
+            return None
+        if hang[1] is None:
+            hang[1] = world.now
+        if world.now < hang[1] + world.params.period_ms + world.params.attempt_timeout_ms:
+            return "lost", 0
+        return None
 
     @staticmethod
     def reply_late(world, proc, req, f, delay):

@@ -9,9 +9,13 @@ lease writes are lost for 3 A + 2 s, past the A + 1 s a stop retries them for.
 
 from __future__ import annotations
 
+from model.records import NODES_PREFIX
+
 from . import FaultKind
 
 SILENCE_MS = 2_000  # a silenced stop's lease writes are lost for 3 A + this
+HOLD_WAITS = 12  # a silenced stop waits up to this many sixths of a lease span for the node to hold its lease
+SILENCED = 0.6  # the share of stops silenced (issue 45 part 4: 0.3 before; stop_retries_forever is caught by them)
 
 
 class Stops(FaultKind):
@@ -46,7 +50,7 @@ class Stops(FaultKind):
         ctx.o["stragglers"] = [k for k in range(len(ctx.o["stops"])) if ctx.rng.random() < share]
 
     def draw_silences(self, ctx) -> None:
-        ctx.o["stop_silences"] = [k for k in range(len(ctx.o["stops"])) if ctx.rng.random() < 0.3]
+        ctx.o["stop_silences"] = [k for k in range(len(ctx.o["stops"])) if ctx.rng.random() < SILENCED]
 
     def schedule(self, w, base: int) -> None:
         o = w.options
@@ -61,6 +65,10 @@ class Stops(FaultKind):
             if k in stragglers:
                 # CS-1: the stop comes right after the node begins an event that outlasts its wait
                 w.later(base + at, w.fault_step, self.id, "arm_straggler", node_id, restart_after_ms)
+            elif k in o.get("stop_silences", ()):
+                # CS-2: a silenced stop comes once the node holds its lease (a stop in its start check writes no
+                # `released`, and nothing is silenced)
+                w.later(base + at, w.fault_step, self.id, "stop_holding", node_id, restart_after_ms, HOLD_WAITS)
             else:
                 w.later(base + at, w.stop_node, node_id, restart_after_ms)
 
@@ -81,6 +89,32 @@ class Stops(FaultKind):
     def on_released_sent(w, proc) -> None:
         if w.silenced_releases and w.silenced_releases.pop(proc.node_id, False):
             w.cut_off(proc.machine, 3 * w.params.attempt_timeout_ms + SILENCE_MS, "lease")
+
+    def stop_holding(self, w, node_id: str, restart_after_ms: int, waits: int) -> None:
+        """A silenced stop (CS-2) told once the node's live process holds its lease: one still in its start check
+        (restarted a moment ago) writes no `released`. Until then, up to `waits` times, the node is asked for the
+        actors it holds (or the hot one) again a sixth of a lease span later (issue 45 part 4:
+        stop_retries_forever is caught only by a stop whose `released` write is silenced)."""
+        if w.in_quiet:
+            return
+        if waits > 0 and not self.leased(w, node_id):
+            self.ask_holder(w, node_id)
+            w.later(w.tg // 6, w.fault_step, self.id, "stop_holding", node_id, restart_after_ms, waits - 1)
+            return
+        w.stop_node(node_id, restart_after_ms)
+
+    @staticmethod
+    def leased(w, node_id: str) -> bool:
+        """The node's live process holds its node lease, as the bucket applied it: nodes/<id> live under its
+        instance."""
+        proc = w.live_proc(node_id)
+        if proc is None:
+            return False
+        key = NODES_PREFIX + node_id
+        for e in reversed(w.history.events):
+            if e.kind == "apply" and e.fields.key == key:
+                return e.fields.state.startswith(f"live {proc.instance} ")
+        return False
 
     # --- CS-1: a straggler ----------------------------------------------------------------------
 

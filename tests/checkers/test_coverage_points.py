@@ -553,6 +553,45 @@ def r_resolver_at_cap(h):
     return False
 
 
+def r_fences_past_cap(h):
+    """At a listing's end (`listing_ended`) of p: 8 of p's fences' requests in flight, recounted from their sends and
+    answers, each sent before that listing's LIST; and a peer it listed, none of p's fence requests on it in flight,
+    whose nodes/ object then was a live write applied P + A or more before, its written_at + ttl + grace passed
+    on p's clock, p's own nodes/ write acknowledged P + A or more before and p alive (a coarser FN-2 than the
+    point's: the last change and p's last acknowledged write each a full watch back)."""
+    p, procs = _params(h), h.processes
+    watch = p.period_ms + p.attempt_timeout_ms
+    objects = {}  # key -> [(t, state)]
+    for _i, e in _of(h, "apply", "fault_put", "fault_delete"):
+        objects.setdefault(e.fields.key, []).append((e.t_ms, e.fields.state if e.kind == "apply" else ""))
+    acks = {}
+    for _i, e in _of(h, "record_reply"):
+        if e.fields.op == "PUT" and e.fields.status == "ok" and e.fields.key == "nodes/" + procs[e.proc].node_id:
+            acks.setdefault(e.proc, []).append(e.t_ms)
+    flying = {}
+    for _i, e in _of(h, "fence_read_sent", "fence_sent", "fence_answered", "listing_ended"):
+        f = e.fields
+        mine = flying.setdefault(e.proc, {})
+        if e.kind == "fence_answered":
+            mine.pop((f.op, f.key, f.sent_ms), None)
+        elif e.kind != "listing_ended":
+            mine[("GET" if e.kind == "fence_read_sent" else "PUT", f.key, e.t_ms)] = e.t_ms
+        elif len(mine) >= 8 and all(s < f.sent_ms for s in mine.values()):
+            t, c = e.t_ms, procs[e.proc].clock
+            busy = {k for _o, k, _s in mine}
+            if not any(t - watch >= a >= t - 2 * p.ttl_ms for a in acks.get(e.proc, ())):
+                continue
+            for node in f.keys:
+                key = "nodes/" + node
+                last = [(w, st) for w, st in objects.get(key, ()) if w <= t]
+                if key in busy or node == procs[e.proc].node_id or not last:
+                    continue
+                w, st = last[-1]
+                if st.startswith("live ") and w + watch <= t and c.local(t) > int(st.split(" ")[2]) + p.takeover_ms:
+                    return True
+    return False
+
+
 def r_old_lease_at_margin(h):
     """A new node's read of leases/ answered with an old lease whose expires_at is within safety before or grace after
     the reader's clock at the answer, and an old binary's write of that key applied after it."""
@@ -1170,6 +1209,7 @@ RECOUNT = {
     "same id met an open entry": r_same_id_open_entry,
     "resolver at BD-2's cap": r_resolver_at_cap,
     "old lease at the margins of its expiry": r_old_lease_at_margin,
+    "fences due past BD-1's cap across two passes": r_fences_past_cap,
 }
 
 CONFIGURATION = {name for name in POINTS if name.startswith("config ")}

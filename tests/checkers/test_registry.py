@@ -131,19 +131,28 @@ def test_a_shared_scan_runs_once_per_history():
     assert c.faults("late") == []
 
 
-def test_a_point_awaiting_a_world_change_is_shown_and_never_required():
-    """A point declared with `awaits` (no world reaches it yet: fences due past BD-1's cap across two passes,
-    0 of 81 crowd seeds in 0..399) is counted and shown, its doc says why it is not required, and a long swarm campaign that misses it
-    does not fail for it; a point without `awaits` still fails it."""
+def test_a_point_awaiting_a_world_change_is_shown_and_never_required(monkeypatch):
+    """A point declared with `awaits` (no world reaches it yet) is counted and shown, and a long swarm campaign
+    that misses it does not fail for it; a point without `awaits` still fails it. None awaits now: the last,
+    fences due past BD-1's cap across two passes, is reached in 43 of the 81 crowd seeds of 0..399 since the
+    crowd's bucket loses its fence writes for a while (issue 45), so a point is made to await here."""
+    import dataclasses
+
+    from checkers import registry
     from checkers.coverage import awaited, missed
 
+    assert awaited() == set()
+    name = "fences due past BD-1's cap across two passes"
+    points = tuple(dataclasses.replace(p, awaits="a world to come") if p.name == name else p
+                   for p in registry.points())
+    monkeypatch.setattr(registry, "points", lambda: points)
     waiting = awaited()
-    assert "fences due past BD-1's cap across two passes" in waiting
-    assert "drain or move told while the fence cap is full" not in waiting  # required since f64f46e's sweep
-    for name in waiting:
-        assert "[not required yet: " in POINTS[name]
+    assert waiting == {name}
     coverage = {k: (0 if k in waiting else 1) for k in POINTS}
     assert missed(coverage, "swarm", 2_000) == []
+    assert missed(dict(coverage, **{name: 0}), "swarm", 2_000) == []
     other = next(k for k in POINTS if k not in waiting)
     assert missed(dict(coverage, **{other: 0}), "swarm", 2_000) == [other]
     assert missed(dict(coverage, **{other: 0}), "swarm", 100) == []
+    monkeypatch.undo()
+    assert missed(dict(coverage, **{name: 0}), "swarm", 2_000) == [name]  # required now

@@ -93,3 +93,41 @@ def test_a_seed_with_the_kinds_replays_from_its_plan(scenario, seed):
     assert history.options.get("twin_entries") or history.options.get("old_margins") \
         or history.options.get("acquire_crowd")
     assert run_plan(plan).sha256() == history.sha256()
+
+
+@pytest.fixture
+def every_slow_quiet_crash(monkeypatch):
+    from scenarios.faults import quiet_crash
+
+    monkeypatch.setattr(quiet_crash, "SLOW_BACK", 1.0)
+    return _drawn("quiet_crash", "swarm", range(30))[:12]
+
+
+def test_a_quiet_crash_down_long_leaves_its_failover_to_a_peer_s_fence(every_slow_quiet_crash):
+    """INV-7, T-5, FN-3 (issue 45 part 4): a quiet crash whose machine stays down 2 to 3 ttl + grace (SLOW_BACK, here
+    forced to all) is fenced by a peer before its supervisor starts it again, where another node runs; the correct
+    model breaks nothing, and `late_fence_decision` (a fence a period late) is caught by INV-7 in some of them (a
+    restart sooner replaced the dead object first, and nothing was late)."""
+    from campaign.run import resolve
+    from campaign.run import run_one as run_spec
+
+    fenced, caught = [], []
+    for seed in every_slow_quiet_crash:
+        result, h = run_spec(seed, resolve("correct", "swarm"), keep_history=True)
+        assert not result.failures, (seed, result.failures)
+        quiet = next(e.t_ms for e in h.events if e.kind == "quiet")
+        crash = next((e for e in h.events if e.kind == "crash" and e.t_ms >= quiet), None)
+        if crash is None:
+            continue  # (the node drawn no longer ran: one node left, a crowd's)
+        node = h.processes[crash.proc].node_id
+        tg = h.params["ttl_ms"] + h.params["grace_ms"]
+        back = next((e.t_ms for e in h.events if e.kind == "start" and e.t_ms > crash.t_ms
+                     and h.processes[e.proc].node_id == node), None)
+        fence = next((e.t_ms for e in h.events if e.kind == "apply" and e.t_ms > crash.t_ms and e.proc != crash.proc
+                      and e.fields.key == "nodes/" + node and e.fields.state.startswith("fenced ")), None)
+        if back is None or back - crash.t_ms >= 2 * tg:
+            fenced.append(seed if fence is not None and (back is None or fence < back) else None)
+        late = run_one(seed, "late_fence_decision", "swarm", None)
+        caught += [seed] if "INV-7" in {f[0] for f in late.failures} else []
+    assert sum(s is not None for s in fenced) >= 5, fenced
+    assert len(caught) >= 2, caught
