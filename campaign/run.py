@@ -147,14 +147,21 @@ def run_one(seed: int, spec, scenario: str | None = None, params=None, keep_hist
     from counterexamples import necessity
 
     spec = _spec(spec, scenario, params, strict)
-    history = None
+    history = world = None
     try:
-        history = spec.world(seed).run()
+        world = spec.world(seed)
+        history = world.run()
     except Exception as e:  # a bug in the model or the world: the seed's tool failure, not a verdict
         result = crashed(seed, e)
     else:
         # a finding's violation only where its cause is necessary: replayed without it (issue 44)
         result = judge(seed, history, strict=spec.strict, necessity=necessity.check)
+        # what the checkers computed once refers back to the history (facts, the cost checks' run): dropped, so
+        # that the history goes with its last reference instead of waiting for the cyclic collector
+        history.cache.clear()
+    finally:
+        if world is not None:
+            world.close()  # (and the world's own cycles: a worker's peak memory grew with the seeds waiting for it)
     return (result, history) if keep_history else result
 
 

@@ -168,22 +168,26 @@ class _Allowance:
         self.asked = asked  # (arrival, answer, how), in arrival order
         self.times = [a for a, _b, _how in asked]
         # per kind, what each request has left (a list per kind, not a dict per request: a crowd's process is
-        # asked thousands of times), and the first request that has any left (those before it have none)
+        # asked thousands of times), and the first request that may still give one (those before it have none
+        # left, or were answered before an instant already asked about)
         self.left = {kind: [n] * len(asked) for kind, n in PER_REQUEST.items()}
         self.first = dict.fromkeys(PER_REQUEST, 0)
 
     def take(self, kind: str, t: int) -> bool:
-        """Use one `kind` of the earliest request open at t (arrived, not answered before t) with one left."""
+        """Use one `kind` of the earliest request open at t (arrived, not answered before t) with one left.
+        Asked in time order (the events' order), per kind: a request answered before t is closed at every
+        later instant too, so the scan starts past those as it does past the spent ones (a crowd's thousands
+        of answered requests were scanned again for every event)."""
         asked = self.asked
         left = self.left[kind]
         end = bisect_right(self.times, t)
-        for k in range(self.first[kind], end):
+        k = self.first[kind]
+        while k < end and (not left[k] or asked[k][1] < t):
+            k += 1
+        self.first[kind] = k
+        for k in range(k, end):
             if asked[k][1] >= t and left[k] > 0:
                 left[k] -= 1
-                if not left[k] and k == self.first[kind]:
-                    while k < len(left) and not left[k]:
-                        k += 1
-                    self.first[kind] = k
                 return True
         return False
 

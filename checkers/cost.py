@@ -172,16 +172,19 @@ def check_lease_cadence(history: History) -> list[Violation]:
         every = [r for r in run.by_proc.get(p, ()) if r.sent.op == "PUT" and r.key_class == "nodes/<own>"
                  and r.sent.purpose != "released_write"]
         writes = [r for r in every if start <= r.sent.sent_ms < stop]
+        n = 0  # every[:n]: the writes sent before t0 (`every` is in send order; t0 grows)
         for a, b in zip(writes, writes[1:]):
             t0, t1 = a.sent.sent_ms, b.sent.sent_ms
+            while n < len(every) and every[n].sent.sent_ms < t0:
+                n += 1
             if run.paused(p, t0, t1):
                 continue
             gap = clock.mono_span(t0, t1)  # NL-2's cadence runs on the monotonic clock (issue 47): a step is no excuse
             # a retry (NL-3: sent within a period of an unacknowledged write) leaves the tick's cadence as it was: the
             # next tick is P after the tick, so less than P after the retry (swarm seed 633)
-            before = [w for w in every if w.sent.sent_ms < t0]
-            retry = bool(before) and not _acked(run, before[-1]) and \
-                clock.mono_span(before[-1].sent.sent_ms, t0) < period - SLACK_MS  # (after an unanswered write)
+            before = every[n - 1] if n else None
+            retry = before is not None and not _acked(run, before) and \
+                clock.mono_span(before.sent.sent_ms, t0) < period - SLACK_MS  # (after an unanswered write)
             if _acked(run, a) and gap < period - SLACK_MS and not retry:
                 out.append(Violation("COST-1", (
                     f"{proc.label} sent two lease writes {gap} ms apart on its monotonic clock in the period from "

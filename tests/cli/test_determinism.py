@@ -58,3 +58,12 @@ def test_runner_digest_is_the_same_with_one_worker_or_two(tmp_path, capsys):
         assert report["counts"]["seeds_run"] == 20
         digests[workers] = (report["history_digest"], report["seed_hashes"])
     assert digests["1"] == digests["2"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_hashed_events_are_json_s_encoding_of_the_events_themselves(seed):
+    # History.encode hands json plain tuples (a named tuple is copied into a list before json writes it): the
+    # bytes, and so every report's digest, must be those of the events as recorded
+    h = run_seed(seed, MODEL, "swarm", None, "correct")
+    body = json.dumps(h.events, separators=(",", ":"))
+    assert h.encode().split(b"\n")[1] == body.encode()
