@@ -242,13 +242,20 @@ def _landed_by_early_reads(ts: TraceSet, reqs: list[Request], writes: list[Reque
             done = [w for w in ws if id(w) in landed]
             if not done or not all(after(w, r, r.answer_wall) for w in done):
                 continue
-            cands = [w for w in ws if id(w) not in landed and before(w, r, r.answer_wall)]
-            if cands:
-                w = min(cands, key=lambda w: (w.send_wall, w.proc, w.id))
-                landed[id(w)] = w
-                forced.add(id(w))
+            if _force_earliest([w for w in ws if id(w) not in landed and before(w, r, r.answer_wall)], landed,
+                               forced):
                 return True
     return False
+
+
+def _force_earliest(cands: list[Request], landed: dict[int, Request], forced: set[int]) -> bool:
+    """Take the earliest-sent of `cands` as landed (by evidence other than its own answer); False if none."""
+    if not cands:
+        return False
+    w = min(cands, key=lambda w: (w.send_wall, w.proc, w.id))
+    landed[id(w)] = w
+    forced.add(id(w))
+    return True
 
 
 def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: dict[int, str | None],
@@ -269,10 +276,7 @@ def _landed_by_count(writes: list[Request], landed: dict[int, Request], etag: di
         if n > made.get(ke, 0) and made.get(ke, 0) > 0:
             cands = [r for r in writes if id(r) not in landed and r.op == "PUT" and (r.key, etag[id(r)]) == ke
                      and r.status not in ("failed_fast", "precondition_failed", "not_found", "conflict")]
-            if cands:
-                r = min(cands, key=lambda r: (r.send_wall, r.proc, r.id))
-                landed[id(r)] = r
-                forced.add(id(r))
+            if _force_earliest(cands, landed, forced):
                 return True
     return False
 
