@@ -1,10 +1,10 @@
 """An owner dies early in the quiet phase: its actors' failover is measured (INV-7).
 
-In a share of the seeds that draw it (SLOW_BACK, none in the swarm: see there) its machine stays down two to three ttl + grace before the
-supervisor starts it again (as the `fence` scenario's restarts do; only while another node runs): a restart sooner replaces the dead
-process's nodes/<id> before any peer may fence it (NL-5's start check waits ttl + grace, then writes), so only
-a slow one leaves the failover to a peer's fence, where INV-7 judges each takeover's bound (T-5, FN-2, FN-3;
-broken model `late_fence_decision`)."""
+In a share of the seeds that draw it (SLOW_BACK, none in the swarm: see there) its machine stays down two
+to three ttl + grace before the supervisor starts it again (as the `fence` scenario's restarts do; only while
+another node runs): a restart sooner replaces the dead process's nodes/<id> before any peer may fence it
+(NL-5's start check waits ttl + grace, then writes), so only a slow one leaves the failover to a peer's fence,
+where INV-7 judges each takeover's bound (T-5, FN-2, FN-3; broken model `late_fence_decision`)."""
 
 from __future__ import annotations
 
