@@ -13,9 +13,9 @@ clocks is theirs, not a worst case), at its next listing's end, plus the fence's
 - (fence) the dead process's `nodes/<id>` changed (a fence, or a restart's or a twin's write) by the
   earliest such instant over the peers (eight fences due at once wait a listing more, BD-1);
 - each actor it owned was held again within the acquisition's round trips of the first request after that
-  instant that reached a process able to take it (its lease valid, its clock past the same written_at + ttl
-  + grace, FN-5, its view past its first listing after the change landed, OR-10, neither draining nor
-  stopping).
+  instant that reached a process able to take it (its lease valid and its write's answer back, NL-4; its
+  clock past the same written_at + ttl + grace, FN-5; its view past its first listing after the change
+  landed, OR-10; neither draining nor stopping).
 Before this, the bound was the worst case (ttl + grace + P + A + 2 max_skew after the last write, for every
 takeover alike), and a failover losing a whole period passed (broken model `late_fence_decision`).
 Holds, lease writes and exemptions are the world's facts (checkers/facts.py): an owner whose
@@ -28,6 +28,7 @@ failover measured; its margin, the least slack of the fences and the actors judg
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from model.params import Params
@@ -99,10 +100,6 @@ def measure(history: History, fx: Facts | None = None) -> list[int]:
     return [new.start_ms - ack for _a, _p, ack, _td, new, _i in _cases(history, fx) if new is not None]
 
 
-def _valid_at(windows, t: int) -> bool:
-    return any(s <= t < e for s, e, _i in windows)
-
-
 def _refusing(history: History) -> dict[int, list[tuple[int, int | None]]]:
     """Per process, the spans in which it acquires nothing new, the world's own instructions: from `told
     drain` until `told resume` (CS-3: "A draining node acquires nothing new until it is told to resume"),
@@ -124,6 +121,37 @@ def _refusing(history: History) -> dict[int, list[tuple[int, int | None]]]:
 
 def _refuses_at(spans: list[tuple[int, int | None]], t: int) -> bool:
     return any(s <= t and (e is None or t < e) for s, e in spans)
+
+
+def _acknowledged(history: History) -> dict[int, list[int]]:
+    """Per process, the instants it learned its node lease valid, in time order: each answer it got that its
+    own `live` write of `nodes/<id>` was applied, or its re-read finding that write (NL-9's adoption). A
+    process acts on its lease only from such an answer (NL-4: the lease counts from the send, but the node
+    knows of it only once answered); a request reaching it between its write's landing and that answer is
+    refused, "not ready" (seed 18269 of a drains draw: the one request in the landing's millisecond)."""
+    procs = history.processes
+    events = history.events
+    out: dict[int, list[int]] = {}
+    for i in history.of_kind("record_reply"):
+        t, p, _kind, f = events[i]
+        if p < 0 or f.status != "ok" or f.op not in ("PUT", "GET"):
+            continue
+        pr = procs[p]
+        if f.key != "nodes/" + pr.node_id or not f.state.startswith("live "):
+            continue
+        if f.state.split(" ")[1:2] == [pr.instance]:
+            out.setdefault(p, []).append(t)
+    return out
+
+
+def _knows_valid(windows, acks: list[int], t: int) -> bool:
+    """Is `t` inside a lease window of the process, at or after an answer that told it so within that
+    window (`_acknowledged`)?"""
+    for s, e, _i in windows:
+        if s <= t < e:
+            k = bisect_right(acks, t)
+            return k > 0 and acks[k - 1] >= s
+    return False
 
 
 @invariant(INVARIANT, "failover", kind="liveness", rules=("T-5", "FN-2", "FN-3", "FN-9"), quiet=True,
@@ -235,6 +263,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         t, q, _kind, f = events[i]
         requests.setdefault(f.actor, []).append((t, q))
     refusing = _refusing(history)
+    acknowledged = _acknowledged(history)
     out = []
     least = None
     due: dict[int, tuple[int, int, int]] = {}  # dead proc -> (fence due, fencer, written_at)
@@ -267,7 +296,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
             continue  # no peer's lease valid long enough to take over
         # the earliest moment some other process could take over: the fence due, and then a request at a
         # process whose clock has passed the same written_at + ttl + grace (FN-5) and able to act on it: its
-        # lease valid, neither draining nor stopping (CS-3, CS-1: such a node refuses to acquire, by rule;
+        # lease valid and known to it (answered, NL-4), neither draining nor stopping (CS-3, CS-1: such a node refuses to acquire, by rule;
         # seed 2000938, tests/plans/inv7-request-at-a-draining-node.json)
         free_at, fencer, written_at = due[proc]
         # OR-10: a node routes by its own view, which shows the owner not live from its first listing after
@@ -280,7 +309,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
             return t >= c.mono_true_at(c.mono(fenced) + p.period_ms) + tm.listing_ms
 
         asked = next((t for t, q in requests.get(actor, ())
-                      if t >= free_at and _valid_at(leases.get(q, ()), t) and sees(q, t)
+                      if t >= free_at and _knows_valid(leases.get(q, ()), acknowledged.get(q, []), t) and sees(q, t)
                       and procs[q].clock.local(t) > written_at + p.takeover_ms
                       and not _refuses_at(refusing.get(q, ()), t)), None)
         if asked is None or asked + slack > history.end_ms:

@@ -197,7 +197,7 @@ def _failover_run(new_hold_at: int | None, fence_at: int | None = 23_000, taker_
     `fence_at` (None: never); a0 is requested at n1 at 30 s (deadline 30 s + 2 A = 34 s)."""
     h = history(("n0", "a"), ("n1", "b", "m1", -taker_behind_ms, 0), end_ms=100_000)
     ix = {}
-    heartbeats(h, 1, 0, 100_000)
+    heartbeats(h, 1, 0, 100_000, answered=True)  # (INV-7: n1 can act from its first write's answer, NL-4)
     heartbeats(h, 0, 1_000, 10_000)  # sent at 1, 4 and 7 s
     hold(h, 2_000, 0, A0, 1)
     ev(h, 5_000, WORLD, "quiet")
@@ -263,6 +263,26 @@ def test_inv7_the_takers_clock_may_run_two_skews_behind():
     ev(h, 26_500, 1, "client", actor=A0, node="n1", request=1)
     finish(h)
     assert INV_7(h) == []
+
+
+@pytest.mark.parametrize("asked_at", [30_000, 30_040])
+def test_inv7_request_before_the_taker_knows_its_lease_is_not_the_wait(asked_at):
+    """INV-7, NL-4 (seed 18269 of a drains draw): n2/c starts late; its first lease write, sent at 29.98 s,
+    lands at 30 s and is answered at 30.02 s. A request for a0 reaching it at 30 s, before
+    that answer, cannot be acted on (a lease it does not know of: "not ready"), so it does not start the wait.
+    The control: the same request after the answer (30.04 s) is the wait, and a0 never taken over is a
+    violation."""
+    h = history(("n0", "a"), ("n1", "b"), ("n2", "c"), end_ms=100_000)
+    heartbeats(h, 1, 0, 100_000, answered=True)
+    heartbeats(h, 0, 1_000, 10_000)
+    hold(h, 2_000, 0, A0, 1)
+    ev(h, 5_000, WORLD, "quiet")
+    ev(h, 10_000, 0, "crash")
+    fence(h, 23_000, 1, "n0", "a", 7_000)
+    heartbeats(h, 2, 29_980, 100_000, answered=True)
+    ev(h, asked_at, 2, "client", actor=A0, node="n2", request=1)
+    finish(h)
+    assert [v.invariant for v in INV_7(h)] == ([] if asked_at == 30_000 else ["INV-7"])
 
 
 def test_inv7_request_before_the_bound_is_not_judged():

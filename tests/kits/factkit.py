@@ -63,18 +63,28 @@ def local(h: History, proc: int, t_ms: int) -> int:
     return h.processes[proc].clock.local(t_ms)
 
 
-def live(h: History, sent: int, proc: int, lag: int = LAG_MS, written_at: int | None = None) -> int:
+def live(h: History, sent: int, proc: int, lag: int = LAG_MS, written_at: int | None = None,
+         answered: bool = False) -> int:
     """A `live` write of proc's node lease, sent at true time `sent`, taking effect `lag` later; its
-    written_at is the sender's clock at send (NL-4) unless given."""
+    written_at is the sender's clock at send (NL-4) unless given. `answered`: its answer (`record_reply`,
+    ok) comes back `lag` after it took effect, as the worlds record it (INV-7 counts a node able to act
+    from that answer; off by default, so that the indices of older hand-made histories stay)."""
     pr = h.processes[proc]
-    w = local(h, proc, sent) if written_at is None else written_at
-    return put(h, sent + lag, proc, "nodes/" + pr.node_id, f"live {pr.instance} {w}", sent=sent)
+    key = "nodes/" + pr.node_id
+    state = f"live {pr.instance} {local(h, proc, sent) if written_at is None else written_at}"
+    i = put(h, sent + lag, proc, key, state, sent=sent)
+    if answered:
+        ev(h, sent + 2 * lag, proc, "record_reply", key=key, op="PUT", status="ok", state=state, serial=-1,
+           named_serial=None, sent_ms=sent)
+    return i
 
 
-def heartbeats(h: History, proc: int, start: int, stop: int, every: int | None = None, lag: int = LAG_MS) -> list[int]:
-    """proc's lease writes every P (NL-2), sent from `start`, each taking effect before `stop`."""
+def heartbeats(h: History, proc: int, start: int, stop: int, every: int | None = None, lag: int = LAG_MS,
+               answered: bool = False) -> list[int]:
+    """proc's lease writes every P (NL-2), sent from `start`, each taking effect before `stop` (`answered`:
+    each with its answer, `live`)."""
     every = every or Params(**h.params).period_ms
-    return [live(h, s, proc, lag) for s in range(start, stop - lag, every)]
+    return [live(h, s, proc, lag, answered=answered) for s in range(start, stop - lag, every)]
 
 
 def record(h: History, t_ms: int, proc: int, actor: str, generation: int, sent: int | None = None) -> int:
