@@ -40,7 +40,15 @@ class Drains(FaultKind):
         for _ in range(rng.randint(1, 2) if ctx.on["stops"] else 0):  # switched on with the stops
             node, at = ctx.choice(nodes), rng.randint(0, fault)
             after = ctx.choice((rng.randint(S(2_000), S(20_000)), rng.randint(2 * tg, 4 * tg)))
-            o["drains"].append([node, at, min(after, fault - at + 1), ctx.choice(("resume", "stop")), rng.random() < 0.5])
+            then, lost = ctx.choice(("resume", "stop")), rng.random() < 0.5
+            if not lost:
+                # a drain judged with its holds (drains_wait_for_holds) lasts past its bound (ttl + grace after
+                # the events it runs, INV-11): one resumed or stopped sooner is not judged, so a drain that
+                # never releases its holds (broken model drain_keeps_holds) would pass (issue 45 part 4)
+                # and it is told early enough for that to fit in the fault phase (its waits for a hold, then 2 ttl
+                # + grace), which a drain's span never outlasts
+                after, at = max(after, 2 * tg), min(at, max(0, fault - 3 * tg))
+            o["drains"].append([node, at, min(after, fault - at + 1), then, lost])
 
     def draw_outage(self, ctx) -> None:
         """Half the drains of a node whose machine (or every machine) has an outage are told during one
@@ -106,7 +114,11 @@ class Drains(FaultKind):
                 w.ask_new(node_id, actor)
             w.later(w.tg // 6, w.fault_step, self.id, "drain_holding", node_id, after_ms, then, waits - 1)
             return
+        # no drawn fault aimed at the node (a crash, a twin, an outage, a stop) until the drain must have ended:
+        # one that struck meanwhile would leave the drain unjudged (INV-11), and a drain that never releases
+        # its holds (drain_keeps_holds) would pass (issue 45 part 4)
         w.command_node(node_id, Command("drain"))
+        w.keep_calm(node_id, w.now + w.drain_bound_ms())  # (after it: a calm node is told no drain)
         self.after_drain(w, node_id, w.now + after_ms, then)
 
 

@@ -679,10 +679,10 @@ def _quiet_world(seed: int, nodes: int, gone: bool) -> SimWorld:
     """A drawn swarm world at T-1's defaults with `nodes` nodes, a quiet phase in which one node retires
     (quiet_stop), and, if `gone`, every machine but m0 gone for good at 20 s; n1 also crashed at 19 s with
     its supervisor restart due at 24 s. Nothing else that could hold a gone machine back (deadline races,
-    mass, upgrade) is drawn."""
+    mass, upgrade, a drain judged with its holds: its node is calm until its bound) is drawn."""
     o = draw(seed, "swarm", Params(), nodes=nodes)
     o.update(quiet_stop=True, quiet_crash=False, deadline_races=[], mass=[], upgrade=None, twins=[], deletes=[],
-             blip=[], blip_alone=False, crashes=[["n1", 19_000]], restart_ms_min=5_000, restart_ms_max=5_000,
+             drains=[], blip=[], blip_alone=False, crashes=[["n1", 19_000]], restart_ms_min=5_000, restart_ms_max=5_000,
              crash_for_good=[[f"n{i}", 20_000] for i in range(1, nodes)] if gone else [])
     return SimWorld(seed, MODEL, params=Params(), options=o)
 
