@@ -211,7 +211,7 @@ mut("fn5_oldformat_frees", OW,
     "FN-5", "an old-format nodes/A frees the record")
 mut("fn5_fenced_as_live", OW,
     "        if node_rec.state == LIVE:\n",
-    "        if node_rec.state != RELEASED:\n",
+    "        if node_rec.state != 'released':\n",
     "FN-5", "a fence is judged like a live object (another instance frees at once)")
 mut("or2_no_validity_check", OW,
     "        # OR-2: only while the node lease is valid, checked right before the record write\n        if not self.may_acquire(st, now):",
