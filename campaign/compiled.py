@@ -27,6 +27,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,13 +72,71 @@ _BUILD = """
 import sys
 from Cython.Build import cythonize
 from setuptools import Distribution
-sources = sys.argv[1:]
+sys.path.insert(0, sys.argv[1])
+from campaign.compiled import plain_tuples
+sources = sys.argv[2:]
 ext = cythonize(sources, language_level=3, nthreads=2, quiet=True,
                 compiler_directives={"binding": False, "annotation_typing": False})
+for e in ext:
+    for c in e.sources:
+        if c.endswith(".c"):
+            plain_tuples(c)
 dist = Distribution({"ext_modules": ext, "script_name": "compiled", "script_args": ["build_ext", "--inplace", "-j", "2"]})
 dist.parse_command_line()
 dist.run_commands()
 """
+# The build's recipe: a manifest written by another (an older build, without `plain_tuples`) is stale, every
+# module of it rebuilt. Bump it when what the build makes of a source changes.
+RECIPE = 2
+
+# Between Cython and the C compiler, two exact rewrites of the generated C (`plain_tuples`), for the named tuples
+# (the model's states, inputs and effects, the history's events and their fields, the ledger's rows):
+# - Cython unpacks a sequence (`a, b = x`, `for t, p, kind, fields in events`) by index only when `x` is exactly a
+#   tuple or a list, and through an iterator otherwise: a named tuple took the slow way, about 38,000 times a
+#   seed. A tuple whose type iterates as `tuple` does (a named tuple defines no `__iter__`) yields by index
+#   exactly what its iterator yields, so both tests of each unpacking accept it (`__Pyx_PlainTuple`).
+# - Cython reads `x[i]` (an int i) by index only when `x` is exactly a tuple or a list; a subclass's `sq_item` is
+#   CPython's generic slot that calls `__getitem__` as a method (750 instructions a read, 11 M a seed). A tuple
+#   whose type subscripts as `tuple` does (no `__getitem__` of its own) gives exactly the tuple's item, so the
+#   tuple's fast path takes it (`__Pyx_IndexedTuple`).
+# A tuple subclass with an `__iter__` or a `__getitem__` of its own still goes through it.
+PLAIN_TUPLE = ("#define __Pyx_PlainTuple(o) (PyTuple_Check(o) && Py_TYPE(o)->tp_iter == PyTuple_Type.tp_iter)\n"
+               "#define __Pyx_IndexedTuple(o) (PyTuple_CheckExact(o) || (PyTuple_Check(o) && "
+               "Py_TYPE(o)->tp_as_mapping->mp_subscript == PyTuple_Type.tp_as_mapping->mp_subscript))")
+_INDEX = "    if (PyTuple_CheckExact(o)) {\n        return __Pyx_GetItemInt_Tuple_Fast(o, i, wraparound, boundscheck,"
+_UNPACK = re.compile(r"^(\s*if \(\(likely\()PyTuple_CheckExact(\((\w+)\)\)\) \|\| \(PyList_CheckExact\(\w+\)\)\) \{)$")
+_UNPACK_INNER = "if (likely(PyTuple_CheckExact(sequence))) {"
+
+
+def plain_tuples(path: str) -> int:
+    """Let every unpacking and every read by an int index in the C file at `path` (made by Cython) take a plain
+    tuple's fast path for a tuple whose type iterates (subscripts) as `tuple` does; returns how many places it
+    changed. Each unpacking tests its sequence twice (the outer test, then which of tuple or list it is, a few
+    lines below): both are changed, or neither."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    n = 0
+    for i, line in enumerate(lines):
+        m = _UNPACK.match(line)
+        if not m or i + 1 >= len(lines) or lines[i + 1].strip() != f"PyObject* sequence = {m.group(3)};":
+            continue
+        j = next((k for k in range(i + 2, min(i + 16, len(lines))) if _UNPACK_INNER in lines[k]), None)
+        if j is None:
+            continue
+        lines[i] = m.group(1) + "__Pyx_PlainTuple" + m.group(2)
+        lines[j] = lines[j].replace(_UNPACK_INNER, "if (likely(__Pyx_PlainTuple(sequence))) {")
+        n += 1
+    at = next((i for i, line in enumerate(lines) if line.startswith('#include "Python.h"')), None)
+    if at is None:
+        return 0  # not Cython's C: left as it is
+    if lines[at + 1] != PLAIN_TUPLE.split("\n")[0]:  # (once: a C file Cython did not write again keeps its rewrite)
+        lines.insert(at + 1, PLAIN_TUPLE)
+    text = "\n".join(lines)
+    n += text.count(_INDEX)  # (`__Pyx_GetItemInt_Fast`, once a module)
+    text = text.replace(_INDEX, _INDEX.replace("PyTuple_CheckExact(o)", "__Pyx_IndexedTuple(o)"))
+    with open(path, "w") as f:
+        f.write(text)
+    return n
 
 
 def _sha256(path: str) -> str | None:
@@ -93,7 +152,8 @@ def read_manifest(path: str = MANIFEST) -> dict:
     try:
         with open(path) as f:
             doc = json.load(f)
-        return doc["modules"] if doc.get("python") == sys.implementation.cache_tag else {}
+        ours = doc.get("python") == sys.implementation.cache_tag and doc.get("recipe") == RECIPE
+        return doc["modules"] if ours else {}
     except (OSError, ValueError, KeyError, TypeError):
         return {}
 
@@ -137,7 +197,7 @@ def build(log=print) -> int:
         hashes[name] = hashlib.sha256(data).hexdigest()
         sources.append(os.path.relpath(dst, src_root))
     log(f"compiling {len(todo)} modules with Cython into {os.path.relpath(OUT)} (a minute or two)")
-    p = subprocess.run([sys.executable, "-c", _BUILD, *sources], cwd=src_root, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "-c", _BUILD, ROOT, *sources], cwd=src_root, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError("the Cython build failed: " + " | ".join((p.stderr or p.stdout).strip().splitlines()[-3:]))
     suffixes = importlib.machinery.EXTENSION_SUFFIXES
@@ -149,7 +209,8 @@ def build(log=print) -> int:
         manifest[name] = {"so": os.path.relpath(so, OUT), "sha256": hashes[name]}
     tmp = MANIFEST + ".tmp"
     with open(tmp, "w") as f:
-        json.dump({"python": sys.implementation.cache_tag, "modules": manifest}, f, indent=1, sort_keys=True)
+        json.dump({"python": sys.implementation.cache_tag, "recipe": RECIPE, "modules": manifest}, f, indent=1,
+                  sort_keys=True)
     os.replace(tmp, MANIFEST)
     return len(todo)
 

@@ -48,7 +48,7 @@ def check(history: History) -> list[Violation]:
         t, proc, kind, f = events[i]
         if not start <= t <= until:
             continue
-        fence = kind == "apply" and f.key.startswith("nodes/") and f.state.startswith("fenced ") and proc >= 0
+        fence = kind == "apply" and str.startswith(f.key, "nodes/") and str.startswith(f.state, "fenced ") and proc >= 0
         if fence or (kind == "exit" and f.status != 0):
             what = f"fenced {f.key[len('nodes/'):]}" if fence else "exited"
             out.append(Violation(

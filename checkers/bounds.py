@@ -75,8 +75,8 @@ def _refused_in_a_row(c: Context, n: int) -> bool:
             if f.status in ("precondition_failed", "not_found"):
                 continue  # the read that follows is the entry's
             refused = f.status != "ok"
-        elif f.status == "not_found" or f.status == "ok" and not (f.state or "").startswith(
-                f"held {procs[p].node_id} {procs[p].instance} "):
+        elif f.status == "not_found" or f.status == "ok" and not str.startswith(
+                f.state or "", f"held {procs[p].node_id} {procs[p].instance} "):
             continue  # the record no longer names it: the entry ends
         else:
             refused = f.status != "ok"
@@ -177,7 +177,7 @@ def _due(c: Context, q: int, key: str, t: int, watch: int) -> bool:
             break
         if e.fields.key == key:
             last = e
-    if last is None or last.kind != "apply" or not last.fields.state.startswith("live "):
+    if last is None or last.kind != "apply" or not str.startswith(last.fields.state, "live "):
         return False
     parts = last.fields.state.split(" ")
     if proc.clock.local(t) <= int(parts[2]) + c.params.takeover_ms:

@@ -65,7 +65,7 @@ def check(history: History) -> list[Violation]:
         else:
             absent[key] = target
         if cond is None:
-            if key.startswith(CONDITIONAL_PREFIXES) and not old_heartbeat(state):
+            if str.startswith(key, CONDITIONAL_PREFIXES) and not old_heartbeat(state):
                 out.append(Violation(INVARIANT, f"{key}: unconditional {op} by {procs[p].label} "
                                      f"replaced version #{prev} without naming it", (i,)))
             continue

@@ -34,7 +34,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             # the world saw the write leave (applied, lost or refused: the rule is on the sending)
             if q >= 0 and (q not in released or t < released[q][0]):
                 released[q] = (t, i)
-        elif q >= 0 and f.state.startswith("released ") and f.key == "nodes/" + procs[q].node_id:
+        elif q >= 0 and str.startswith(f.state, "released ") and f.key == "nodes/" + procs[q].node_id:
             if q not in released or sent_ms(events[i]) < released[q][0]:
                 released[q] = (sent_ms(events[i]), i)
     if not released:

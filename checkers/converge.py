@@ -73,9 +73,9 @@ def settle_from_ms(history: History, fx: Facts) -> int:
 def _actor_of(op: str, key: str) -> str | None:
     """The actor a request is about (its record, its marker, its restore's listing), else None."""
     for prefix in ACTOR_PREFIXES:
-        if key.startswith(prefix):
+        if str.startswith(key, prefix):
             return key[len(prefix):]
-    if op == "LIST" and key.startswith("wal/"):
+    if op == "LIST" and str.startswith(key, "wal/"):
         return key[len("wal/"):].rstrip("/")
     return None
 
@@ -83,7 +83,7 @@ def _actor_of(op: str, key: str) -> str | None:
 def _node_procs(history: History) -> list[int]:
     """The processes of node slots (machines m...): the ones that must settle (twins and replacements
     are gone in the quiet phase, old binaries stopped, the operator runs commands)."""
-    return [k for k, pr in enumerate(history.processes) if pr.machine.startswith("m")]
+    return [k for k, pr in enumerate(history.processes) if str.startswith(pr.machine, "m")]
 
 
 def _asked(history: History, quiet_t: int, work: int) -> dict[tuple[int, str], list[tuple[int, int, str]]]:
@@ -145,15 +145,15 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
 
 def _kind_of(op: str, key: str) -> tuple[str, str | None]:
     """(the kind of a request a process sent, the actor it is about): see PER_REQUEST; "node" has no actor."""
-    if key.startswith("owners/"):
+    if str.startswith(key, "owners/"):
         return "owners", key[len("owners/"):]
-    if key.startswith("leases/"):
+    if str.startswith(key, "leases/"):
         return "leases", key[len("leases/"):]
-    if key.startswith("wal/"):
+    if str.startswith(key, "wal/"):
         if op == "LIST":
             return "list", key[len("wal/"):].rstrip("/")
         return "data", act_actor(key)
-    if key.startswith("nodes/"):
+    if str.startswith(key, "nodes/"):
         return "node", None
     return "other", None
 
@@ -383,15 +383,15 @@ def _pending_across_lapse(c: Context) -> bool:
     for i in history.of_kind("apply", "refused", "fault"):
         t, p, kind, f = events[i]
         if kind == "fault":
-            if p >= 0 and f.target.startswith("PUT owners/") and (f.state or "").startswith("nobody "):
+            if p >= 0 and str.startswith(f.target, "PUT owners/") and str.startswith(f.state or "", "nobody "):
                 key = f.target[len("PUT "):]
-                if named.get(key, "").startswith(f"held {procs[p].node_id} {procs[p].instance} "):
+                if str.startswith(named.get(key, ""), f"held {procs[p].node_id} {procs[p].instance} "):
                     failed.setdefault((p, key), t)
             continue
-        if not f.key.startswith("owners/"):
+        if not str.startswith(f.key, "owners/"):
             continue
         since = failed.get((p, f.key)) if p >= 0 else None
-        if since is not None and since < t and (kind == "refused" or f.state.startswith("nobody")):
+        if since is not None and since < t and (kind == "refused" or str.startswith(f.state, "nobody")):
             starts = fx.lease_starts.get(p, [])
             k = bisect_right(starts, t) - 1
             # the write was sent in a lease window that began after the release failed: a lapse between
@@ -413,9 +413,9 @@ def _unresolved_unchanged(c: Context) -> bool:
     # (`fault`'s state: "held <node> <instance> <g>"), never a release's "nobody <g>"
     lost = [(events[j].t_ms, events[j].proc, events[j].fields.target[len("PUT "):])
             for what in ("request_lost", "fail_fast") for j in c.faults(what)
-            if events[j].fields.target.startswith("PUT owners/") and events[j].proc >= 0
-            and (events[j].fields.state or "").startswith(
-                f"held {procs[events[j].proc].node_id} {procs[events[j].proc].instance} ")]
+            if str.startswith(events[j].fields.target, "PUT owners/") and events[j].proc >= 0
+            and str.startswith(events[j].fields.state or "",
+                               f"held {procs[events[j].proc].node_id} {procs[events[j].proc].instance} ")]
     if not lost:
         return False
     changes: dict[str, list[int]] = {}
@@ -468,12 +468,12 @@ def _lock_given_back(c: Context) -> bool:
             if (p, f.actor) in failed:
                 return True
         elif kind == "fault":
-            if f.what in ("fail_fast", "fast_5xx") and f.target.startswith("PUT owners/") \
-                    and (f.state or "").startswith(mine):
+            if f.what in ("fail_fast", "fast_5xx") and str.startswith(f.target, "PUT owners/") \
+                    and str.startswith(f.state or "", mine):
                 failed.add((p, f.target[len("PUT owners/"):]))
-        elif f.key.startswith("owners/") and f.op == "PUT":
+        elif str.startswith(f.key, "owners/") and f.op == "PUT":
             state = f.state if kind == "conflicted" else body.get((p, f.key, f.sent_ms))
-            if (state or "").startswith(mine):
+            if str.startswith(state or "", mine):
                 failed.add((p, f.key[len("owners/"):]))
     return False
 
@@ -486,7 +486,7 @@ def _two_unknown_acquires(c: Context) -> bool:
     last: dict[tuple[int, str], tuple[int, bool]] = {}  # (proc, key) -> (generation, unknown) of its last acquire
     for i in c.history.of_kind("record_reply"):
         _t, p, _kind, f = events[i]
-        if f.op != "PUT" or not f.key.startswith("owners/") or not f.state.startswith("held "):
+        if f.op != "PUT" or not str.startswith(f.key, "owners/") or not str.startswith(f.state, "held "):
             continue
         g = int(f.state.split(" ")[3])
         unknown = f.status in ("timed_out", "conflict")
@@ -508,9 +508,9 @@ def _same_id_met_open_entry(c: Context) -> bool:
     open_: dict[tuple[int, str], int] = {}  # (proc, key) -> the generation of its unresolved acquisition
     for i in history.of_kind("record_reply"):
         _t, p, _kind, f = events[i]
-        if not f.key.startswith("owners/"):
+        if not str.startswith(f.key, "owners/"):
             continue
-        if f.op == "PUT" and f.state.startswith("held "):
+        if f.op == "PUT" and str.startswith(f.state, "held "):
             if f.status in ("timed_out", "conflict"):
                 open_[(p, f.key)] = int(f.state.split(" ")[3])
             else:

@@ -111,7 +111,7 @@ class _Run:
     def node_procs(self) -> list[int]:
         """The new model's node processes (not the operator's, not an old binary's, machines `om*`)."""
         return [p for p, proc in enumerate(self.h.processes)
-                if proc.node_id != "operator" and not proc.machine.startswith("om")]
+                if proc.node_id != "operator" and not str.startswith(proc.machine, "om")]
 
     def paused(self, p: int, t0: int, t1: int) -> bool:
         return any(a < t1 and b > t0 for a, b in self.pauses.get(p, ()))
@@ -268,7 +268,7 @@ def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     for r in run.by_proc.get(p, ()):
         if r.key_class not in _ABOUT_ACTORS and r.cause != "acquisition":
             continue  # (the lease, the listing, fences: about no actor)
-        if r.cause == "resolver" or r.sent.purpose.startswith("pending_"):
+        if r.cause == "resolver" or str.startswith(r.sent.purpose, "pending_"):
             continue  # background work, not the hold's (OR-6's retries, OR-8's resolver)
         actor = r.actor
         if actor is not None:
@@ -312,7 +312,7 @@ FAULTED = ("lost", "unanswered", "5xx", "409")
 def _until_a_fault(rs: list[Row]) -> list[Row]:
     """An acquisition's requests up to and including the first one a fault met."""
     for k, r in enumerate(rs):
-        if r.outcome.startswith(FAULTED) or r.outcome.endswith("reply lost"):
+        if str.startswith(r.outcome, FAULTED) or r.outcome.endswith("reply lost"):
             return rs[:k + 1]
     return rs
 
@@ -386,7 +386,7 @@ def check_upgrade_once(history: History) -> list[Violation]:
         seeds = [r for r in rs if r.sent.purpose == "upgrade_seed_list"]
         gets = [r for r in marker if r.sent.op == "GET"]
         puts = [r for r in marker if r.sent.op != "GET"]
-        if rs[0].outcome.startswith("2xx") and (marker or seeds):
+        if str.startswith(rs[0].outcome, "2xx") and (marker or seeds):
             return "upgrade requests in an acquisition whose read found the record", marker + seeds
         if len(gets) > 1 or len(puts) > 1 or len(seeds) > 1:
             return "more than one GET, LIST or PUT of the upgrade in one acquisition", marker + seeds
@@ -413,7 +413,7 @@ def check_no_renewals(history: History) -> list[Violation]:
     for i in history.of_kind("record_reply"):
         e = ev[i]
         f = e.fields
-        if not f.key.startswith("owners/") or not (f.state or "").startswith("held "):
+        if not str.startswith(f.key, "owners/") or not str.startswith(f.state or "", "held "):
             continue
         k = (e.proc, f.key, f.state)
         if f.op != "PUT":

@@ -84,7 +84,7 @@ def _clocks_apart(c: Context) -> bool:
     spans = []  # (start, end, clock) of each node process that wrote its lease
     for i in history.of_kind("start"):
         q = events[i].proc
-        if procs[q].machine.startswith("m") and q in fx.live_writes:
+        if str.startswith(procs[q].machine, "m") and q in fx.live_writes:
             spans.append((events[i].t_ms, fx.ended.get(q, (end,))[0], procs[q]))
     gap = 2 * c.params.max_skew_ms
     for k, (s1, e1, p1) in enumerate(spans):
@@ -107,8 +107,8 @@ def _clocks_apart(c: Context) -> bool:
 def _every_clock_at_bound(c: Context) -> bool:
     procs = c.history.processes
     gap = 2 * c.params.max_skew_ms
-    nodes = {pr.offset_ms for pr in procs if pr.machine.startswith("m") and not pr.drift_ppm}
-    return any(abs(pr.offset_ms - o) >= gap for pr in procs if not pr.machine.startswith("m")
+    nodes = {pr.offset_ms for pr in procs if str.startswith(pr.machine, "m") and not pr.drift_ppm}
+    return any(abs(pr.offset_ms - o) >= gap for pr in procs if not str.startswith(pr.machine, "m")
                and pr.machine != "omf" and not pr.drift_ppm for o in nodes)
 
 
@@ -136,8 +136,8 @@ def _old_beat_at_horizon(c: Context) -> bool:
     last: dict[int, int] = {}
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
-        if q >= 0 and f.op == "PUT" and f.key.startswith("nodes/") and f.state.startswith("node ") \
-                and procs[q].machine.startswith("om"):
+        if q >= 0 and f.op == "PUT" and str.startswith(f.key, "nodes/") and str.startswith(f.state, "node ") \
+                and str.startswith(procs[q].machine, "om"):
             local = procs[q].clock.local(f.sent_ms if isinstance(f.sent_ms, int) else events[i].t_ms)
             if q in last and local - last[q] >= near:
                 return True
@@ -242,7 +242,7 @@ def _reply_past(c: Context) -> bool:
 @point("read reply lost", "the reply to a read was lost", topic="timing")
 def _read_reply_lost(c: Context) -> bool:
     events = c.history.events
-    return any(events[i].fields.target.startswith("GET ") for i in c.faults("reply_lost"))
+    return any(str.startswith(events[i].fields.target, "GET ") for i in c.faults("reply_lost"))
 
 
 # --- ownership ------------------------------------------------------------------------------------------
@@ -262,7 +262,7 @@ def _move_handed_over(c: Context) -> bool:
     procs = history.processes
     for i in c.writes("owners/"):
         _t, q, _kind, f = events[i]
-        if q < 0 or not f.state.startswith("held "):
+        if q < 0 or not str.startswith(f.state, "held "):
             continue
         before = moves.get(f.key[len("owners/"):])
         k = bisect_left(before, i) if before else 0  # the last move asked before this write
@@ -291,10 +291,10 @@ def _old_met_marker(c: Context) -> bool:
     read: dict[tuple[int, str], int] = {}  # (old process, key) -> when it read a marker there
     for i in history.of_kind("leases_reply", "apply"):
         t, q, kind, f = events[i]
-        if q < 0 or not procs[q].machine.startswith("om"):
+        if q < 0 or not str.startswith(procs[q].machine, "om"):
             continue
         if kind == "leases_reply":
-            if f.op == "GET" and f.status == "ok" and (f.state or "").startswith("marker "):
+            if f.op == "GET" and f.status == "ok" and str.startswith(f.state or "", "marker "):
                 read.setdefault((q, f.key), t)
         elif (q, f.key) in read:
             read[(q, f.key)] = -1  # it wrote over it: not refused

@@ -183,13 +183,13 @@ def _release_left_pending(history: History, p: int, td: int) -> bool:
         t, q, kind, f = events[i]
         if t >= td:
             break
-        if kind == "apply" and f.key.startswith("owners/"):
+        if kind == "apply" and str.startswith(f.key, "owners/"):
             state[f.key] = f.state
-            if q == p and f.state.startswith("nobody "):
+            if q == p and str.startswith(f.state, "nobody "):
                 failed.discard(f.key)
-        elif q == p and kind == "fault" and f.target.startswith("PUT owners/"):
+        elif q == p and kind == "fault" and str.startswith(f.target, "PUT owners/"):
             failed.add(f.target[len("PUT "):])
-    return any(state.get(k, "").startswith(mine) for k in sorted(failed))
+    return any(str.startswith(state.get(k, ""), mine) for k in sorted(failed))
 
 
 def _faulted(history: History, p: int, machine: str, start: int, end: int, paused=()) -> bool:
@@ -259,16 +259,16 @@ def _released_busy_holds(history: History, i: int) -> bool:
         if events[k].t_ms > t:
             break
         f = events[k].fields
-        if f.key.startswith("owners/"):
+        if str.startswith(f.key, "owners/"):
             named[f.key] = f.state
-    held = {key for key, state in named.items() if state.startswith(mine)}
+    held = {key for key, state in named.items() if str.startswith(state, mine)}
     if not held:
         return False
     for _t, q, kind, f in islice(events, i + 1, None):
         if q == p and kind == "drained":
             return not held
         if kind == "apply" and f.key in held:
-            if q != p or not f.state.startswith("nobody "):
+            if q != p or not str.startswith(f.state, "nobody "):
                 return False  # ended by another writer: not the drain's release
             held.discard(f.key)
     return False
@@ -308,7 +308,8 @@ def _some_drain_after_a_lost_acquire(c: Context) -> bool:
             e = events[k]
             if e.t_ms < t - span:
                 break
-            if e.proc == p and e.fields.target.startswith("PUT owners/") and (e.fields.state or "").startswith(mine):
+            if e.proc == p and str.startswith(e.fields.target, "PUT owners/") \
+                    and str.startswith(e.fields.state or "", mine):
                 return True
     return False
 

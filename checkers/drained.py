@@ -30,7 +30,7 @@ def check(history: History) -> list[Violation]:
         t, p, kind, f = events[i]
         if apply_to(state, kind, f):
             written_by[f.key] = i
-            if kind == "apply" and f.key.startswith("owners/") and drained:
+            if kind == "apply" and str.startswith(f.key, "owners/") and drained:
                 who = names(f.state)
                 for q, j in drained.items():
                     if who == (procs[q].node_id, procs[q].instance) and j not in flagged:
@@ -45,7 +45,7 @@ def check(history: History) -> list[Violation]:
             drained[p] = i
             me = (procs[p].node_id, procs[p].instance)
             for key, line in state.items():
-                if key.startswith("owners/") and names(line) == me and i not in flagged:
+                if str.startswith(key, "owners/") and names(line) == me and i not in flagged:
                     out.append(Violation(
                         INVARIANT,
                         f"{procs[p].label} reported drained at {t / 1000:.3f} s while {key} still named it ({line!r})",

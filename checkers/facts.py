@@ -157,7 +157,7 @@ def _rebuild(history: History) -> Facts:
     raw: dict[int, list[list[int]]] = {}
     for i in history.of_kind("apply"):
         t, p, kind, f = events[i]
-        if p < 0 or not f.key.startswith(NODES) or f.op != "PUT":
+        if p < 0 or not str.startswith(f.key, NODES) or f.op != "PUT":
             continue
         parts = f.state.split(" ")
         pr = procs[p]
@@ -187,7 +187,7 @@ def _rebuild(history: History) -> Facts:
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, p, kind, f = events[i]
         key = f.key
-        if key.startswith(OWNERS):
+        if str.startswith(key, OWNERS):
             h = open_new.pop(key, None)
             if h is not None:
                 close(h, t, i, "its record changing" if kind == "apply" else "its record deleted outside the protocol")
@@ -202,7 +202,7 @@ def _rebuild(history: History) -> Facts:
                     close(h, stop[0], stop[1], "its process ending")
                 open_new[key] = h
                 fx.holds.append(h)
-        elif key.startswith(LEASES):
+        elif str.startswith(key, LEASES):
             parts = f.state.split(" ") if kind == "apply" else []
             cur = open_old.get(key)
             same = (cur is not None and p == cur.proc and len(parts) == 4 and parts[0] == "old-lease"
@@ -234,7 +234,7 @@ def _rebuild(history: History) -> Facts:
             fx.acts.append((t, p, f.actor, "answered a request (its event's end)", i))
         elif kind == "data_acked":
             fx.acts.append((t, p, f.actor, "acknowledged a data write", i))
-        elif kind == "apply" and f.key.startswith(DATA) and f.op == "PUT" and p >= 0:
+        elif kind == "apply" and str.startswith(f.key, DATA) and f.op == "PUT" and p >= 0:
             fx.acts.append((sent_ms(events[i]), p, act_actor(f.key), "sent a data write", i))
     fx.acts.sort(key=lambda a: (a[0], a[4]))
     began: dict[tuple[int, str, int], int] = {}  # (proc, actor, generation) -> its first hold_began

@@ -68,7 +68,7 @@ def _deaths(history: History, fx: Facts) -> list[tuple[int, int, int, int, int]]
     deleted: dict[str, list[int]] = {}  # node id -> when the world deleted its nodes/ object by mistake
     for i in history.of_kind("fault_delete"):
         t, _p, _kind, f = events[i]
-        if f.key.startswith("nodes/"):
+        if str.startswith(f.key, "nodes/"):
             deleted.setdefault(f.key[len("nodes/"):], []).append(t)
     for i in history.of_kind("crash", "exit"):
         t, p, kind, f = events[i]
@@ -190,7 +190,7 @@ def _timing(history: History) -> _Timing:
     listing_faults: dict[int, int] = {}
     for i in history.of_kind("fault"):
         t, p, _kind, f = events[i]
-        if f.target and f.target.startswith(("LIST nodes/", "GET nodes/")):
+        if f.target and str.startswith(f.target, ("LIST nodes/", "GET nodes/")):
             listing_faults[p] = t
     return _Timing(Params(**history.params), delay, (history.options.get("nodes", 1) + 2) * 2 * delay,
                    quiet[0] if quiet else 0, outages, listing_faults)

@@ -36,7 +36,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     met: dict[tuple[int, str], int] = {}
     for i in history.of_kind("apply", "refused"):
         t, p, kind, f = events[i]
-        if kind == "apply" and f.key.startswith("nodes/"):
+        if kind == "apply" and str.startswith(f.key, "nodes/"):
             parts = f.state.split(" ")
             node = f.key[len("nodes/"):]
             if parts[0] == "fenced" and len(parts) == 3:

@@ -86,7 +86,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                                                 f"{w[0] / 1000:.3f} s: the watch lasts P + A ({watch / 1000:.3f} s) from "
                                                 f"the fencer's first acknowledged write after a lapse (FN-2)", (w[2], i)))
             continue
-        if not f.key.startswith("nodes/") or f.key == "nodes/" + procs[q].node_id or not f.state.startswith("fenced "):
+        if not str.startswith(f.key, "nodes/") or f.key == "nodes/" + procs[q].node_id \
+                or not str.startswith(f.state, "fenced "):
             continue
         prev = f.prev_state.split(" ")
         if len(prev) != 3 or prev[0] != "live":
@@ -122,7 +123,7 @@ def _fence_after_own_lapse(c: Context) -> bool:
     events, procs = history.events, history.processes
     for i in c.writes("nodes/"):
         _t, q, _kind, f = events[i]
-        if q < 0 or not f.state.startswith("fenced ") or f.key == f"nodes/{procs[q].node_id}":
+        if q < 0 or not str.startswith(f.state, "fenced ") or f.key == f"nodes/{procs[q].node_id}":
             continue
         sent = sent_ms(events[i])
         windows = fx.lease.get(q, [])
@@ -143,11 +144,11 @@ def _gone_fenced(c: Context) -> bool:
     for i in c.writes("nodes/"):
         f = events[i].fields
         node = f.key[len("nodes/"):]
-        if f.state.startswith("fenced ") and node in gone and gone[node] < i:
+        if str.startswith(f.state, "fenced ") and node in gone and gone[node] < i:
             fenced.setdefault(node, i)
     for i in c.writes("owners/"):
         f = events[i].fields
-        if f.state.startswith("held ") and f.prev_state.startswith("held "):
+        if str.startswith(f.state, "held ") and str.startswith(f.prev_state, "held "):
             node = f.prev_state.split(" ")[1]
             if node in fenced and fenced[node] < i:
                 return True
@@ -164,13 +165,13 @@ def _delete_then_takeover(c: Context) -> bool:
     deletes: dict[str, list[int]] = {}  # node -> the indices of the mistaken deletes of its nodes/ object
     for i in history.of_kind("fault_delete"):
         key = events[i].fields.key
-        if key.startswith("nodes/"):
+        if str.startswith(key, "nodes/"):
             deletes.setdefault(key[len("nodes/"):], []).append(i)
     if not deletes:
         return False
     for i in c.writes("owners/"):
         t, q, _kind, f = events[i]
-        if q < 0 or not f.state.startswith("held "):
+        if q < 0 or not str.startswith(f.state, "held "):
             continue
         prev = f.prev_state.split(" ")
         if prev[0] == "held" and prev[1] in deletes:
@@ -188,7 +189,7 @@ def _two_fencers(c: Context) -> bool:
     procs = history.processes
     for i in history.of_kind("refused"):
         _t, q, _kind, f = events[i]
-        if (q >= 0 and f.key.startswith("nodes/") and f.met.split(" ")[0] == "fenced"
+        if (q >= 0 and str.startswith(f.key, "nodes/") and f.met.split(" ")[0] == "fenced"
                 and procs[q].node_id != f.key[len("nodes/"):]):
             return True
     return False
@@ -202,7 +203,7 @@ def _fence_met_late_heartbeat(c: Context) -> bool:
     procs = history.processes
     for i in history.of_kind("refused"):
         _t, q, _kind, f = events[i]
-        if q < 0 or not f.key.startswith("nodes/") or procs[q].node_id != f.key[len("nodes/"):]:
+        if q < 0 or not str.startswith(f.key, "nodes/") or procs[q].node_id != f.key[len("nodes/"):]:
             continue
         met = f.met.split(" ")
         if met[0] != "fenced" or len(met) != 3 or met[1] != procs[q].instance:

@@ -112,7 +112,7 @@ class Finding:
         out: list[str] = []
         for line in doc.split("Premises", 1)[1].splitlines()[1:]:
             line = line.strip()
-            if line.startswith("- "):
+            if str.startswith(line, "- "):
                 out.append(line[2:])
             elif out and line:
                 out[-1] += " " + line
@@ -128,9 +128,9 @@ def event_actors(e) -> set[str]:
     key = getattr(f, "key", None) or ""
     if isinstance(actor, str):
         return {actor}
-    if key.startswith(("owners/", "leases/")):
+    if str.startswith(key, ("owners/", "leases/")):
         return {key.split("/", 1)[1]}
-    if key.startswith("wal/"):
+    if str.startswith(key, "wal/"):
         return {act_actor(key)}
     return set()
 
@@ -221,7 +221,7 @@ def _straddles(history: History):
     deleted: dict[str, tuple[int, int, int]] = {}  # key -> (when, whose live object, event) of a delete, its last change
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if not f.key.startswith("nodes/"):
+        if not str.startswith(f.key, "nodes/"):
             continue
         key = f.key
         node = key[len("nodes/"):]
@@ -237,7 +237,7 @@ def _straddles(history: History):
             continue
         d = deleted.pop(key, None)
         if (kind == "apply" and d is not None and q >= 0 and q != d[1] and q in mine.values()
-                and not f.prev_serial and f.state.startswith(f"live {procs[q].instance} ")  # (2)
+                and not f.prev_serial and str.startswith(f.state, f"live {procs[q].instance} ")  # (2)
                 and starts.get(q, t) <= d[0]):  # (3)
             yield node, d[1], q, t, d[0], d[2]
         state[key] = f.state if kind == "apply" else "old"
@@ -265,10 +265,10 @@ def _freed_records(history: History, node: str, p: int, q: int, landed: int, bef
         opened = last_write.get(f.key)
         if kind == "apply":
             last_write[f.key] = i
-        if (kind != "apply" or t < landed or not f.key.startswith("owners/") or r < 0 or r == p
+        if (kind != "apply" or t < landed or not str.startswith(f.key, "owners/") or r < 0 or r == p
                 or p_names not in f" {f.prev_state} "):
             continue
-        if last_on_key is None or last_on_key[0] != q or not last_on_key[1].startswith(q_live):
+        if last_on_key is None or last_on_key[0] != q or not str.startswith(last_on_key[1], q_live):
             continue
         for s, e, _i in before:
             if s <= t < e:
@@ -303,9 +303,10 @@ def _lost_acquisition(procs, p: int, q: int, kind: str, f) -> str | None:
     409), else None."""
     if q != p:
         return None
-    if kind == "fault" and f.what in ("request_lost", "fail_fast", "fast_5xx") and f.target.startswith("PUT owners/"):
+    if kind == "fault" and f.what in ("request_lost", "fail_fast", "fast_5xx") \
+            and str.startswith(f.target, "PUT owners/"):
         key = f.target[len("PUT "):]
-    elif kind == "conflicted" and f.op == "PUT" and f.key.startswith("owners/") and f.racing_proc is not None:
+    elif kind == "conflicted" and f.op == "PUT" and str.startswith(f.key, "owners/") and f.racing_proc is not None:
         # a 409 only while another conditional write to the record was in flight (issue 47: AWS's answer to a
         # conflicting operation); one with nothing in flight is no store's answer, and no cause of F-2's
         key = f.key
@@ -339,8 +340,8 @@ def _naming(history: History, p: int, at: int) -> set[str]:
         t, _q, kind, f = events[i]
         if t > at:
             break
-        if f.key.startswith("owners/"):
-            state[f.key] = kind == "apply" and f.state.startswith(mine)
+        if str.startswith(f.key, "owners/"):
+            state[f.key] = kind == "apply" and str.startswith(f.state, mine)
     return {k for k, named in state.items() if named}
 
 
@@ -382,7 +383,7 @@ def _resolver_reads_an_unchanged_record(history: History, v: Violation) -> Chain
             return None
         p, key, first, last = sent[0].proc, sent[0].fields.key, sent[0].t_ms, sent[-1].t_ms
         if any(e.proc != p or e.fields.op != "GET" or e.fields.key != key for e in sent) \
-                or not key.startswith("owners/"):
+                or not str.startswith(key, "owners/"):
             return None
         # the last loss of p's acquisition write of that record before the reads (whatever changed it since:
         # the reads are judged against the first change after the loss)
@@ -439,7 +440,7 @@ def _names(history: History, key: str, at: int, p: int) -> bool:
             break
         if events[i].fields.key == key:
             state = events[i].fields.state if events[i].kind == "apply" else ""
-    return state.startswith(f"held {pr.node_id} {pr.instance} ")
+    return str.startswith(state, f"held {pr.node_id} {pr.instance} ")
 
 
 def _lost_cause(history: History, p: int, key: str, t: int) -> Cause:
@@ -556,7 +557,7 @@ def _f3_cause(history: History, p: int, w, key: str, fence: int, gone_at: int) -
                          to_ms=gone_at))
     elif remover is not None and events[remover].proc >= 0:
         m = history.processes[events[remover].proc].machine
-        kind = "twins" if m.startswith("t") else "deletes" if m.startswith("r") else ""
+        kind = "twins" if str.startswith(m, "t") else "deletes" if str.startswith(m, "r") else ""
         if kind:
             out.append(Cause(f"the process on {m} that wrote over the fence at {gone_at / 1000:.3f} s", kind,
                              node=node, machine=m, to_ms=gone_at))
@@ -601,7 +602,7 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
         return None
     ev = history.events
     j = v.events[0]
-    if ev[j].kind == "refused" and ev[j].fields.met.startswith("fenced "):
+    if ev[j].kind == "refused" and str.startswith(ev[j].fields.met, "fenced "):
         p, key, fence = ev[j].proc, ev[j].fields.key, ev[j].fields.met
         met = _met_in_its_check(history, j)
         if met is None:
@@ -667,12 +668,12 @@ def _blip_fence(history: History, v: Violation):
         key = "nodes/" + pr.node_id
         last = next((i for i in reversed(history.of_kind("apply", "fault_delete", "fault_put"))
                      if i < j and events[i].fields.key == key), None)
-        if last is None or events[last].kind != "apply" or not events[last].fields.state.startswith(
-                f"fenced {pr.instance} "):
+        if last is None or events[last].kind != "apply" \
+                or not str.startswith(events[last].fields.state, f"fenced {pr.instance} "):
             return None
         j = last
         t, who, kind, f = events[j]
-    if kind != "apply" or not f.state.startswith("fenced ") or who < 0:
+    if kind != "apply" or not str.startswith(f.state, "fenced ") or who < 0:
         return None
     if not _fence_waited(history, j):
         return None
@@ -862,7 +863,8 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> Chain | No
         key = "nodes/" + node
         writes = [k for k in history.of_kind("apply") if events[k].fields.key == key]
         over = next((n for n, k in enumerate(writes)
-                     if events[k].fields.prev_state.startswith(f"live {inst} ") and old_heartbeat(events[k].fields.state)),
+                     if str.startswith(events[k].fields.prev_state, f"live {inst} ")
+                     and old_heartbeat(events[k].fields.state)),
                     None)
         # from the landing on: old heartbeats, or a forget's delete; never a format-3 object again
         if over is None or not all(old_heartbeat(events[k].fields.state) or events[k].fields.op == "DELETE"
@@ -886,7 +888,7 @@ def _old_heartbeat_over_a_new_node(history: History, v: Violation) -> Chain | No
             if events[k].fields.key == key:
                 last = k
         if (last is not None and old_heartbeat(events[last].fields.state)
-                and events[last].fields.prev_state.startswith(f"live {proc.instance} ")):
+                and str.startswith(events[last].fields.prev_state, f"live {proc.instance} ")):
             return _f6_chain(history, last)
     return None
 

@@ -62,7 +62,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     (seg[1], h.opened),
                 ))
                 flagged.add(h.opened)
-        if f.key.startswith(DATA) and f.op == "PUT":
+        if str.startswith(f.key, DATA) and f.op == "PUT":
             actor = act_actor(f.key)
             g = _key_generation(f.key)
             if g > top.get(actor, (0, -1))[0]:

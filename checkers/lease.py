@@ -135,14 +135,14 @@ def start_writes(history: History) -> StartWrites:
         if kind == "start":
             started.setdefault(q, t)
             continue
-        if q < 0 or not f.key.startswith("nodes/") or f.op != "PUT":
+        if q < 0 or not str.startswith(f.key, "nodes/") or f.op != "PUT":
             continue
-        if kind == "apply" and f.state.startswith(("fenced ", "released ")):
+        if kind == "apply" and str.startswith(f.state, ("fenced ", "released ")):
             ended.setdefault(f.key, []).append((t, int(f.state.rsplit(" ", 1)[1])))
         pr = procs[q]
         if f.key != "nodes/" + pr.node_id or q not in started:
             continue
-        if kind == "apply" and not f.state.startswith(f"live {pr.instance} "):
+        if kind == "apply" and not str.startswith(f.state, f"live {pr.instance} "):
             continue
         if kind == "refused" and f.cond is None:
             continue
@@ -166,7 +166,7 @@ def _kept_written_at(history: History) -> list[Violation]:
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
         state, prev = f.state, f.prev_state
-        if q < 0 or not prev.startswith("live ") or not state.startswith(("fenced ", "released ")):
+        if q < 0 or not str.startswith(prev, "live ") or not str.startswith(state, ("fenced ", "released ")):
             continue
         if state.split(" ", 1)[1] != prev.split(" ", 1)[1]:
             out.append(Violation(INVARIANT, f"{f.key}: {history.processes[q].label} wrote \"{state}\" over \"{prev}\": "
@@ -274,9 +274,9 @@ def _twin_won(c: Context) -> bool:
     history, fx = c.history, c.facts
     procs = history.processes
     for k, pr in enumerate(procs):
-        if pr.machine.startswith("t") and fx.lease.get(k):
+        if str.startswith(pr.machine, "t") and fx.lease.get(k):
             start = fx.lease[k][0][0]
-            if any(o != k and procs[o].node_id == pr.node_id and procs[o].machine.startswith("m")
+            if any(o != k and procs[o].node_id == pr.node_id and str.startswith(procs[o].machine, "m")
                    and fx.ended.get(o, (history.end_ms + 1,))[0] > start and fx.live_writes.get(o)
                    and fx.live_writes[o][0].applied_ms < start for o in range(len(procs))):
                 return True

@@ -81,7 +81,7 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
         pr = procs[p]
         if f.key != NODES + pr.node_id:
             continue
-        live = f.state.startswith("live ") and f.state.split(" ")[1:2] == [pr.instance]
+        live = str.startswith(f.state, "live ") and f.state.split(" ")[1:2] == [pr.instance]
         if f.op == "GET":
             # NL-9's re-read, sent on the failed write's answer (another read of its own object, the listing's,
             # may be answered first: it is not the re-read, and leaves the failed write waiting for it)

@@ -103,9 +103,9 @@ class Row(NamedTuple):
         """The actor the request is about: from its key (owners/, leases/, wal/), else the purpose's detail."""
         key = self.sent.key
         for prefix in (OWNERS_PREFIX, LEASES_PREFIX):
-            if key.startswith(prefix):
+            if str.startswith(key, prefix):
                 return key[len(prefix):]
-        if key.startswith(DATA_PREFIX):
+        if str.startswith(key, DATA_PREFIX):
             rest = key[len(DATA_PREFIX):]
             return rest[:rest.rfind("/")] if "/" in rest else rest
         return self.sent.detail if self.cause == "acquisition" else None
@@ -113,15 +113,15 @@ class Row(NamedTuple):
 
 def key_class(op: str, key: str, node_id: str) -> str:
     """The class of a request's key, as the ledger counts it."""
-    if key.startswith(NODES_PREFIX):
+    if str.startswith(key, NODES_PREFIX):
         if op == "LIST" or key == NODES_PREFIX:
             return "nodes/ list"
         return "nodes/<own>" if key[len(NODES_PREFIX):] == node_id else "nodes/<peer>"
-    if key.startswith(OWNERS_PREFIX):
+    if str.startswith(key, OWNERS_PREFIX):
         return "owners/"
-    if key.startswith(LEASES_PREFIX):
+    if str.startswith(key, LEASES_PREFIX):
         return "leases/"
-    if key.startswith(DATA_PREFIX):
+    if str.startswith(key, DATA_PREFIX):
         return "wal/ list" if op == "LIST" else "wal/ segment"
     return "other"
 
@@ -175,7 +175,7 @@ def cause_of(s: Sent, kc: str) -> str:
         raise MislabelledRequest(f"the model labels {s.op} {s.key} as {s.purpose!r}, which labels "
                                  f"{'/'.join(shape[0])} of {' or '.join(shape[1])} only")
     cause = CAUSES.get(s.purpose)
-    if cause is None and s.purpose.startswith("resolve_"):
+    if cause is None and str.startswith(s.purpose, "resolve_"):
         cause = "resolver"  # an amendment's own resolver request (f2_resolver_resends' resend, its seeding read)
     return cause if cause is not None else CAUSE_OF_CLASS.get(kc, "other")
 

@@ -51,7 +51,7 @@ def takeover_margins(history: History, fx: Facts | None = None) -> list[int]:
         end = fx.lease_valid_at(owner, t - 1)[1]
         label = f"held {procs[owner].node_id} {procs[owner].instance} "
         firsts = [h.start_ms for h in fx.holds if h.start_ms > t and h.proc != owner
-                  and events[h.opened].fields.prev_state.startswith(label)]
+                  and str.startswith(events[h.opened].fields.prev_state, label)]
         if firsts:
             out.append(min(firsts) - end)
     history.cache["takeover_margins"] = out

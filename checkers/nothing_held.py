@@ -66,7 +66,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                                             f"by a serving process at the end ({end / 1000:.3f} s): {why}",
                                  (final_round,)))
     for key in sorted(state):
-        who = names(state[key]) if key.startswith("owners/") else None
+        who = names(state[key]) if str.startswith(key, "owners/") else None
         if who is None:
             continue
         actor = key[len("owners/"):]

@@ -46,7 +46,7 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
     listings: dict[tuple[int, str], list[tuple[int, int, set, int]]] = {}  # (proc, actor) -> [(sent, at, keys, event)]
     for i in history.of_kind("listed"):
         t, p, _kind, f = events[i]
-        if f.prefix.startswith(DATA):
+        if str.startswith(f.prefix, DATA):
             listings.setdefault((p, f.prefix[len(DATA):].rstrip("/")), []).append((f.sent_ms, t, set(f.keys), i))
     acts: dict[tuple[int, str], list[tuple[int, int]]] = {}
     # actor -> [(t, segment, event, when the acknowledging hold began)] acknowledged to a client

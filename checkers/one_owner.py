@@ -51,7 +51,7 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     paused = pauses(history)
     for i in history.of_kind("apply"):
         _t, q, _kind, f = events[i]
-        if q < 0 or not f.key.startswith("owners/") or not f.state.startswith("held "):
+        if q < 0 or not str.startswith(f.key, "owners/") or not str.startswith(f.state, "held "):
             continue
         pr = procs[q]
         if f.state.split(" ")[1:3] != [pr.node_id, pr.instance]:
@@ -99,11 +99,11 @@ def _taken_without_freeing(history: History, fx: Facts) -> tuple[list[Violation]
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
         key = f.key
-        if key.startswith("nodes/"):
+        if str.startswith(key, "nodes/"):
             state = f.state if kind == "apply" else ("" if kind == "fault_delete" else "old")
             states.setdefault(key, []).append((t, state))
             continue
-        if kind != "apply" or q < 0 or not key.startswith("owners/"):
+        if kind != "apply" or q < 0 or not str.startswith(key, "owners/"):
             continue
         new, prev = f.state.split(" "), f.prev_state.split(" ")
         pr = procs[q]

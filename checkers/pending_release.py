@@ -40,10 +40,10 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
             claimed[(p, f.actor)] = (f.generation, i)
         elif kind == "hold_ended" and claimed.get((p, f.actor), (None,))[0] == f.generation:
             del claimed[(p, f.actor)]
-        if kind != "apply" or p < 0 or not f.key.startswith("owners/"):
+        if kind != "apply" or p < 0 or not str.startswith(f.key, "owners/"):
             continue
         state, prev_state = f.state, f.prev_state
-        if not state.startswith("nobody "):
+        if not str.startswith(state, "nobody "):
             continue
         g = state.split(" ")[1]
         proc = procs[p]

@@ -34,7 +34,7 @@ def _races(c: Context) -> tuple[bool, bool]:
     seen: set[int] = set()
     for i in c.writes("nodes/"):
         t, q, _k, f = events[i]
-        if q >= 0 and q not in seen and f.op == "PUT" and f.state.startswith("live ") \
+        if q >= 0 and q not in seen and f.op == "PUT" and str.startswith(f.state, "live ") \
                 and f.key == "nodes/" + procs[q].node_id:
             seen.add(q)
             first_live.setdefault(procs[q].node_id, []).append((t, q))
@@ -52,8 +52,8 @@ def _races(c: Context) -> tuple[bool, bool]:
             applied, _ = lives[-1]
             replies = [j for j in history.of_kind("record_reply") if events[j].t_ms <= applied
                        and procs[events[j].proc].node_id == freer and events[j].fields.op == "GET"
-                       and events[j].fields.key.startswith("owners/")
-                       and events[j].fields.state.startswith(f"held {node} ")]
+                       and str.startswith(events[j].fields.key, "owners/")
+                       and str.startswith(events[j].fields.state, f"held {node} ")]
             if replies and applied <= t:
                 between = True
         elif when == "before":
@@ -62,7 +62,7 @@ def _races(c: Context) -> tuple[bool, bool]:
                 continue
             applied, q = lives[0]
             if any(events[j].proc == q and applied <= events[j].t_ms <= applied + 2 * span
-                   and events[j].fields.state.startswith("held ") for j in c.writes("owners/")):
+                   and str.startswith(events[j].fields.state, "held ") for j in c.writes("owners/")):
                 after_read = True
     return between, after_read
 

@@ -30,7 +30,7 @@ def apply_to(state: dict[str, str], kind: str, f: tuple) -> bool:
 def old_heartbeat(state_line: str) -> bool:
     """Whether a `nodes/` state line is an old binary's heartbeat ("node <id>", section 6), which an old
     binary writes unconditionally and which frees nothing (FN-5)."""
-    return state_line.startswith("node ")
+    return str.startswith(state_line, "node ")
 
 
 def final_state(history: History) -> dict[str, str]:

@@ -112,11 +112,11 @@ class _Io:
         self.reads: dict[tuple[int, str], list[tuple[int, str, str, int]]] = {}  # -> (sent, status, state, event)
         for i in history.of_kind("record_reply"):
             t, p, _kind, f = events[i]
-            if not f.key.startswith(OWNERS):
+            if not str.startswith(f.key, OWNERS):
                 continue
             k = (p, f.key)
             self.sends.setdefault(k, []).append(f.sent_ms)
-            if f.status == OK and f.state.startswith("held "):
+            if f.status == OK and str.startswith(f.state, "held "):
                 self.learned.setdefault(k, []).append((t, f.state, i))
             if f.op == PUT:
                 self.puts.setdefault(k, []).append((f.sent_ms, f.state, f.status, t, i))
@@ -137,13 +137,13 @@ class _Io:
         # merged draw: a restart race's crash 457 ms after the resolver's read left)
         for i in history.of_kind("background_sent"):
             t, p, _kind, f = events[i]
-            if f.key.startswith(OWNERS) and p >= 0:
+            if str.startswith(f.key, OWNERS) and p >= 0:
                 self.sends.setdefault((p, f.key), []).append(t)
         # a request still in flight at the run's end has no answer yet: the world recorded it as `sent` if it
         # left in the quiet phase's last span (CONV-1's)
         for i in history.of_kind("sent"):
             t, p, _kind, f = events[i]
-            key = f.key if f.key.startswith(OWNERS) else _actor_record(f.key)
+            key = f.key if str.startswith(f.key, OWNERS) else _actor_record(f.key)
             if key is not None and p >= 0:
                 self.sends.setdefault((p, key), []).append(t)
         for v in self.sends.values():
@@ -152,9 +152,9 @@ class _Io:
 
 def _actor_record(key: str) -> str | None:
     """The owners/ record of the actor a `leases/<actor>` marker or a `wal/<actor>/` listing is about."""
-    if key.startswith(LEASES):
+    if str.startswith(key, LEASES):
         return OWNERS + key[len(LEASES):]
-    if key.startswith(DATA) and key.endswith("/"):
+    if str.startswith(key, DATA) and key.endswith("/"):
         return OWNERS + key[len(DATA):-1]
     return None
 
@@ -325,12 +325,12 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     current: dict[str, tuple[int, int]] = {}  # key -> (landed at, apply event) of a record naming someone
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if not f.key.startswith(OWNERS):
+        if not str.startswith(f.key, OWNERS):
             continue
         cur = current.pop(f.key, None)
         if cur is not None:
             intervals.append((f.key, cur[0], t, cur[1]))
-        if kind == "apply" and f.serial and f.state.startswith("held "):
+        if kind == "apply" and f.serial and str.startswith(f.state, "held "):
             current[f.key] = (t, i)
     for key, (t, i) in current.items():
         intervals.append((key, t, end, i))
@@ -340,7 +340,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
         f = events[a_ev].fields
         parts = f.state.split(" ")
         p = by_label.get((parts[1], parts[2])) if len(parts) == 4 else None
-        if p is None or procs[p].machine in ("op",) or procs[p].machine.startswith("om"):
+        if p is None or procs[p].machine in ("op",) or str.startswith(procs[p].machine, "om"):
             continue
         g = int(parts[3])
         stop = min(until, fx.ended.get(p, (end,))[0], end)
@@ -415,7 +415,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
                 continue
             chains: dict[int, list[tuple[int, str, int, int]]] = {}
             for s, st, status, t, i in puts:
-                if st.startswith("nobody "):
+                if str.startswith(st, "nobody "):
                     chains.setdefault(int(st.split(" ")[1]), []).append((s, status, t, i))
             reads = io.reads.get((p, key), [])
             for g, chain in sorted(chains.items()):
@@ -514,9 +514,9 @@ class _Open:
             read_sent = [r[0] for r in reads]
             chains: dict[int, list[tuple[int, str, int, int]]] = {}
             for s, st, status, t, i in puts:
-                if st.startswith("nobody "):
+                if str.startswith(st, "nobody "):
                     chains.setdefault(int(st.split(" ")[1]), []).append((s, status, t, i))
-                elif st.startswith("held ") and status != OK:
+                elif str.startswith(st, "held ") and status != OK:
                     # an acquisition with an unknown outcome: its read-back is the next read it sent (OR-7)
                     k = bisect_left(read_sent, t)
                     if k == len(reads):
@@ -575,7 +575,7 @@ def told(c: Context) -> list[tuple[str, int, int]]:
     for i in history.of_kind("told", "moved", "apply"):
         t, p, kind, f = events[i]
         if kind == "apply":
-            if f.key.startswith(OWNERS):
+            if str.startswith(f.key, OWNERS):
                 parts = f.state.split(" ")
                 q = by_label.get((parts[1], parts[2])) if len(parts) == 4 and parts[0] == "held" else None
                 if q is None:
@@ -647,7 +647,7 @@ def _resolver_released(c: Context) -> bool:
     events = history.events
     io = records_io(history)
     for (p, key), puts in io.puts.items():
-        lost = {st for _s, st, status, _t, _i in puts if st.startswith("held ") and status != OK}
+        lost = {st for _s, st, status, _t, _i in puts if str.startswith(st, "held ") and status != OK}
         if not lost:
             continue
         applied = [(i, events[i].fields.state) for i in c.writes(OWNERS)
@@ -667,7 +667,7 @@ def _release_retried(c: Context) -> bool:
     for puts in io.puts.values():
         failed: set[str] = set()
         for _s, st, status, _t, _i in puts:
-            if st.startswith("nobody "):
+            if str.startswith(st, "nobody "):
                 if status == OK and st in failed:
                     return True
                 if status != OK:

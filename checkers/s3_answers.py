@@ -20,7 +20,7 @@ from .registry import Context, point
        "early (NL-9, OR-7: outcome unknown)", topic="timing")
 def _fast_5xx_on_a_write(c: Context) -> bool:
     events = c.history.events
-    return any(events[i].fields.target.startswith(("PUT ", "DELETE ")) for i in c.faults("fast_5xx"))
+    return any(str.startswith(events[i].fields.target, ("PUT ", "DELETE ")) for i in c.faults("fast_5xx"))
 
 
 @point("SDK retry met its own write", "a conditional write applied, its answer lost, and the SDK's retry was "
@@ -51,7 +51,7 @@ def _sdk_retry_met_its_write(c: Context) -> bool:
 def _conflict_on_a_racing_write(c: Context) -> bool:
     """World facts: a `conflicted` answer naming the write it raced (issue 47), on a key other than a marker's."""
     events = c.history.events
-    return any(events[i].fields.racing_proc is not None and not events[i].fields.key.startswith("leases/")
+    return any(events[i].fields.racing_proc is not None and not str.startswith(events[i].fields.key, "leases/")
                for i in c.history.of_kind("conflicted"))
 
 

@@ -74,16 +74,16 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
     events = history.events
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if kind == "apply" and q >= 0 and f.key.startswith("nodes/") and f.op == "DELETE":
+        if kind == "apply" and q >= 0 and str.startswith(f.key, "nodes/") and f.op == "DELETE":
             found, slack = _forget(f.key, old.get(f.key), f.prev_state, t, q, i, procs, span)
             out.extend(found)
             if slack is not None:
                 forget_least = slack if forget_least is None else min(forget_least, slack)
-        if kind == "apply" and q >= 0 and f.key.startswith("nodes/") and f.state.startswith("node "):
+        if kind == "apply" and q >= 0 and str.startswith(f.key, "nodes/") and str.startswith(f.state, "node "):
             old.setdefault(f.key, []).append((t, clocks[q].local(sent_ms(events[i])), i))
-        elif kind == "fault_put" and f.key.startswith("nodes/") and f.written_at_ms is not None:
+        elif kind == "fault_put" and str.startswith(f.key, "nodes/") and f.written_at_ms is not None:
             old.setdefault(f.key, []).append((t, f.written_at_ms, i))  # the world wrote an old heartbeat dated so
-        elif f.key in old and not (kind == "apply" and f.state.startswith("node ")):
+        elif f.key in old and not (kind == "apply" and str.startswith(f.state, "node ")):
             old[f.key].append((t, None, i))  # replaced or deleted: no old heartbeat there from now
     if not old:
         return out, guard_least, forget_least
@@ -107,7 +107,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
         what = "start guard passed" if g_event != first.event else "first node-lease write was sent"
         # the guard's last round read every key at some instant of its last R ms: LIST, then one GET
         # per key, each within an attempt timeout, half a period after the round before
-        keys = len({events[k].fields.key for k in history.of_kind("apply") if events[k].fields.key.startswith("nodes/")})
+        keys = len({events[k].fields.key for k in history.of_kind("apply")
+                    if str.startswith(events[k].fields.key, "nodes/")})
         window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
         shown = False
         # the keys its listings of nodes/ answered within that span showed (the world's record; None: it
@@ -171,7 +172,7 @@ def _first_reads(history: History) -> dict[tuple[int, int], int]:
     for i in history.of_kind("apply", "read"):
         t, q, kind, f = events[i]
         if kind == "apply":
-            if f.key.startswith("nodes/") and f.state.startswith("node ") and isinstance(f.serial, int):
+            if str.startswith(f.key, "nodes/") and str.startswith(f.state, "node ") and isinstance(f.serial, int):
                 write_of[(f.key, f.serial)] = i
         elif q >= 0 and f.serial > 0:
             w = write_of.get((f.key, f.serial))
@@ -185,7 +186,7 @@ def _forget(key, beats, prev_state, t, q, i, procs, span) -> tuple[list[Violatio
     old-format heartbeat (`beats`: the key's old heartbeats so far, the last one the deleted body
     when it is one). And its slack: the heartbeat's age minus the span (None: no heartbeat deleted)."""
     who = procs[q].label
-    if not prev_state.startswith("node ") or not beats or beats[-1][1] is None:
+    if not str.startswith(prev_state, "node ") or not beats or beats[-1][1] is None:
         what = f"a {prev_state.split(' ', 1)[0]} record" if prev_state else "no object"
         return [Violation(INVARIANT, f"FN-8: {who} deleted {key} at {t / 1000:.3f} s, which held {what}, "
                                      f"not a retired old-format heartbeat", (i,))], None
@@ -250,7 +251,7 @@ def _old_heartbeats(c: Context) -> _Sightings:
         t, q, kind, f = events[i]
         if kind == "fault":
             if (q in new and f.what in ("request_lost", "fail_fast", "reply_lost")
-                    and f.target.startswith("GET nodes/")):
+                    and str.startswith(f.target, "GET nodes/")):
                 written_at = old.get(f.target[len("GET "):])
                 if written_at is not None and procs[q].clock.local(t) - written_at < span:
                     out.guard_read_lost = True
@@ -266,15 +267,16 @@ def _old_heartbeats(c: Context) -> _Sightings:
         elif kind == "fault_put":
             old[f.key] = f.written_at_ms  # the world wrote an old heartbeat so dated, or another body (None)
             fmt3.discard(f.key)
-        elif f.key.startswith("nodes/"):
+        elif str.startswith(f.key, "nodes/"):
             applied = kind == "apply"
             if applied and q >= 0 and asked.get(q) == f.key:
                 met.pop(q, None)  # it wrote on the key it was asked of: not a refusal
-            if applied and f.op == "DELETE" and q >= 0 and asked.get(q) == f.key and f.prev_state.startswith("node "):
+            if applied and f.op == "DELETE" and q >= 0 and asked.get(q) == f.key \
+                    and str.startswith(f.prev_state, "node "):
                 out.forget_deleted = True  # the operator's delete, on the key `cluster forget` was asked of
             old[f.key] = (procs[q].clock.local(sent_ms(events[i])) if applied and q >= 0
-                          and f.state.startswith("node ") else None)
-            if applied and f.state.startswith(("live ", "fenced ", "released ")):
+                          and str.startswith(f.state, "node ") else None)
+            if applied and str.startswith(f.state, ("live ", "fenced ", "released ")):
                 fmt3.add(f.key)
             else:
                 fmt3.discard(f.key)

@@ -42,7 +42,7 @@ def is_new(machine: str) -> bool:
 
 def is_old(machine: str) -> bool:
     """An old binary's process (om0.., the retired omf)."""
-    return machine.startswith("om")
+    return str.startswith(machine, "om")
 
 
 @dataclass
@@ -105,14 +105,14 @@ def _races(c: Context) -> _Races:
     current: dict[str, list] = {}
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if not f.key.startswith("nodes/"):
+        if not str.startswith(f.key, "nodes/"):
             continue
         old = current.pop(f.key, None)
         if old is not None:
             old[3] = t
-        if kind == "apply" and q >= 0 and f.op == "PUT" and f.state.startswith("node "):
+        if kind == "apply" and q >= 0 and f.op == "PUT" and str.startswith(f.state, "node "):
             v = [f.key, t, procs[q].clock.local(sent_ms(events[i])), end]
-            if f.prev_state.startswith("node ") and in_a_window(t):
+            if str.startswith(f.prev_state, "node ") and in_a_window(t):
                 out.guard_rewritten = True  # rewritten while a new node's guard ran
         elif kind == "fault_put" and f.written_at_ms is not None:
             v = [f.key, t, f.written_at_ms, end]
@@ -145,29 +145,29 @@ def _races(c: Context) -> _Races:
             if q not in new_procs or f.target is None:
                 continue
             op, _, key = f.target.partition(" ")
-            if op == "PUT" and key.startswith("leases/"):
+            if op == "PUT" and str.startswith(key, "leases/"):
                 if what == "request_lost":
                     out.marker_lost = True
                 elif what == "late":
                     late_sent.add((q, key, t))
                 elif what == "reply_lost" and f.detail == "ok":
                     lost_reply.add((q, key, t))
-            elif what in LOST_OR_FAILED and op == "GET" and key.startswith("leases/"):
+            elif what in LOST_OR_FAILED and op == "GET" and str.startswith(key, "leases/"):
                 out.lease_read_failed = True
-            elif what in LOST_OR_FAILED and op == "LIST" and key.startswith("wal/"):
+            elif what in LOST_OR_FAILED and op == "LIST" and str.startswith(key, "wal/"):
                 actor = key[len("wal/"):].rstrip("/")
                 j = first_owner.get(actor)
                 if j is None or i < j:
                     out.seed_list_failed = True  # before the actor's first owners/ record: UP-3's seed
     for i in history.of_kind("conflicted"):
         q, f = events[i].proc, events[i].fields
-        if q in new_procs and f.key.startswith("leases/"):
+        if q in new_procs and str.startswith(f.key, "leases/"):
             out.marker_conflict = True
     # the leases/ keys' applied writes and deletes, in order; and the owners/ creates
     touched: dict[str, list[int]] = {}
     for i in history.of_kind("apply", "fault_delete", "refused"):
         key = events[i].fields.key
-        if key.startswith("leases/"):
+        if str.startswith(key, "leases/"):
             touched.setdefault(key, []).append(i)
     for key, idx in touched.items():
         for n, i in enumerate(idx):
@@ -178,7 +178,7 @@ def _races(c: Context) -> _Races:
                         and events[idx[n - 1]].kind == "fault_delete"):
                     out.gc_between = True
                 continue
-            if kind != "apply" or q not in new_procs or not f.state.startswith("marker "):
+            if kind != "apply" or q not in new_procs or not str.startswith(f.state, "marker "):
                 continue
             s = sent_ms(events[i])
             if (q, key, s) in late_sent:
@@ -199,7 +199,7 @@ def _races(c: Context) -> _Races:
         pr = procs[k]
         s = starts[k]
         life_end = ended.get(k, (end,))[0]
-        if pr.machine.startswith("t") or pr.machine == "r0":
+        if str.startswith(pr.machine, "t") or pr.machine == "r0":
             w = windows.get(pr.node_id)
             if w is not None and s < w[1] and life_end > w[0]:
                 out.twin_at_switch = True

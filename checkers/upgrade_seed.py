@@ -57,7 +57,7 @@ OLD_MACHINE = "om"  # the machines old binaries run on (scenarios/faults/upgrade
 
 def old_binary(history: History, proc: int) -> bool:
     """Whether process `proc` runs the old binary (model/old_lease.py): its machine is om<i> or omf."""
-    return proc >= 0 and history.processes[proc].machine.startswith(OLD_MACHINE)
+    return proc >= 0 and str.startswith(history.processes[proc].machine, OLD_MACHINE)
 
 
 def lease_generation(state: str) -> int | None:
@@ -105,7 +105,7 @@ class _Scan:
 
 def _actor_of_segment(key: str) -> tuple[str, str] | None:
     for prefix in SEGMENTS:
-        if key.startswith(prefix):
+        if str.startswith(key, prefix):
             return key[len(prefix):].rsplit("/", 1)[0], key.rsplit("/", 1)[1]
     return None
 
@@ -119,13 +119,13 @@ def _scan(history: History) -> _Scan:
     for i in history.of_kind("apply", "fault_delete", "fault_put", "listed", "leases_reply"):
         t, p, kind, f = events[i]
         if kind == "listed":
-            if f.prefix.startswith(DATA):
+            if str.startswith(f.prefix, DATA):
                 sc.listings.setdefault((p, f.prefix[len(DATA):].rstrip("/")), []).append(i)
             continue
         key = f.key
         if kind == "leases_reply":
             sc.replies.setdefault((p, key[len(LEASES):]), []).append(i)
-        elif key.startswith(LEASES):
+        elif str.startswith(key, LEASES):
             actor = key[len(LEASES):]
             state = f.state if kind == "apply" and f.serial else ""
             sc.lease.setdefault(actor, _Series()).add(t, (state, i))
@@ -133,9 +133,9 @@ def _scan(history: History) -> _Scan:
             top = sc.lease_top.setdefault(actor, _Series())
             if g is not None and (not top.value or g > top.value[-1][0]):
                 top.add(t, (g, i))
-            if state.startswith(MARKER):
+            if str.startswith(state, MARKER):
                 sc.first_new.setdefault(actor, i)
-        elif key.startswith(OWNERS):
+        elif str.startswith(key, OWNERS):
             if kind != "apply":
                 continue
             actor = key[len(OWNERS):]
@@ -220,7 +220,7 @@ def check(history: History) -> list[Violation]:
         # (b) a marker in the bucket when the create was sent
         lease = sc.lease.get(actor)
         now = lease.by(s) if lease is not None else None
-        if now is None or not now[0].startswith(MARKER):
+        if now is None or not str.startswith(now[0], MARKER):
             what = f"held {now[0]}" if now is not None and now[0] else "held nothing"
             out.append(Violation(INVARIANT, f"(b) {who}: leases/{actor} {what} then, no marker",
                                  ((now[1],) if now is not None else ()) + (c,)))
@@ -229,10 +229,10 @@ def check(history: History) -> list[Violation]:
             out.append(Violation(INVARIANT, f"(c) {who} followed no read of leases/{actor} answered to it", (c,)))
             continue
         rf = events[read].fields
-        known = rf.status == "ok" and rf.state.startswith(MARKER)
+        known = rf.status == "ok" and str.startswith(rf.state, MARKER)
         if not known:
             known = any(events[r].t_ms <= s and events[r].fields.op == "PUT" and events[r].fields.status == "ok"
-                        and events[r].fields.state.startswith(MARKER)
+                        and str.startswith(events[r].fields.state, MARKER)
                         for r in replies[replies.index(read) + 1:])
         if not known:
             found = (rf.state or "no object") if rf.status in ("ok", "not_found") else f"no answer ({rf.status})"
@@ -270,7 +270,7 @@ def _old_over_new(history: History) -> list[Violation]:
     flagged: set[int] = set()
     for i in history.of_kind("apply", "fault_delete", "fault_put"):
         t, p, kind, f = events[i]
-        if not f.key.startswith(NODES):
+        if not str.startswith(f.key, NODES):
             continue
         state = f.state if kind == "apply" else ("old" if kind == "fault_put" else "")
         history_of_key = changes.setdefault(f.key, [])
@@ -299,7 +299,7 @@ def _old_takes(history: History) -> list[Violation]:
     flagged: set[str] = set()
     for i in history.of_kind("apply"):
         t, p, _kind, f = events[i]
-        if not f.key.startswith(LEASES) or not old_binary(history, p):
+        if not str.startswith(f.key, LEASES) or not old_binary(history, p):
             continue
         actor = f.key[len(LEASES):]
         first = sc.first_new.get(actor)
@@ -307,7 +307,7 @@ def _old_takes(history: History) -> list[Violation]:
             continue
         flagged.add(actor)
         fm = events[first].fields
-        what = f"the marker on {fm.key} ({fm.state})" if fm.key.startswith(LEASES) else f"{fm.key} ({fm.state})"
+        what = f"the marker on {fm.key} ({fm.state})" if str.startswith(fm.key, LEASES) else f"{fm.key} ({fm.state})"
         out.append(Violation(OLD_INVARIANT, f"{history.processes[p].label}, an old binary, wrote {f.key} "
                                   f"({f.prev_state or 'no object'} -> {f.state or 'deleted'}) at {t / 1000:.3f} s, "
                                   f"after {what} took effect at {events[first].t_ms / 1000:.3f} s", (first, i)))
@@ -335,7 +335,7 @@ def _races(c: Context) -> _Races:
         t, p, _kind, f = events[i]
         if p < 0 or old_binary(history, p) or not isinstance(f.target, str):
             continue
-        if f.what in UNKNOWN and f.target.startswith("PUT " + LEASES):
+        if f.what in UNKNOWN and str.startswith(f.target, "PUT " + LEASES):
             out.marker_unknown = True
     for k in sc.creates:
         t, p, _kind, f = events[k]
@@ -372,7 +372,7 @@ def _old_met_new_id(c: Context) -> bool:
         if kind == "start":
             if old_binary(history, p) and format3.get(NODES + f.node_id):
                 return True
-        elif f.key.startswith(NODES):
+        elif str.startswith(f.key, NODES):
             format3[f.key] = kind == "apply" and f.state.split(" ")[0] in FORMAT_3
     return False
 
@@ -387,11 +387,11 @@ def _old_lease_at_margin(c: Context) -> bool:
     renewed: dict[str, list[int]] = {}  # leases/ key -> when an old binary's write of it landed
     for i in history.of_kind("apply"):
         t, q, _kind, f = events[i]
-        if f.key.startswith(LEASES) and old_binary(history, q) and f.state.startswith("old-lease "):
+        if str.startswith(f.key, LEASES) and old_binary(history, q) and str.startswith(f.state, "old-lease "):
             renewed.setdefault(f.key, []).append(t)
     for i in history.of_kind("leases_reply"):
         t, q, _kind, f = events[i]
-        if f.op != "GET" or f.status != "ok" or not f.state.startswith("old-lease ") or old_binary(history, q):
+        if f.op != "GET" or f.status != "ok" or not str.startswith(f.state, "old-lease ") or old_binary(history, q):
             continue
         expires = int(f.state.split(" ")[3])
         local = history.processes[q].clock.local(t)

@@ -329,7 +329,7 @@ class Explorer:
             return self._gc
         if w.now < self.start:
             return self._calm
-        if focus is not None and not any(f"{req.op} {req.key}".startswith(f) for f in focus):
+        if focus is not None and not any(str.startswith(f"{req.op} {req.key}", f) for f in focus):
             return self._calm
         if w.budget.get("faults", 0) > 0:
             return self._with_late if site == "send" and req.op in ("PUT", "DELETE") else self._with_lost

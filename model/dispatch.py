@@ -31,11 +31,11 @@ class Dispatch:
         self._timer_handlers: dict[str, Any] = {}
         self._command_handlers: dict[str, Any] = {}
         for attr in dir(self):
-            if attr.startswith("on_reply_"):
+            if str.startswith(attr, "on_reply_"):
                 self._reply_handlers[attr[len("on_reply_"):]] = getattr(self, attr)
-            elif attr.startswith("on_timer_"):
+            elif str.startswith(attr, "on_timer_"):
                 self._timer_handlers[attr[len("on_timer_"):]] = getattr(self, attr)
-            elif attr.startswith("on_command_"):
+            elif str.startswith(attr, "on_command_"):
                 self._command_handlers[attr[len("on_command_"):]] = getattr(self, attr)
 
     def step(self, state, inp: Any, now):  # inp: an io.Input, told apart by its exact type

@@ -96,7 +96,7 @@ class OldModel(Dispatch, ActorData):
 
     def on_reply_start_read(self, st, purpose, reply, now, out):
         """Its start check: an object it cannot read means the id is taken by a new node."""
-        if reply.status == io.OK and reply.body.startswith(NODE_HEADER_3):
+        if reply.status == io.OK and str.startswith(reply.body, NODE_HEADER_3):
             return self.exit(st, 2, "old binary: nodes/ holds a format it cannot read: the id is taken", out)
         if reply.status not in (io.OK, io.NOT_FOUND):
             out.append(SetTimer("start", now.mono_ms + 500))

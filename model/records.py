@@ -190,11 +190,9 @@ def state_line(body: str | None) -> str:
     "nobody <generation>" for an owner record, "old-lease <node> <generation> <expires_at>" for an
     old per-actor lease, "marker <generation>" for an upgrade marker, the second line otherwise
     ("node <id>" for an old heartbeat); "" for no body."""
-    if not body:
+    if not body or "\n" not in body:  # (a segment's 4 KiB, every data write's `apply`: not split for nothing)
         return ""
     parts = body.split("\n", 3)
-    if len(parts) < 2:
-        return ""
     if parts[0] == NODE_HEADER_3 and len(parts) > 2:
         return parts[1] + " " + parts[2][len("written_at_ms "):]
     if parts[0] == OLD_LEASE_HEADER or parts[0] == MARKER_HEADER:

@@ -157,7 +157,7 @@ class SimBucket:
         keys, objects = self._keys, self.objects
         i = bisect_left(keys, prefix)
         out = []
-        while i < len(keys) and keys[i].startswith(prefix):
+        while i < len(keys) and str.startswith(keys[i], prefix):
             out.append((keys[i], objects[keys[i]].read_token))
             i += 1
         return tuple(out)

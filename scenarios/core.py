@@ -119,7 +119,7 @@ ANSWERS = {OK: "2xx", NOT_FOUND: "404", PRECONDITION_FAILED: "412", CONFLICT: "4
 
 def _written_state(req) -> str | None:
     """The state a write of a protocol record carries (`state_line`), None for a read or a data write."""
-    if req.op != PUT or req.key.startswith(DATA_PREFIX):
+    if req.op != PUT or str.startswith(req.key, DATA_PREFIX):
         return None
     return state_line(req.body)
 
@@ -371,8 +371,8 @@ class World(Processes, Workload, QuietPhase):
         if ti is ReplyArrived:
             if proc.keyed:
                 answering = self._answering(proc, inp)
-                if answering is not None and len(proc.fences) >= FENCES_AT_ONCE and answering[1].startswith(
-                        NODES_PREFIX):
+                if answering is not None and len(proc.fences) >= FENCES_AT_ONCE \
+                        and str.startswith(answering[1], NODES_PREFIX):
                     self._listing_ended(proc, answering, inp[1])  # BD-1's cap full as a pass ends (issue 45)
             if proc.fences:
                 fence = proc.fences.pop(inp[0], None)
@@ -488,7 +488,7 @@ class World(Processes, Workload, QuietPhase):
         answering = proc.answering
         if answering is None:
             return True
-        if answering[1].startswith(OWNERS_PREFIX):
+        if str.startswith(answering[1], OWNERS_PREFIX):
             return False  # FN-5: the read of nodes/A issued after the read of a record naming A
         chain = proc.chain
         if chain is not None and chain[0] == answering[0] and chain[1] and req.key in chain[1]:
@@ -582,10 +582,10 @@ class World(Processes, Workload, QuietPhase):
         ledger.append(_new_tuple(Sent, (now, proc.index, req.op, req.key, purpose[0], None, False, None, False,
                                          detail if type(detail) is str else None)))
         key = req.key
-        if key.startswith(OWNERS_PREFIX):
+        if str.startswith(key, OWNERS_PREFIX):
             proc.keyed[rid] = key
             self.background_or_release(proc, rid, req, timeout, now)
-        elif key.startswith(NODES_PREFIX) and key[6:] != proc.node_id:
+        elif str.startswith(key, NODES_PREFIX) and key[6:] != proc.node_id:
             proc.keyed[rid] = key
             if key == NODES_PREFIX:
                 if req.op == LIST:
@@ -601,16 +601,16 @@ class World(Processes, Workload, QuietPhase):
         if now >= self.settle_from_ms or proc.draining:
             self.history.events.append(_new_tuple(Event, (now, proc.index, "sent", _new_tuple(SentFields, (req.op, req.key)))))
         key = req.key
-        if key.startswith(OWNERS_PREFIX) or key.startswith(NODES_PREFIX) and key[6:] == proc.node_id:
+        if str.startswith(key, OWNERS_PREFIX) or str.startswith(key, NODES_PREFIX) and key[6:] == proc.node_id:
             proc.record_reqs[rid] = req  # answered (or timed out), it is a `record_reply` (CONV-2)
         reading = proc.reading
-        if reading is not None and req.op == GET and req.key.startswith(NODES_PREFIX):
+        if reading is not None and req.op == GET and str.startswith(req.key, NODES_PREFIX):
             reading[rid] = req.key  # answered, it is a `read` (UP-1, UP-2)
         if req.op == PUT:
             key = req.key
-            if key.startswith(DATA_PREFIX):
+            if str.startswith(key, DATA_PREFIX):
                 proc.watched[rid] = key  # a segment: its failure, when answered, is a world fact (OR-5)
-            elif key.startswith(NODES_PREFIX) and key != NODES_PREFIX + proc.node_id:
+            elif str.startswith(key, NODES_PREFIX) and key != NODES_PREFIX + proc.node_id:
                 # a fence (FN-3, FN-7): the world counts the fences' requests the process has in flight, their
                 # reads and writes (BD-1)
                 proc.watched[rid] = key
@@ -618,7 +618,7 @@ class World(Processes, Workload, QuietPhase):
                 self.record(proc.index, "fence_sent", (key, n))
                 for hook in self.fence_hooks:  # the kinds that act when a fence leaves (before its fate)
                     hook(self, proc, req, n)
-            elif RELEASED_LINE in req.body[:RELEASED_AT] and state_line(req.body).startswith("released "):
+            elif RELEASED_LINE in req.body[:RELEASED_AT] and str.startswith(state_line(req.body), "released "):
                 self.record(proc.index, "released_sent", ())  # its own node lease released (CS-1, CS-2)
                 if proc.stragglers:
                     self._released_sent(proc)
@@ -769,7 +769,7 @@ class World(Processes, Workload, QuietPhase):
     def targeted(self, req) -> bool:
         """The request is of the [op, key prefix] the seed's losses and delays aim at (fault_target)."""
         op, prefix = self.fault_target
-        return (op is None or req.op == op) and req.key.startswith(prefix)
+        return (op is None or req.op == op) and str.startswith(req.key, prefix)
 
     def scripted_fate(self, proc, request):
         """(action, ms) for a request a scripted rule matches; None otherwise."""
@@ -797,9 +797,9 @@ class World(Processes, Workload, QuietPhase):
         state = state_line(req.body)
         self.record(proc.index, "apply", (key, req.op, req.cond, prev_serial, named, serial,
                                           state, state_line(prev_body), sent_ms))
-        if proc.reading is not None and state.startswith("live ") and key == NODES_PREFIX + proc.node_id:
+        if proc.reading is not None and str.startswith(state, "live ") and key == NODES_PREFIX + proc.node_id:
             proc.reading = None  # its first live write took effect: its start is over (UP-1)
-        if key.startswith(OWNERS_PREFIX):
+        if str.startswith(key, OWNERS_PREFIX):
             parts = state.split(" ")
             if parts[0] == "held":
                 self.holders[key[len(OWNERS_PREFIX):]] = parts[1]
@@ -881,7 +881,7 @@ class World(Processes, Workload, QuietPhase):
             self._read(proc, rid, reply, sent)
         if proc.record_reqs:
             self._record_reply(proc, rid, reply, sent)
-        if req is not None and req.op == LIST and reply.status == OK and req.key.startswith(DATA_PREFIX):
+        if req is not None and req.op == LIST and reply.status == OK and str.startswith(req.key, DATA_PREFIX):
             # what a restore saw: the world knows the listing it delivered (INV-8)
             cut = len(req.key)
             self.record(proc.index, "listed", (req.key, [k[cut:] for k, _v in reply.entries], sent))
@@ -890,7 +890,7 @@ class World(Processes, Workload, QuietPhase):
             # what a starting process's start guard could see (UP-2): a key no listing showed it is one
             # no round of its read
             self.record(proc.index, "listed", (req.key, [k[len(NODES_PREFIX):] for k, _v in reply.entries], sent))
-        elif req is not None and req.key.startswith(LEASES_PREFIX):
+        elif req is not None and str.startswith(req.key, LEASES_PREFIX):
             # what a first acquisition learned of leases/ (UP-3): the world knows the answer it delivered
             self.record(proc.index, "leases_reply", (req.key, req.op, reply.status,
                                                      state_line(reply.body if req.op == GET else req.body), sent))
@@ -949,7 +949,7 @@ class World(Processes, Workload, QuietPhase):
         """A watched request (a segment upload, a fence) is answered, by the bucket or its timeout: a fence
         is no longer in flight (BD-1), and a segment that failed is a world fact (OR-5)."""
         key = proc.watched.pop(rid, None)
-        if key is not None and status != OK and key.startswith(DATA_PREFIX):
+        if key is not None and status != OK and str.startswith(key, DATA_PREFIX):
             self.record(proc.index, "upload_failed", (key, status))
 
     def note_fault(self, proc: Proc, kind: str, req, ms: int | None = None, detail: str = "") -> None:
@@ -971,7 +971,7 @@ class World(Processes, Workload, QuietPhase):
 
     def outage(self, who, length_ms, mode) -> None:
         """Cut the bucket off from node `who`'s machine, or from everyone ("*")."""
-        if who != "*" and who.startswith("n"):
+        if who != "*" and str.startswith(who, "n"):
             who = "m" + who[1:]
         if self.disturbs_a_race(None if who == "*" else "n" + who[1:]):
             return

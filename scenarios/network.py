@@ -175,7 +175,7 @@ class Network:
                 w.note_fault(proc, SCRIPTED_FAULTS[action], req, ms if action == "delay_reply" else None, "scripted")
                 carried = fate
         lose = w._lose
-        if lose and req.op == PUT and lose.get(proc.node_id) and req.key.startswith(lose[proc.node_id]):
+        if lose and req.op == PUT and lose.get(proc.node_id) and str.startswith(req.key, lose[proc.node_id]):
             del lose[proc.node_id]
             return Route(("request_lost", None, "the write lost just before a drain"), TIMEOUT, NOTHING, 0)
         if cut == "refuse":
@@ -242,7 +242,7 @@ class Network:
         if fate is not None:
             action = fate[0]
             if action in SCRIPTED_FAULTS:
-                w.note_fault(proc, SCRIPTED_FAULTS[action], req, fate[1] if action.startswith("delay") else None,
+                w.note_fault(proc, SCRIPTED_FAULTS[action], req, fate[1] if str.startswith(action, "delay") else None,
                              "scripted")
             if action == "lose_reply":
                 return self._replied(proc, req, reply, None)

@@ -232,7 +232,7 @@ class Processes:
         if command.name == "drain" and self.disturbs_a_race(node_id):
             return
         proc = self.live_proc(node_id)
-        if proc is not None and proc.slot.machine.startswith("m"):
+        if proc is not None and str.startswith(proc.slot.machine, "m"):
             self.tell(proc, command)
 
     def command_node_any(self, node_id, command) -> None:
@@ -259,7 +259,7 @@ class Processes:
 
     def delete_record(self, key) -> None:
         """An operator deletes an object by mistake: outside the protocol, so not an `apply`."""
-        if key.startswith("nodes/") and self.disturbs_a_race(key[len("nodes/"):]):
+        if str.startswith(key, "nodes/") and self.disturbs_a_race(key[len("nodes/"):]):
             return
         self.record(WORLD, "fault_delete", (key,))
         self.remove_object(key)
@@ -268,7 +268,7 @@ class Processes:
         if self.disturbs_a_race(node_id):
             return
         for slot in self.slots:
-            if slot.node_id == node_id and slot.machine.startswith("m") and slot.proc and slot.proc.alive:
+            if slot.node_id == node_id and str.startswith(slot.machine, "m") and slot.proc and slot.proc.alive:
                 self.crash(slot.proc)
 
     def start_twin(self, node_id, machine, life_ms, silence: bool = False) -> None:

@@ -50,7 +50,7 @@ class QuietPhase:
                 # the upgrade is finished: an old binary still running is stopped
                 if slot.proc is not None and slot.proc.alive:
                     self.deliver(slot.proc, Command("stop"))
-            elif not slot.machine.startswith("m"):
+            elif not str.startswith(slot.machine, "m"):
                 slot.wanted = False  # twins and replacements go
                 if slot.proc is not None and slot.proc.alive:
                     self.crash(slot.proc)

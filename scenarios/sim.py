@@ -117,8 +117,8 @@ class SimWorld(World):
 
     def read_bucket(self, then) -> None:
         objects = self.bucket.objects
-        leases = {k: o.body for k, o in objects.items() if k.startswith(LEASES_PREFIX)}
-        then(leases, [k for k in objects if k.startswith(DATA_PREFIX)])
+        leases = {k: o.body for k, o in objects.items() if str.startswith(k, LEASES_PREFIX)}
+        then(leases, [k for k in objects if str.startswith(k, DATA_PREFIX)])
 
 
 def run_seed(seed: int, model, scenario: str = "swarm", params: Params | dict | None = None,

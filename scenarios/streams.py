@@ -71,7 +71,7 @@ class Refusing:
         self.part = part
 
     def __getattr__(self, name):
-        if name.startswith("__"):
+        if str.startswith(name, "__"):
             raise AttributeError(name)
         return self._refuse
 

@@ -344,14 +344,14 @@ DRAW_ORDER = (
 
 def _stages() -> list:
     """(the stage's part, its function), in the draw's order."""
-    named = {s.split(".")[0] for s in DRAW_ORDER if not s.startswith("@")}
+    named = {s.split(".")[0] for s in DRAW_ORDER if not str.startswith(s, "@")}
     late = [f"{k}.main" for k in KINDS if k not in named]
     order = list(DRAW_ORDER)
     at = order.index("@clocks")
     order[at:at] = late
     out = []
     for s in order:
-        if s.startswith("@"):
+        if str.startswith(s, "@"):
             out.append(("draw/" + s[1:], BASE[s[1:]]))
         else:
             kind, stage = s.split(".")
@@ -436,7 +436,7 @@ def _draw_clocks(rng, machines, node_machines, max_skew_ms, mode, horizon_ms):
             m = _pick(rng, pair)
             rate = (2 * S - 4) * 1_000_000 // max(horizon_ms, 1)
             clocks[m] = [base - S + 2, rate] if m == slow else [base + S - 2, -rate]
-    for m in sorted((m for m in machines if m not in clocks), key=lambda m: m.startswith("t")):  # the twins last
+    for m in sorted((m for m in machines if m not in clocks), key=lambda m: str.startswith(m, "t")):  # the twins last
         clocks[m] = [base + rng.randint(-S, S), 0]
     return {m: clocks[m] for m in machines}, pair, base
 

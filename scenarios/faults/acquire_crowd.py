@@ -110,7 +110,8 @@ class AcquireCrowd(FaultKind):
     def on_sent(self, w, proc, rid: int, req, timeout: int) -> bool:
         """On the crowd's key range: the stall begins as the first of the crowd's writes comes; while it lasts,
         each acquisition's write is held (`send_early` gives its fate: a planned run reads it from its plan)."""
-        if not req.key.startswith(OWNERS_PREFIX + PREFIX) or req.op != PUT or req.body is None or HELD not in req.body:
+        if not str.startswith(req.key, OWNERS_PREFIX + PREFIX) or req.op != PUT or req.body is None \
+                or HELD not in req.body:
             return False
         stall = w.stall_armed.pop(proc.node_id, None) if w.stall_armed else None
         if stall is not None:
@@ -128,7 +129,7 @@ class AcquireCrowd(FaultKind):
         """While the stall lasts, on the crowd's key range: an acquisition's write is held and applied as the
         stall ends (past its sender's timeout: `late`), and a read of a key with a write held hangs (`lost`)."""
         until = world.stall_until.get(proc.node_id) if world.stall_until else None
-        if until is None or world.now >= until[0] or not req.key.startswith(OWNERS_PREFIX + PREFIX):
+        if until is None or world.now >= until[0] or not str.startswith(req.key, OWNERS_PREFIX + PREFIX):
             return None
         if req.op == PUT and req.body is not None and HELD in req.body:
             return "late", max(1, until[0] - world.now - world.params.attempt_timeout_ms)
@@ -140,7 +141,7 @@ class AcquireCrowd(FaultKind):
     def reply_late(world, proc, req, f, delay):
         """After the stall, for three attempt timeouts, the range's answers come slowly (the backlog)."""
         until = world.stall_until.get(proc.node_id) if world.stall_until else None
-        if until is None or not until[0] <= world.now < until[1] or not req.key.startswith(OWNERS_PREFIX + PREFIX):
+        if until is None or not until[0] <= world.now < until[1] or not str.startswith(req.key, OWNERS_PREFIX + PREFIX):
             return None
         return "slow", delay + world.rngs["acquire_crowd"].randint(0, 3 * world.params.attempt_timeout_ms // 4)
 

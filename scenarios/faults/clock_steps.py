@@ -53,7 +53,7 @@ class ClockSteps(FaultKind):
         for _ in range(rng.randint(1, 4) if on else 0):
             m = machines[rng.randrange(len(machines))]
             # an old machine's step while the old binaries run (from the run's start), another's in the fault phase
-            at = rng.randint(0, o["upgrade"]["new_at"] if m.startswith("om") else o["fault_ms"])
+            at = rng.randint(0, o["upgrade"]["new_at"] if str.startswith(m, "om") else o["fault_ms"])
             out.append([m, at, to()])
         if on:
             # (issue 47, drawn after the steps above, which stay as they were) NTP steps a clock as its machine
@@ -74,7 +74,7 @@ class ClockSteps(FaultKind):
         for machine, at, to in entries:  # (an upgrade's old machines step from its start, the others from base)
             if pair and machine in pair:
                 continue  # a deadline race needs its slow and fast clocks where the draw put them (T-2's margin)
-            w.later((0 if machine.startswith("om") else base) + at, w.fault_step, self.id, "step", machine, to)
+            w.later((0 if str.startswith(machine, "om") else base) + at, w.fault_step, self.id, "step", machine, to)
 
     def step(self, w, machine: str, to: int) -> None:
         c = w.clocks.get(machine)

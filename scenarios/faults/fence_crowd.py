@@ -107,7 +107,7 @@ class FenceCrowd(FaultKind):
         first one after the cut for P + A: each fence's write times out and is read and written again (FN-4),
         so its slot stays taken across the next listing (BD-1 counted across passes)."""
         hang = world.fences_hang.get(proc.node_id) if world.fences_hang else None
-        if (hang is None or world.now < hang[0] or req.op != PUT or not req.key.startswith(NODES_PREFIX)
+        if (hang is None or world.now < hang[0] or req.op != PUT or not str.startswith(req.key, NODES_PREFIX)
                 or req.key == NODES_PREFIX + proc.node_id):
             return None
         if hang[1] is None:
@@ -120,7 +120,7 @@ class FenceCrowd(FaultKind):
     def reply_late(world, proc, req, f, delay):
         """A fence write of the node left (a PUT of another node's nodes/ object), answered slowly for a while."""
         until = world.fences_slow_until.get(proc.node_id)
-        if (until is not None and world.now < until and req.op == PUT and req.key.startswith(NODES_PREFIX)
+        if (until is not None and world.now < until and req.op == PUT and str.startswith(req.key, NODES_PREFIX)
                 and req.key != NODES_PREFIX + proc.node_id):
             return "slow", world.rngs["fence_crowd"].randint(delay, delay + world.params.attempt_timeout_ms)
         return None

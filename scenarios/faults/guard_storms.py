@@ -36,7 +36,7 @@ class GuardStorms(Stretch):
 
     @staticmethod
     def send_early(world, proc, req, f):
-        if (world.guard_storm and f is world.fault and req.op == GET and req.key.startswith(NODES_PREFIX)
+        if (world.guard_storm and f is world.fault and req.op == GET and str.startswith(req.key, NODES_PREFIX)
                 and world.rngs["guard_storms"].random() < GUARD_STORM_LOST):
             return "lost", 0  # UP-2: a guard read that fails proves nothing about that heartbeat
         return None

@@ -17,7 +17,7 @@ from . import Entry
 
 def _marker(world, proc, req, f) -> list | None:
     """The entry's [rate, late_ms_max] for a new node's write on leases/ under faults, else None."""
-    if req.op != PUT or not req.key.startswith(LEASES_PREFIX) or proc.machine[0] == "o":
+    if req.op != PUT or not str.startswith(req.key, LEASES_PREFIX) or proc.machine[0] == "o":
         return None  # (old binaries run on machines om0.., the retired one on omf)
     if f is not world.fault or world.in_quiet:
         return None  # shielded while a race plays out, or the faults are over

@@ -29,7 +29,7 @@ RETRY_MS = 250  # an old binary tries a failed renewal again this long after its
 
 
 def _old(proc) -> bool:
-    return proc.machine.startswith("om")
+    return str.startswith(proc.machine, "om")
 
 
 class OldMargins(FaultKind):
@@ -76,7 +76,7 @@ class OldMargins(FaultKind):
 
     def on_answered(self, w, proc, req, reply) -> None:
         """An old binary's write of its lease acknowledged by the bucket: its expires_at is the one to near."""
-        if _old(proc) and req.op == PUT and req.key.startswith(LEASES_PREFIX) and reply.status == OK:
+        if _old(proc) and req.op == PUT and str.startswith(req.key, LEASES_PREFIX) and reply.status == OK:
             rec = decode_lease(req.body)
             if isinstance(rec, OldLease) and rec.expires_at_ms > 0:
                 w.margin_expiry[(proc.index, req.key)] = rec.expires_at_ms
@@ -84,7 +84,7 @@ class OldMargins(FaultKind):
     def on_sent(self, w, proc, rid: int, req, timeout: int) -> bool:
         """An old binary's write of its lease leaves: struck, or the next of a struck stretch (its fate noted for
         `send_early`; a planned run reads it from its plan)."""
-        if not _old(proc) or req.op != PUT or not req.key.startswith(LEASES_PREFIX) or w.in_quiet:
+        if not _old(proc) or req.op != PUT or not str.startswith(req.key, LEASES_PREFIX) or w.in_quiet:
             return False
         k = (proc.index, req.key)
         race = w.margin_races.get(k)

@@ -67,7 +67,7 @@ class OpenEntries(FaultKind):
         unknown to its sender, its read-back meets the record unchanged, and it lands while the entry is
         unresolved (OR-7, OR-8)."""
         p = f["p_open_entry"]
-        if (p and req.op == PUT and req.key.startswith(OWNERS_PREFIX) and HELD in req.body
+        if (p and req.op == PUT and str.startswith(req.key, OWNERS_PREFIX) and HELD in req.body
                 and world.rngs["open_entries"].random() < p):
             rng = world.rngs["open_entries"]
             a = world.params.attempt_timeout_ms
@@ -92,7 +92,8 @@ class OpenEntries(FaultKind):
             return
         k = (proc.index, req.key)
         if req.op == PUT:
-            if status != OK and req.key.startswith(OWNERS_PREFIX) and state_line(req.body).startswith("held "):
+            if status != OK and str.startswith(req.key, OWNERS_PREFIX) \
+                    and str.startswith(state_line(req.body), "held "):
                 struck = world.entry_struck.pop(k, False)  # (a planned run reads `when` from its plan)
                 when = world.choose("entry_tell", f"{proc.machine} {req.key}", _when, world.rngs["open_entries"], struck)
                 if when == "readback":
@@ -126,7 +127,7 @@ def drain_or_move(w, proc, rng, ours: bool = False) -> None:
     if move is not None and move[0] in mine and move[1] in others:
         w.move_to(*move)
         return
-    if ours and proc.machine.startswith("m"):
+    if ours and str.startswith(proc.machine, "m"):
         w.tell(proc, Command("drain"))
     else:
         w.command_node(proc.node_id, Command("drain"))

@@ -97,9 +97,9 @@ class Pauses(FaultKind):
         right before it, OR-2): a "long" or "deadline" pause waiting for a holder strikes it, once the model has
         taken the answer (the hold began)."""
         waiting = w.pauses_waiting
-        if not waiting or status != OK or req.op != PUT or not req.key.startswith(OWNERS_PREFIX) or w.in_quiet:
+        if not waiting or status != OK or req.op != PUT or not str.startswith(req.key, OWNERS_PREFIX) or w.in_quiet:
             return
-        if not state_line(req.body).startswith(f"held {proc.node_id} {proc.instance} "):
+        if not str.startswith(state_line(req.body), f"held {proc.node_id} {proc.instance} "):
             return
         length_ms, then, aim = waiting.pop(0)
         w.later(0, w.fault_step, self.id, "strike_holder", proc.index, length_ms, then, aim)
@@ -205,7 +205,7 @@ class Pauses(FaultKind):
             del armed[proc.node_id]
             self.pause(w, proc, length_ms, then, f"with its {req.op} {req.key} in flight")
             return False
-        if req.op != "PUT" or not req.key.startswith(OWNERS_PREFIX):
+        if req.op != "PUT" or not str.startswith(req.key, OWNERS_PREFIX):
             return False
         del armed[proc.node_id]
         length_ms = self.pause(w, proc, length_ms, then, f"between its check and its write of {req.key}")

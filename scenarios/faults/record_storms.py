@@ -14,7 +14,7 @@ STORM_LOST, STORM_SLOW = 0.5, 0.9  # in a record storm: the share of record writ
 
 def stormed(world, f: dict, req) -> bool:
     """A record write, in a storm, that no race shields."""
-    return world.record_storm and f is world.fault and req.op == PUT and req.key.startswith(OWNERS_PREFIX)
+    return world.record_storm and f is world.fault and req.op == PUT and str.startswith(req.key, OWNERS_PREFIX)
 
 
 class RecordStorms(Stretch):

@@ -128,7 +128,7 @@ class ReleaseCrowd(FaultKind):
     @staticmethod
     def send_early(world, proc, req, f):
         """A request on the crowd's key range, while its partition hangs: never applied, never answered."""
-        if world.crowd_hang and req.key.startswith(OWNERS_PREFIX + PREFIX):
+        if world.crowd_hang and str.startswith(req.key, OWNERS_PREFIX + PREFIX):
             return "lost", 0
         return None
 

@@ -85,7 +85,7 @@ class RestartRaces(FaultKind):
         recent = w.now - w.params.period_ms
         nodes = [n for n in w.node_ids if not w.disturbs_a_race(n) and n not in w.restart_race_state
                  and w.last_lease_ack.get(n, -1 << 62) >= recent
-                 and (p := w.live_proc(n)) is not None and p.slot.machine.startswith("m")]
+                 and (p := w.live_proc(n)) is not None and str.startswith(p.slot.machine, "m")]
         if not nodes:
             if tries < 3:  # no node to ask now (leases lapsed in an outage, races under way): a period later
                 w.later(w.params.period_ms, w.fault_step, self.id, "arm", tries + 1)
@@ -165,7 +165,7 @@ class RestartRaces(FaultKind):
             if w.race_freers and proc.reading is not None and req.key == NODES_PREFIX + proc.node_id \
                     and w.race_freers.get(proc.node_id) is not None:
                 KIND.shield_freer(w, proc.node_id, proc.instance)
-            if w.restart_race_state and req.key.startswith(NODES_PREFIX):
+            if w.restart_race_state and str.startswith(req.key, NODES_PREFIX):
                 n = req.key[len(NODES_PREFIX):]
                 race = w.restart_race_state.get(n)
                 # the freer's read of nodes/A after its read of the record (not its listing's, before it)
@@ -179,7 +179,7 @@ class RestartRaces(FaultKind):
             return False
         if req.op != "PUT" or proc.reading is None or req.key != NODES_PREFIX + proc.node_id:
             return False
-        if not state_line(req.body).startswith("live "):
+        if not str.startswith(state_line(req.body), "live "):
             return False
         return KIND.begin(w, proc, rid, req, timeout)
 
@@ -245,14 +245,14 @@ class RestartRaces(FaultKind):
         read of nodes/A, applied ("applied": the held write goes now)."""
         if not w.restart_race_state or req.op != "GET":
             return
-        if req.key.startswith(OWNERS_PREFIX):
+        if str.startswith(req.key, OWNERS_PREFIX):
             actor = req.key[len(OWNERS_PREFIX):]
             for n in sorted(w.restart_race_state):
                 race = w.restart_race_state[n]
                 if race["stage"] == "held" and race["actor"] == actor and proc.node_id == race["freer"]:
                     race["record_read"] = True
             return
-        if not req.key.startswith(NODES_PREFIX):
+        if not str.startswith(req.key, NODES_PREFIX):
             return
         n = req.key[len(NODES_PREFIX):]
         race = w.restart_race_state.get(n)
@@ -267,7 +267,7 @@ class RestartRaces(FaultKind):
     def reply_early(w, proc, req, f):
         """The freer's read of nodes/A, applied before the held write ("applied"): its reply comes slowly,
         within the freer's attempt timeout (a trip and a little to spare)."""
-        if not w.restart_race_state or req.op != "GET" or not req.key.startswith(NODES_PREFIX):
+        if not w.restart_race_state or req.op != "GET" or not str.startswith(req.key, NODES_PREFIX):
             return None
         race = w.restart_race_state.get(req.key[len(NODES_PREFIX):])
         if (race is None or race["mode"] != "applied" or race["slowed"] or req is not race["read_req"]
@@ -317,7 +317,7 @@ def _live_in_bucket(w, n: str) -> bool:
     for i in reversed(w.history.of_kind("apply")):
         f = events[i].fields
         if f.key == key:
-            return f.state.startswith("live ")
+            return str.startswith(f.state, "live ")
     return False
 
 

@@ -30,9 +30,10 @@ class SeedReads(Entry):
             return None  # (old binaries run on machines om0..)
         key = req.key
         due = world.seed_listing_due
-        if op == GET and key.startswith(LEASES_PREFIX):
+        if op == GET and str.startswith(key, LEASES_PREFIX):
             due[(proc.index, key[len(LEASES_PREFIX):])] = True
-        elif not (op == LIST and key.startswith(DATA_PREFIX) and due.pop((proc.index, key[len(DATA_PREFIX):-1]), False)):
+        elif not (op == LIST and str.startswith(key, DATA_PREFIX)
+                  and due.pop((proc.index, key[len(DATA_PREFIX):-1]), False)):
             return None
         if f is not world.fault or world.in_quiet:
             return None

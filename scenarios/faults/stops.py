@@ -113,7 +113,7 @@ class Stops(FaultKind):
         key = NODES_PREFIX + node_id
         for e in reversed(w.history.events):
             if e.kind == "apply" and e.fields.key == key:
-                return e.fields.state.startswith(f"live {proc.instance} ")
+                return str.startswith(e.fields.state, f"live {proc.instance} ")
         return False
 
     # --- CS-1: a straggler ----------------------------------------------------------------------
@@ -141,7 +141,7 @@ class Stops(FaultKind):
         # run STRAGGLER_MS_MAX, 30 s, with no stop to end it: seed 5708 of the 20,000, an event that began as a
         # pause ended at the quiet phase's start kept its actor releasing into the last span, CONV-1)
         if w.stop_stragglers and not w.in_quiet and proc.node_id in w.stop_stragglers \
-                and proc.slot.machine.startswith("m"):
+                and str.startswith(proc.slot.machine, "m"):
             restart_after_ms, _ = w.stop_stragglers.pop(proc.node_id)
             w.later(w.choose("later", "straggler " + proc.node_id, w.rngs["stops"].randint, 1, w.tg // 30),
                     w.stop_node, proc.node_id, restart_after_ms)

@@ -101,7 +101,7 @@ class TwinEntries(FaultKind):
         """The armed node's next acquisition write, from its first process: it strikes (the write's fate, lost, given
         by `send_early`; a planned run reads it from its plan)."""
         armed = w.entries_armed
-        if not armed or proc.node_id not in armed or req.op != PUT or not req.key.startswith(OWNERS_PREFIX) \
+        if not armed or proc.node_id not in armed or req.op != PUT or not str.startswith(req.key, OWNERS_PREFIX) \
                 or req.body is None or HELD not in req.body or w.live_proc(proc.node_id) is not proc \
                 or w.in_quiet or w.disturbs_a_race(proc.node_id):
             return False

@@ -151,7 +151,7 @@ class Upgrade(FaultKind):
         (UP-4): a new node uses the id, so the binary's start check must report it taken and exit; it is
         stopped a while later if it does not."""
         key = "nodes/" + w.node_ids[i]
-        if not any(kind == "apply" and f.key == key and f.state.startswith("live ")
+        if not any(kind == "apply" and f.key == key and str.startswith(f.state, "live ")
                    for _, _, kind, f in w.history.events):
             if not w.in_quiet:
                 w.later(w.tg // 3, w.fault_step, self.id, "late_old", i)
@@ -175,7 +175,7 @@ class Upgrade(FaultKind):
         a new node's read of a released old lease; the collection, running now, deletes it if it may
         (`gc_collectable`), before the node's marker write (its If-Match then meets no object). A
         decision of the world's own, noted by a plan (`gc`)."""
-        if req.op != GET or reply.status != OK or not req.key.startswith(LEASES_PREFIX) or proc.machine[0] == "o":
+        if req.op != GET or reply.status != OK or not str.startswith(req.key, LEASES_PREFIX) or proc.machine[0] == "o":
             return
         p = (w.options["upgrade"] or {}).get("gc_race")
         if not p or w.in_quiet:
