@@ -137,7 +137,7 @@ def _acknowledged(history: History) -> dict[int, list[int]]:
         if p < 0 or f.status != "ok" or f.op not in ("PUT", "GET"):
             continue
         pr = procs[p]
-        if f.key != "nodes/" + pr.node_id or not f.state.startswith("live "):
+        if f.key != "nodes/" + pr.node_id or not str.startswith(f.state, "live "):
             continue
         if f.state.split(" ")[1:2] == [pr.instance]:
             out.setdefault(p, []).append(t)
