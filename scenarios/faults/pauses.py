@@ -48,6 +48,17 @@ SHARE = 0.6  # of the swarm's seeds
 FEW_MS = 5  # "a few ms": the shortest pause, and how near its lease's end a "deadline" pause ends
 
 
+def _in_restart_race(w, node_id: str) -> bool:
+    """Is `node_id` in a restart race under way (restart_races.py): crashed and awaiting its restart, or the
+    node chosen to free its records, or either in the race itself? A pause there stops the race's crash or its
+    freer's reads, and the race ends in nothing (broken model `node_read_before_record`, issue 39 part 3)."""
+    freers = getattr(w, "race_freers", None)
+    races = getattr(w, "restart_race_state", None)
+    if freers and (node_id in freers or any(f == node_id for f in freers.values())):
+        return True
+    return bool(races) and (node_id in races or any(r.get("freer") == node_id for r in races.values()))
+
+
 class Pauses(FaultKind):
     id = "pauses"
     title = "a node's process stops for a while (a GC pause, SIGSTOP), then resumes or is killed as it wakes"
@@ -123,7 +134,7 @@ class Pauses(FaultKind):
             ends = w.pauses_lease_ends
             holders = sorted(n for n in set(w.holders.values())
                              if (q := w.live_proc(n)) is not None and ends.get(q.index, -1) > w.now
-                             and not w.disturbs_a_race(n))
+                             and not w.disturbs_a_race(n) and not _in_restart_race(w, n))
             if holders and node_id not in holders:
                 node_id = holders[w.choose("pause_node", node_id, w.rngs[self.id].randrange, len(holders))
                                   % len(holders)]
@@ -133,7 +144,7 @@ class Pauses(FaultKind):
                 # as a world that never saw a lease acknowledged does a holder drawn: a script's)
                 w.pauses_waiting.append([length_ms, then, aim])
                 return
-        if w.disturbs_a_race(node_id):
+        if w.disturbs_a_race(node_id) or _in_restart_race(w, node_id):
             if aim in ("long", "deadline") and w.choose("pause_wait", node_id, _yes):
                 w.pauses_waiting.append([length_ms, then, aim])  # (a race plays out there: the next holder, then)
             return
