@@ -46,6 +46,7 @@ DEFAULTS = {
     "quiet_stop": None,  # the node retired in the quiet phase (None: the first that runs)
     "quiet_crash": None,  # the node crashed in the quiet phase (None: the first)
     "quiet_crash_down": None,  # how long its machine stays down, ms (None: the supervisor's restart delay)
+    "quiet_crash_gone": False,  # its machine never comes back (issue 47q; a plan from before: it does)
     "gc": False,  # the old garbage collection deletes this lease
     "soon": False,  # a delete's replacement starts at once
     "later": 1,  # the delay of a step of a fault the world plays out (a delete race, a straggler), ms

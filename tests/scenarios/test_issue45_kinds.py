@@ -131,3 +131,35 @@ def test_a_quiet_crash_down_long_leaves_its_failover_to_a_peer_s_fence(every_slo
         caught += [seed] if "INV-7" in {f[0] for f in late.failures} else []
     assert sum(s is not None for s in fenced) >= 5, fenced
     assert len(caught) >= 2, caught
+
+
+def test_a_quiet_crash_gone_for_good_is_fenced_by_a_peer_and_never_restarted(monkeypatch):
+    """INV-7, INV-4, FN-3, FN-5 (issue 47q): a quiet crash whose process renewed its lease in the quiet phase, where
+    another node runs, is gone for good in a share of the draws (GONE, here forced to all): no process of its id
+    starts again, a peer fences its object (never its restart), the correct model breaks nothing (its records freed
+    by the fencer), and `late_fence_decision` is caught by INV-7 in some of them."""
+    from campaign.run import resolve
+    from campaign.run import run_one as run_spec
+    from scenarios.faults import quiet_crash
+
+    monkeypatch.setattr(quiet_crash, "GONE", 1.0)
+    gone, caught = [], []
+    for seed in _drawn("quiet_crash", "swarm", range(30))[:12]:
+        result, h = run_spec(seed, resolve("correct", "swarm"), keep_history=True)
+        assert not result.failures, (seed, result.failures)
+        quiet = next(e.t_ms for e in h.events if e.kind == "quiet")
+        mark = next((e for e in h.events if e.kind == "fault" and e.fields.what == "gone_for_good"
+                     and e.t_ms > quiet), None)
+        if mark is None:
+            continue  # (the node drawn was still in its start check, or ran alone)
+        node = "n" + mark.fields.target[1:]
+        assert not [e for e in h.events if e.kind == "start" and e.t_ms > mark.t_ms
+                    and h.processes[e.proc].node_id == node], seed
+        fence = next((e for e in h.events if e.kind == "apply" and e.t_ms > mark.t_ms
+                      and e.fields.key == "nodes/" + node), None)
+        assert fence is not None and fence.fields.state.startswith("fenced "), (seed, fence)
+        gone.append(seed)
+        late = run_one(seed, "late_fence_decision", "swarm", None)
+        caught += [seed] if "INV-7" in {f[0] for f in late.failures} else []
+    assert len(gone) >= 5, gone
+    assert len(caught) >= 2, caught
