@@ -316,7 +316,7 @@ def _absent_exit(deleted: bool):
     nodes/n0 by mistake at 7.5 s (`fault_delete`), so it was. n1/b is valid throughout and a0 is requested
     at n1 at 30 s (a0 had to be acquirable by 7.02 + 21 = 28.02 s); nobody takes it over."""
     h = history(("n0", "a"), ("n1", "b"), end_ms=100_000)
-    heartbeats(h, 1, 0, 100_000)
+    heartbeats(h, 1, 0, 100_000, answered=True)  # (INV-7 counts n1 able to act from its write's answer, NL-4)
     heartbeats(h, 0, 1_000, 10_000)
     record(h, 2_000, 0, A0, 1)
     if deleted:

@@ -565,8 +565,11 @@ def test_the_timeline_shows_the_faults_injected_at_the_edge(moto, aws_env):
     want = Counter((key.split()[1], named[fate[0]] if key.startswith("send") else {"lost": "reply_lost",
                     "slow": "slow_reply"}[fate[0]], "GET " + key.split()[3]) for key, fate in PLANNED.items())
     assert seen & want == want, (dict(seen), dict(want))  # every planned fault, as planned
-    # the outage refuses n1's requests (each a fail_fast "refused: cut off"); nothing else was drawn
-    assert set(seen) - set(want) <= {("m1", "fail_fast", t) for (_m, _w, t) in seen}, dict(seen)
+    # the outage refuses n1's requests (each a fail_fast "refused: cut off"), and a reply of n1's that arrives once
+    # it began is cut off on arrival (a reply_lost: which request's reply is still on its way at 3 s is real time's,
+    # seen once in a loaded suite); nothing else was drawn
+    outage = {("m1", w, t) for (_m, _w, t) in seen for w in ("fail_fast", "reply_lost")}
+    assert set(seen) - set(want) <= outage, dict(seen)
     assert any(e[2] == "fault" and e[3][:2] == ("outage", "m1") and e[3][3] == "refuse" for e in h.events)
 
 
