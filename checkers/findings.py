@@ -947,15 +947,16 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="F-3",
-        title="an instance whose fence was gone before its start check read it writes live again: a late first "
-              "write, fenced, then the fence deleted by mistake or replaced by a twin",
+        title="an instance whose fence was gone before its start check read it writes live again: the check's "
+              "writes never answered (a late first write, or more), fenced, then the fence deleted by mistake or "
+              "replaced by a twin",
         invariants=("INV-10",),
         adr="Section 1: 'If that write fails, the node goes back to the start check; it does not take a new "
             "instance.' Section 2: 'Instances on nodes/A only change through conditional writes, and a new "
             "instance writes only after its start check waited ttl plus grace, so once i's object was replaced i "
             "can no longer write.' With a mistaken delete (section 2: 'deleted anyway') or a twin replacing the "
-            "fence, the instance whose late first write was fenced never reads its fence and writes again under "
-            "the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
+            "fence, the instance whose late first write (or a later write of its check, none of them answered) was "
+            "fenced never reads its fence and writes again under the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
             "was freed under it.",
         reproduction="tests/checkers/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
         chain=_fence_gone_before_read,
