@@ -512,15 +512,20 @@ def _check_reads(history: History, p: int, after: int, until: int) -> list[tuple
     return out
 
 
-def _in_its_check(history: History, p: int, fence: int) -> bool:
+def _in_its_check(history: History, p: int, fence: int):
     """Process p was back in its start check when the fence (event `fence`) landed over the object of
-    its one live write before it (its first, after its check), and p never learnt that write landed (no
-    answer delivered to it showed it: NL-7 keeps its instance)."""
+    its last live write before it, and p never learnt of any of those writes (no answer delivered to it
+    showed one: NL-7 keeps its instance, and each failed write sends it back to the check). One write (the
+    late first write after its check), or more (each write of the check the same fate, seed 13963 of the
+    20,000-seed sweep with the pause draw: two writes whose answers were lost, then a third, sent from the
+    check, met the fence and its 412 came too late). Returns that last write (the one the fence replaced),
+    or None."""
     events = history.events
     t_fence = events[fence].t_ms
     writes = [w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= t_fence]
-    return (len(writes) == 1 and events[fence].fields.prev_state == events[writes[0].event].fields.state
-            and _unacknowledged(history, p, writes[0]))
+    if not writes or events[fence].fields.prev_state != events[writes[-1].event].fields.state:
+        return None
+    return writes[-1] if all(_unacknowledged(history, p, w) for w in writes) else None
 
 
 def _met_in_its_check(history: History, j: int):
@@ -543,12 +548,12 @@ def _met_in_its_check(history: History, j: int):
 
 
 def _f3_cause(history: History, p: int, w, key: str, fence: int, gone_at: int) -> tuple:
-    """F-3's cause as the plan holds it: the fate that kept p from learning its first write landed (late, its
-    reply lost or slowed), and what took the fence away (the mistaken delete, or the twin that wrote over it)."""
+    """F-3's cause as the plan holds it: the fate that kept p from learning that the write the fence replaced
+    landed (late, its reply lost or slowed), and what took the fence away (the mistaken delete, or the twin that wrote over it)."""
     pr = history.processes[p]
     events = history.events
     node = key[len("nodes/"):]
-    out = [Cause(f"the fate of {pr.label}'s first write of {key}, sent at {w.sent_ms / 1000:.3f} s",
+    out = [Cause(f"the fate of {pr.label}'s write of {key} sent at {w.sent_ms / 1000:.3f} s, the fence's object",
                  machine=pr.machine, request="PUT " + key, from_ms=w.sent_ms, to_ms=w.applied_ms)]
     remover = next((i for i in history.of_kind("apply", "fault_delete") if events[i].t_ms == gone_at
                     and events[i].fields.key == key and i > fence), None)
@@ -569,10 +574,11 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
     fence, or a meeting with a fence that someone changed some time later). Two forms.
 
     Written live again over the fence (INV-10's first clause). The chain it must see in world facts:
-    1. process p's only live write before the fence, its first after its start check, was one p never
-       learnt of (no answer delivered to it showed it: its reply lost, or timed out, and no re-read
-       showing it): p went back to its start check keeping its instance (NL-7) (`_in_its_check`);
-    2. a peer (FN-3) or the operator (FN-7) fenced that object;
+    1. every live write of p before the fence (its first after its start check, and any later one the
+       check sent again) was one p never learnt of (no answer delivered to it showed it: its reply lost,
+       or timed out, and no re-read showing it): p went back to its start check keeping its instance
+       each time (NL-7) (`_in_its_check`);
+    2. a peer (FN-3) or the operator (FN-7) fenced the object the last of them left;
     3. the fence was gone before the check read it: deleted by mistake, or written over by another
        process (a twin or a replacement), between the fence's landing and p's live write, and no read of
        its check the world delivered to p in that span showed the fence;
@@ -621,7 +627,8 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
     if ev[j].kind != "apply" or ev[i].kind != "apply":
         return None
     p, key, fence = ev[i].proc, ev[j].fields.key, ev[j].fields.state
-    if not _in_its_check(history, p, j):  # (1), (2)
+    w = _in_its_check(history, p, j)  # (1), (2)
+    if w is None:
         return None
     gone = _removed(history, key, fence, p, j, ev[i].t_ms)
     if gone is None or any(state == fence for _t, state in _check_reads(history, p, ev[j].t_ms, ev[i].t_ms)):  # (3)
@@ -631,7 +638,6 @@ def _fence_gone_before_read(history: History, v: Violation) -> Chain | None:
                  and f.key == key), None)
     if ev[i].fields.prev_state == fence:
         return None
-    w = next(w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= ev[j].t_ms)
     chain = Chain("F-3", ev[j].t_ms, frozenset((p,)), None, None, frozenset((j,)),
                   _f3_cause(history, p, w, key, j, gone))
     if last is not None and not hasattr(last, "state"):
@@ -941,15 +947,16 @@ FINDINGS: tuple[Finding, ...] = (
     ),
     Finding(
         id="F-3",
-        title="an instance whose fence was gone before its start check read it writes live again: a late first "
-              "write, fenced, then the fence deleted by mistake or replaced by a twin",
+        title="an instance whose fence was gone before its start check read it writes live again: the check's "
+              "writes never answered (a late first write, or more), fenced, then the fence deleted by mistake or "
+              "replaced by a twin",
         invariants=("INV-10",),
         adr="Section 1: 'If that write fails, the node goes back to the start check; it does not take a new "
             "instance.' Section 2: 'Instances on nodes/A only change through conditional writes, and a new "
             "instance writes only after its start check waited ttl plus grace, so once i's object was replaced i "
             "can no longer write.' With a mistaken delete (section 2: 'deleted anyway') or a twin replacing the "
-            "fence, the instance whose late first write was fenced never reads its fence and writes again under "
-            "the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
+            "fence, the instance whose late first write (or a later write of its check, none of them answered) was "
+            "fenced never reads its fence and writes again under the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
             "was freed under it.",
         reproduction="tests/checkers/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
         chain=_fence_gone_before_read,

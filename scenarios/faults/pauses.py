@@ -41,8 +41,27 @@ from . import FaultKind, stays_off
 
 THEN = ("resume", "resume", "resume", "crash")  # what follows a pause
 AIMS = ("any", "long", "deadline", "write", "in flight")
+# the draw's weights (issue 47q): a pause of a holder past its lease's end, or to within a few ms of it, is the
+# hazard itself (NL-4, OR-4: an act reads the clock), two in seven each; the other aims one in seven each
+DRAWN_AIMS = AIMS + ("long", "deadline")
 SHARE = 0.6  # of the swarm's seeds
 FEW_MS = 5  # "a few ms": the shortest pause, and how near its lease's end a "deadline" pause ends
+
+
+def _in_restart_race(w, node_id: str) -> bool:
+    """Is `node_id` in a restart race under way (restart_races.py): crashed and awaiting its restart, or the
+    node chosen to free its records, or either while the race plays out? A pause there stops the race's crash or
+    its freer's reads, and the race ends in nothing (broken model `node_read_before_record`, issue 39 part 3)."""
+    freers = getattr(w, "race_freers", None)
+    if freers and (node_id in freers or any(f == node_id for f in freers.values())):
+        return True
+    # a race under way: its write held back, or released and not yet taken back (one done, or taken, is over: its
+    # entry stays until the quiet phase, seed 5708's plan, tests/plans/sweep-5708-conv1.json)
+    for n, race in (getattr(w, "restart_race_state", None) or {}).items():
+        if (race["stage"] == "held" or race["stage"] == "released" and not race.get("taken")) \
+                and node_id in (n, race.get("freer")):
+            return True
+    return False
 
 
 class Pauses(FaultKind):
@@ -71,7 +90,7 @@ class Pauses(FaultKind):
         longest = 2 * ctx.p.ttl_ms
         out = []
         for _ in range(n):
-            aim = ctx.choice(AIMS)
+            aim = ctx.choice(DRAWN_AIMS)
             if aim == "long":  # past the lease: a frozen VM
                 length = rng.randint(ctx.p.lease_span_ms, longest)
             else:  # from a few ms to 2 ttl, log-uniform (most short: a GC pause)
@@ -115,10 +134,12 @@ class Pauses(FaultKind):
         if aim in ("long", "deadline"):
             # the hazard: a process that holds actors stops past its lease and resumes to act for them: a node
             # whose records the bucket shows (World.holders), with a valid lease by its last acknowledged write,
-            # is struck (the drawn one if it is such a node)
+            # is struck (the drawn one if it is such a node), one no race keeps calm (a pause there would wait for
+            # the race's end, and the next holder is often the race's own: issue 47q)
             ends = w.pauses_lease_ends
             holders = sorted(n for n in set(w.holders.values())
-                             if (q := w.live_proc(n)) is not None and ends.get(q.index, -1) > w.now)
+                             if (q := w.live_proc(n)) is not None and ends.get(q.index, -1) > w.now
+                             and not w.disturbs_a_race(n) and not _in_restart_race(w, n))
             if holders and node_id not in holders:
                 node_id = holders[w.choose("pause_node", node_id, w.rngs[self.id].randrange, len(holders))
                                   % len(holders)]
@@ -128,7 +149,7 @@ class Pauses(FaultKind):
                 # as a world that never saw a lease acknowledged does a holder drawn: a script's)
                 w.pauses_waiting.append([length_ms, then, aim])
                 return
-        if w.disturbs_a_race(node_id):
+        if w.disturbs_a_race(node_id) or _in_restart_race(w, node_id):
             if aim in ("long", "deadline") and w.choose("pause_wait", node_id, _yes):
                 w.pauses_waiting.append([length_ms, then, aim])  # (a race plays out there: the next holder, then)
             return

@@ -116,6 +116,11 @@ class RestartRaces(FaultKind):
     def strike(self, w, n: str, tries: int = 0) -> None:
         proc = w.live_proc(n)
         actors = sorted(a for a, m in w.holders.items() if m == n)
+        if not w.in_quiet and proc is not None and proc.paused_until > w.now:
+            # its process stopped in a pause (pauses.py, issue 47q): the race strikes once it resumed, not a
+            # stopped process (whose pause would end in nothing) nor never
+            w.later(proc.paused_until - w.now + 1, w.fault_step, self.id, "strike", n, tries)
+            return
         if w.in_quiet or proc is None or w.disturbs_a_race(n):
             return
         if not actors:

@@ -412,6 +412,38 @@ def test_f3_also_when_the_first_write_met_its_fence_and_a_twin_replaced_it():
     assert h.events[j].kind == "refused" and h.events[j].fields.met.startswith("fenced ")
 
 
+def test_f3_also_when_every_write_of_the_check_went_unanswered():
+    """F-3 with more than one write (NL-7, FN-3, FN-7, INV-10; seed 13963 of the 20,000-seed sweep with issue
+    47's pause draw, shrunk and kept as a plan): n1's first write lands late (its answer timed out), its check
+    reads its own object, waits and writes again (If-Match): that write's reply is lost too, so n1 is still in
+    its check, keeping its instance. n0 fences the second write's object; n1's next write meets the fence but
+    its 412 comes too late to be read; the fence is deleted by mistake and the operator fences the absent
+    object ("fenced -", naming no instance), which n1's check waits out and writes over under the fenced
+    instance. Before this form F-3 asked for exactly one write before the fence."""
+    h = _kept_plan("f3-check-writes-lost-then-deleted")
+    chains = classify_chains(h, check_all(h))[2]
+    assert [(v.invariant, c.finding) for v, c in chains] == [("INV-10", "F-3")]
+    v, c = chains[0]
+    fence, over = (h.events[i] for i in v.events)
+    p = over.proc
+    writes = [e for e in evs(h, "apply", where=lambda f: f.key == fence.fields.key)
+              if e.proc == p and e.t_ms < fence.t_ms]
+    assert len(writes) == 2 and fence.fields.prev_state == writes[-1].fields.state
+    assert f"sent at {writes[-1].fields.sent_ms / 1000:.3f} s" in c.cause[0].what
+    assert over.fields.prev_state.startswith("fenced - ")  # the operator's fence of the absent object
+
+
+def test_f3_with_more_writes_is_not_f3_once_one_of_them_was_answered():
+    """The control of the form above: the same history with the answer to n1's first write delivered (ok).
+    n1 then knew a lease of its own (NL-4) and ran; a running process fenced that writes live again is a bug
+    (NL-10), not F-3: INV-10 stands unexplained."""
+    h = _kept_plan("f3-check-writes-lost-then-deleted")
+    (first,) = evs(h, "record_reply", where=lambda f: f.op == "PUT" and f.key == "nodes/n1"
+                   and f.status == "timed_out" and f.state.endswith(" 491299"))
+    unexplained, found = _judged_doctored(h, first.i, first.fields._replace(status="ok", serial=1))
+    assert "F-3" not in found and "INV-10" in {v.invariant for v in unexplained}
+
+
 def test_f3_also_when_the_first_reply_is_lost_to_an_outage():
     """F-3, the form seed 8404 of the 20,000-seed sweep met on issue 38's draw (shrunk and kept as a plan): n1's
     first lease write lands at 22.951 s, and a global outage (refusing) begins 85 ms later: its reply is lost on

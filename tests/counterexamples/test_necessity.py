@@ -28,6 +28,7 @@ def _plan(name: str) -> dict:
     ("f2-acquire-write-conflicted", "`conflict owners/t0/c/a2 #0`"),
     ("f2-acquire-write-failed-fast", "`send m0 PUT owners/t0/c/a2 #0`"),
     ("f3-fence-met-then-replaced-by-a-twin", "`twins` entry 0"),
+    ("f3-check-writes-lost-then-deleted", "`deletes` entry 0"),
     pytest.param("f4-fence-sent-before-the-fencer-lapsed", "`blip`", marks=pytest.mark.skip(
         reason="issue 47: on the monotonic clock the kept F-4 plan shows no F-4 (tests/checkers/test_findings.py)")),
     ("f6-old-heartbeat-over-a-new-node", "`send om1 PUT nodes/n1 #3`"),

@@ -31,6 +31,39 @@ def test_pauses_are_drawn_in_a_share_of_the_swarm_from_a_few_ms_to_twice_the_ttl
     assert aims == set(pauses.AIMS)
 
 
+def test_a_pause_past_the_lease_or_to_its_end_is_drawn_two_in_seven_each():
+    """NL-4, OR-4 (issue 47q): "long" and "deadline" pauses, the hazard itself (a holder stopped past its lease's end
+    or to within a few ms of it), are each drawn twice as often as the other aims."""
+    drawn: dict[str, int] = {}
+    for seed in range(200):
+        for entry in _drawn(seed)[1]["pauses"]:
+            drawn[entry[4]] = drawn.get(entry[4], 0) + 1
+    for aim in ("long", "deadline"):
+        for other in ("any", "write", "in flight"):
+            assert drawn[aim] > 1.4 * drawn[other], drawn
+
+
+def test_a_restart_race_waits_for_a_paused_process_to_resume():
+    """NL-4, FN-5 (issue 47q): a restart race (restart_races.py) that comes due on a process stopped in a pause
+    strikes once it resumed (the pause ends in what queued, the race still runs); the correct model passes."""
+    from campaign.run import resolve
+    from campaign.run import run_one as run_spec
+
+    raced = 0
+    for seed in range(40):
+        result, h = run_spec(seed, resolve("correct", "swarm"), keep_history=True)
+        assert not result.failures, (seed, result.failures)
+        paused: dict[str, list] = {}  # machine -> [(from, to)]
+        for e in h.events:
+            if e.kind == "fault" and e.fields.what == "pause":
+                paused.setdefault(e.fields.target, []).append((e.t_ms, e.t_ms + e.fields.ms))
+        for e in h.events:
+            if e.kind == "fault" and e.fields.what == "restart_race" and e.fields.target in paused:
+                raced += 1
+                assert not [s for s, t in paused[e.fields.target] if s <= e.t_ms < t], (seed, e)
+    assert raced >= 5, raced
+
+
 def _paused_holder(model=None):
     """n0 holds t1/c/a0 (served at 17 s) and is paused at 20 s for 12 s, past its lease (valid 8 s after each
     send, a write every 3 s); clients ask it for the actor every half second meanwhile."""
