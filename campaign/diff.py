@@ -143,8 +143,13 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     from checkers.paired import finding_seeds, findings_paired, less_often, more_often
 
     worse: list[str] = []
+    warnings = list(warnings or [])
+    versions = (old.get("hash_version", 1), new.get("hash_version", 1))  # (history/record.py: absent, JSON's)
+    if versions[0] != versions[1]:
+        warnings.append(f"the reports' history hashes are of two encodings (hash_version {versions[0]} and "
+                        f"{versions[1]}): their digests differ whether the runs do or not")
     out: dict = {"tolerances": {"coverage_pp": coverage_tol, "margin_ms": margin_tol_ms, "cost_pct": cost_tol},
-                 "warnings": list(warnings or []),
+                 "warnings": warnings,
                  "same_histories": bool(old.get("history_digest")) and old.get("history_digest") == new.get(
                      "history_digest"),
                  # the test each part's rows are decided by (each row says which one decided it)

@@ -249,6 +249,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
                  replayable: bool = True, extra: dict | None = None) -> dict:
     """The report of a run: every seed's result summed, its violations and its tool failures (apart)
     with how to replay them."""
+    from history.record import HASH_VERSION
+
     hashes: list[str] = []
     totals: dict[str, int] = {}
     rules: dict[str, int] = {}
@@ -337,6 +339,8 @@ def build_report(results: list[SeedResult], *, world: str, model: str, scenario:
         "tool_failures": tool_failures,
         "history_digest": digest(hashes),
         "seed_hashes": hashes,
+        # the encoding the hashes are of (history/record.py, HASH_VERSION): a replay computes its seed's that way
+        "hash_version": HASH_VERSION,
         # the fault kinds the tool knew (a replay after a kind was added says "the same run, the options grew")
         "fault_kinds": fault_kinds(),
         # what `merge` needs to join shard reports exactly (distributions, the seeds of each finding)
@@ -495,6 +499,10 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
     parts = sorted(reports, key=lambda r: r["seeds"]["start"])
     first = parts[0]
     for r in parts:
+        if r.get("hash_version", 1) != first.get("hash_version", 1):
+            raise UsageError(f"the reports' history hashes are of different encodings (hash_version "
+                             f"{first.get('hash_version', 1)} and {r.get('hash_version', 1)}): one was written by an "
+                             f"older tool; run its seeds again with this one")
         for key in ("world", "model", "scenario", "params", "strict"):
             if r.get(key) != first.get(key):
                 raise UsageError(f"the reports are of different campaigns ({key}: {first.get(key)!r} and "

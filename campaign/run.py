@@ -537,6 +537,11 @@ def resume(console, args) -> int:
     if before.get("time_budget"):
         raise UsageError(f"the report {args.resume} is of a --time-budget run, which ends when its time does: "
                          f"there is no rest to resume (run it again)")
+    from history.record import HASH_VERSION, hash_version
+
+    if hash_version(before) != HASH_VERSION:
+        raise UsageError(f"the report {args.resume} holds history hashes of an older encoding (hash_version "
+                         f"{hash_version(before)}): the rest's would not join them; run the campaign again")
     if before.get("world", "sim") != "sim" or before.get("kind"):
         raise UsageError(f"the report {args.resume} is not a campaign's of the simulated world: only `run` resumes")
     s = before["seeds"]

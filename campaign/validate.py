@@ -192,11 +192,23 @@ SCHEMA = {
     "model": _STR, "scenario": _STR, "params": _DICT, "seeds": _DICT,
     "world?": _STR, "strict?": _BOOL, "seed_hashes?": _LIST, "failing_seeds?": _LIST, "failures?": _LIST,
     "tool_failures?": _LIST, "history_digest?": _STR, "partial?": _DICT, "fault_kinds?": _LIST,
+    "hash_version?": _INT,
 }
 MERGE_SCHEMA = {"counts": _DICT, "rules_hit": _DICT, "coverage": _DICT, "not_judged": _DICT,
                 "protocol_findings": _DICT, "configurations": _DICT, "seed_params": _LIST, "raw": _DICT,
                 "elapsed_s": _NUM, "seed_hashes": _LIST, "failures": _LIST, "failing_seeds": _LIST,
                 "tool_failures": _LIST, "margins": _DICT}
+
+
+def check_hash_version(doc: dict, what: str) -> None:
+    """A stored report's or plan's `hash_version` (the encoding its history hashes are of), if it holds one, is
+    one this tool computes: UsageError otherwise (a file written by a newer tool)."""
+    from history.record import HASH_VERSIONS
+
+    v = doc.get("hash_version", 1)
+    if not _is_int(v) or v not in HASH_VERSIONS:
+        raise UsageError(f"{what} holds history hashes of an encoding this tool does not know (hash_version "
+                         f"{v!r}; it knows {', '.join(map(str, HASH_VERSIONS))}): written by a newer tool?")
 
 
 def check_report(report, path: str, merging: bool = False) -> dict:
@@ -229,6 +241,7 @@ def check_report(report, path: str, merging: bool = False) -> dict:
                              f"(known: {', '.join(sorted(known))})")
         if not _is_int(v):
             raise bad(f"params.{k}", "an integer number of ms", v)
+    check_hash_version(report, f"the report {path}")
     if "seed_hashes" in report and not all(isinstance(h, str) for h in report["seed_hashes"]):
         raise UsageError(f"the report {path} is malformed: seed_hashes must be a list of strings")
     for name in ("failing_seeds",):

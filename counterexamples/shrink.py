@@ -164,11 +164,13 @@ def is_plan(doc) -> bool:
 
 def check_plan(doc: dict, path: str) -> dict:
     """A counterexample file's plan, checked enough to run (one-line errors otherwise)."""
+    from campaign.validate import check_hash_version
     from model.params import Params, ParamsError
 
     for key in PLAN_KEYS:
         if key not in doc:
             raise UsageError(f"the counterexample {path} has no {key!r} field")
+    check_hash_version(doc, f"the counterexample {path}")
     if not isinstance(doc["seed"], int) or not isinstance(doc["options"], dict) \
             or not isinstance(doc["choices"], dict) or not isinstance(doc["workload"], list):
         raise UsageError(f"the counterexample {path} is malformed (seed, options, choices or workload)")

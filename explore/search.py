@@ -568,7 +568,7 @@ class Explorer:
         mine = [e for e in rest.history.events if e.t_ms < cut]  # (compared as plain data)
         if json.loads(json.dumps(history.events)) != json.loads(json.dumps(mine)):
             raise FidelityError("the SimPy world's replay of the explored path differs from the explorer's run")
-        plan["history_sha256"] = history.sha256()
+        plan.update(history.hash_fields())
         return plan, history
 
 

@@ -187,7 +187,7 @@ class Search:
             return False
         plan = slim(whole)
         history = run_plan(plan)
-        plan.update(invariant=found[0].invariant, strict=self.strict, history_sha256=history.sha256(),
+        plan.update(invariant=found[0].invariant, strict=self.strict, **history.hash_fields(),
                     source={"guided": {"seed": self.seed, "run": index, "model": self.model_name,
                                        "scenario": self.scenario}})
         self.out.failure, self.out.failure_run, self.out.failure_cpu_s = plan, index, round(self._cpu(), 3)

@@ -4,7 +4,8 @@ A history is the seed's drawn options, a table of processes (each with the
 clock it ran on) and a list of events `Event(t_ms, proc, kind, fields)` in true
 time order (history/schema.py: the fields are named by kind). `proc` indexes
 `processes`; `kind` is one of model.observations.KINDS. The encoding used for
-hashing is stable: JSON of primitives with sorted keys, no `repr`, no `hash()`.
+hashing is stable: JSON of primitives with sorted keys for the header and the rules, and the events by
+`marshal` at version 2 (HASH_VERSION; JSON throughout before it), no `repr`, no `hash()`.
 
 Worlds write histories and checkers read them; this package imports neither
 (the layers: model, then history, then scenarios, then checkers).
@@ -14,11 +15,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from dataclasses import dataclass, field
 
 from model.observations import KINDS, LOCAL_CLOCK_FIELDS
 
 from .schema import Event, event
+
+
+# The encoding a history's hash is of (`History.encode`): 1, JSON throughout (every report and plan written before
+# issue 46's fifth round, which hold no `hash_version`); 2, the header and rules as JSON and the events by marshal,
+# half the instructions. What the tool writes carries the version its hashes are of; readers compute the hash the
+# stored file names (`hash_version`), so an older report or plan replays as the same run.
+HASH_VERSION = 2
+HASH_VERSIONS = (1, 2)
+
+
+def hash_version(doc: dict):
+    """The encoding a stored report's or plan's hashes are of: its `hash_version`, 1 when it holds none (written
+    before the version was recorded). Not checked here: `History.encode` refuses one it does not know."""
+    return doc.get("hash_version", 1)
 
 
 MONO_SLEW_PPM = 500  # the most NTP slews a monotonic clock (Linux's adjtimex bound): a wait's true span may be this much shorter
@@ -241,29 +257,47 @@ class History:
             "end_ms": self.end_ms,
         }
 
-    def encode(self, every_option: bool = False, leave_out: tuple = ()) -> bytes:
-        """The stable byte encoding that `sha256` hashes."""
+    def encode(self, every_option: bool = False, leave_out: tuple = (), version: int = HASH_VERSION) -> bytes:
+        """The stable byte encoding that `sha256` hashes, of the encoding `version` (HASH_VERSION)."""
         head = json.dumps(self.header(every_option, leave_out), sort_keys=True, separators=(",", ":"))
-        # (no check for cycles: events hold no containers of themselves, and it costs a quarter.) Each event and
-        # its fields as plain tuples (a slice of the fields): json's encoder copies a named tuple into a new list
-        # before it writes it, and writes a plain tuple as it is; the same bytes, a fifth of the encoding saved
-        body = json.dumps([(t, p, kind, fields[:]) for t, p, kind, fields in self.events], separators=(",", ":"),
-                          check_circular=False)
         rules = json.dumps(self.rules, sort_keys=True, separators=(",", ":"))
+        # Each event and its fields as plain tuples (a slice of the fields): marshal refuses a tuple's subclass,
+        # and json's encoder copies a named tuple into a new list before it writes it (a plain tuple it writes as
+        # it is: the same bytes)
+        events = [(t, p, kind, fields[:]) for t, p, kind, fields in self.events]
+        if version == 2:
+            # marshal at version 2 writes no references between objects and no flag for an interned string (3
+            # and later do both: equal values could give unequal bytes): the same values, the same bytes, in any
+            # process, compiled or not. A value it cannot write (a named tuple nested in a field, an object) is
+            # a loud ValueError; a set it would write in its iteration order, which PYTHONHASHSEED moves: no
+            # world writes one (JSON refused them), and a test walks every kind's fields for one.
+            return b"".join((b"v2\n", head.encode(), b"\n", rules.encode(), b"\n", marshal.dumps(events, 2)))
+        if version != 1:
+            raise ValueError(f"no history hash of encoding {version!r}: this tool knows {HASH_VERSIONS}")
+        # (no check for cycles: events hold no containers of themselves, and it costs a quarter)
+        body = json.dumps(events, separators=(",", ":"), check_circular=False)
         return (head + "\n" + body + "\n" + rules).encode()
 
-    def sha256(self) -> str:
+    def sha256(self, version: int = HASH_VERSION) -> str:
         """The run's hash: its events, processes, rules, configuration and the options that are on (a fault
         kind's options at their off values are left out: a kind added since leaves a seed that has it off
-        the same run, with the same hash)."""
+        the same run, with the same hash). Of the encoding `version`: a stored report's or plan's own
+        (`hash_version`) to compare with it."""
+        if version != HASH_VERSION:
+            return hashlib.sha256(self.encode(version=version)).hexdigest()
         if self._sha is None:
             self._sha = hashlib.sha256(self.encode()).hexdigest()
         return self._sha
 
+    def hash_fields(self) -> dict:
+        """What a plan written now holds of its run's hash: the hash and the encoding it is of."""
+        return {"history_sha256": self.sha256(), "hash_version": HASH_VERSION}
+
     def sha256_every_option(self, leave_out: tuple = ()) -> str:
         """The hash as reports and plans before issue 46 hold it: every option, at its off value or not (but
-        those `leave_out` names: the options of kinds added since)."""
-        return hashlib.sha256(self.encode(every_option=True, leave_out=leave_out)).hexdigest()
+        those `leave_out` names: the options of kinds added since), of the JSON encoding they were written
+        with."""
+        return hashlib.sha256(self.encode(every_option=True, leave_out=leave_out, version=1)).hexdigest()
 
     # --- reading -------------------------------------------------------------
 

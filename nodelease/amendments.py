@@ -161,7 +161,7 @@ def counterexample(name: str, report: dict, folder: str | None = None, force: bo
     f = report["failures"][0]
     seed = f["seed"]
     plan, history = record_seed(seed, name, "swarm", parse_pins([], scenario="swarm", start=seed, count=1))
-    plan.update(invariant=f["invariant"], strict=False, history_sha256=history.sha256())
+    plan.update(invariant=f["invariant"], strict=False, **history.hash_fields())
     path = counterexample_path(name, seed, f["invariant"], folder)
 
     def write() -> None:

@@ -462,6 +462,7 @@ def _kept_example(model: str) -> tuple[dict, object, object]:
     import json
 
     from counterexamples.shrink import record_seed, run_plan, size, violations
+    from history.record import hash_version
 
     f = _first_failure(model)
     path = EXAMPLE_PLAN.format(model=model)
@@ -478,7 +479,7 @@ def _kept_example(model: str) -> tuple[dict, object, object]:
                          f"the worked example now fails first at seed {f['seed']} ({f['invariant']}); {redo}")
     history = run_plan(plan)
     recorded, whole = record_seed(f["seed"], model, "swarm", None)
-    if history.sha256() != plan.get("history_sha256") or size(recorded, whole) != plan["shrunk"]["before"]:
+    if history.sha256(hash_version(plan)) != plan.get("history_sha256") or size(recorded, whole) != plan["shrunk"]["before"]:
         raise UsageError(f"{path} no longer replays the counterexample it kept of seed {f['seed']}; {redo}")
     v = next(x for x in violations(history) if x.invariant == f["invariant"])
     return plan, history, v

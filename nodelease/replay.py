@@ -120,19 +120,20 @@ def kinds_of(options: dict) -> list[str]:
 
 
 def same_run(expected: str | None, history, known: list | None, what: str,
-             given: dict | None = None, held_off: tuple = ()) -> tuple[bool | None, str]:
+             given: dict | None = None, held_off: tuple = (), version: int = 1) -> tuple[bool | None, str]:
     """Whether a replay is the run a report or a plan recorded (None: nothing to compare with), and the line
     that says so. The hash leaves a fault kind's options at their off values out (history/record.py), so a
     kind added to the tool since, off in this run (or `held_off`: a report's seed replayed without the kinds
     added since), leaves it the same run: "the options grew". A hash of the kind before issue 46 (every option
     in it) is compared as such: every option the run had, but those of kinds added since (or, `given` a plan's
-    options, those the plan did not hold)."""
+    options, those the plan did not hold). `version`: the encoding the stored hash is of (the file's
+    `hash_version`; history/record.py), the replay's hash computed the same way."""
     from scenarios.faults import KINDS
 
     added = [k for k in KINDS if known is not None and k not in known]
     if expected is None:
         return None, f"the {what} holds no hash to compare with"
-    if expected == history.sha256():
+    if expected == history.sha256(version):
         if added:
             how = ("held off in this replay, as the report's tool had none of them (replay --with-new-kinds "
                    "draws them)") if held_off else "off in this run"
@@ -141,7 +142,7 @@ def same_run(expected: str | None, history, known: list | None, what: str,
         return True, f"matches the {what}: the replay is byte-identical"
     leave_out = tuple(name for name in history.options if name not in given) if given is not None else \
         tuple(name for k in added for name in KINDS[k].options)
-    if expected == history.sha256_every_option(leave_out):
+    if version == 1 and expected == history.sha256_every_option(leave_out):
         return True, f"matches the {what} (its hash covers every option, as before issue 46): the replay is byte-identical"
     on = [k for k in added if KINDS[k].active(history.options)]
     why = (f"{', '.join(on)}, added to the tool since, on in this run (drawn: --with-new-kinds)" if on else
@@ -183,6 +184,8 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None, wit
     """One seed of a report run again: its timeline, its violations, its hash against the report's. The fault
     kinds added to the tool since the report was written are held off (the seed's run as the report's tool drew
     it), or drawn with `with_new_kinds`."""
+    from history.record import hash_version  # (lazily: the command line imports no hot module before compiled.install)
+
     if report.get("world", "sim") != "sim":
         raise UsageError(f"the report {path} is of the {report['world']} world; only sim runs replay")
     start, count = report["seeds"]["start"], report["seeds"]["count"]
@@ -217,8 +220,10 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None, wit
         print()
         print(f"the tool failed at seed {seed} (an exception in the model, the world or a checker):")
         print(result.tool_failure[1].rstrip())
+    version = hash_version(report)
+    sha = result.sha256 if history is None else history.sha256(version)  # (in the encoding the report's are of)
     print()
-    print(f"history sha256: {result.sha256}")
+    print(f"history sha256: {sha}")
     expected = None
     hashes = report.get("seed_hashes")
     if isinstance(hashes, list) and len(hashes) == count:
@@ -228,7 +233,8 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None, wit
             if f.get("seed") == seed:
                 expected = f.get("history_sha256")
     known = report.get("fault_kinds") or None
-    same, line = same_run(expected, history, known, "report", held_off=held_off) if history is not None else \
+    same, line = same_run(expected, history, known, "report", held_off=held_off, version=version) \
+        if history is not None else \
         (None if expected is None else expected == result.sha256, "")
     print(line or ("the report holds no hash for this seed to compare with" if expected is None else
                    "matches the report: the replay is byte-identical" if same else
@@ -236,7 +242,7 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None, wit
     if html and history is not None:
         write_picture(html, history, None, strict=bool(report.get("strict")))
     if same is False:
-        raise ReplayDiffers(f"seed {seed}'s history sha256 {result.sha256[:16]}... differs from the report's "
+        raise ReplayDiffers(f"seed {seed}'s history sha256 {sha[:16]}... differs from the report's "
                             f"{expected[:16]}...: the run changed since {path} was written "
                             f"(what this run shows is above)")
     if result.tool_failure is not None:
@@ -250,6 +256,8 @@ def replay_seed(path: str, report: dict, seed: int | None, html: str | None, wit
 
 def replay_plan(path: str, doc: dict, html: str | None) -> int:
     """A counterexample (a plan) run again: its story, its timeline, its violation, the hash."""
+    from history.record import hash_version
+
     from counterexamples.shrink import check_plan, run_plan, violations
     from counterexamples.story import tell
 
@@ -269,11 +277,13 @@ def replay_plan(path: str, doc: dict, html: str | None) -> int:
     for v in found:
         print()
         print(v.explain(history))
-    sha = history.sha256()
+    version = hash_version(plan)
+    sha = history.sha256(version)  # (in the encoding the plan's is of)
     print()
     print(f"history sha256: {sha}")
     expected = plan.get("history_sha256")
-    same, line = same_run(expected, history, kinds_of(plan["options"]), "counterexample", plan["options"])
+    same, line = same_run(expected, history, kinds_of(plan["options"]), "counterexample", plan["options"],
+                          version=version)
     print(line)
     if html:
         write_picture(html, history, plan, bool(plan.get("strict")), plan.get("invariant"))
@@ -293,6 +303,8 @@ def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_
     """`replay --continue PLAN [--seed S]`: the plan replayed until the first decision the code no longer asks
     for or asks anew (scenarios/plan.py, `Continuing`), the rest drawn from seed S (the plan's by default); where
     it diverged, the run's verdict, and the run written as a plan (a starting point for `shrink`)."""
+    from history.record import hash_version
+
     from counterexamples.shrink import check_plan, continue_run, violations, write_plan
 
     plan = as_written(check_plan(doc, path))
@@ -325,12 +337,13 @@ def continue_plan(path: str, doc: dict, seed: int | None, html: str | None, out_
               f"the rest drawn from seed {seed} ({choices.drawn} decisions)")
     sha = history.sha256()
     expected = plan.get("history_sha256")
-    same, line = same_run(expected, history, kinds_of(plan["options"]), "counterexample", plan["options"])
+    same, line = same_run(expected, history, kinds_of(plan["options"]), "counterexample", plan["options"],
+                          version=hash_version(plan))
     print(f"history sha256: {sha}")
     print(line)
     continued = {k: plan[k] for k in ("format", "model", "scenario") if k in plan}
     continued.update(seed=seed, params=dict(history.params), options=history.options, choices=choices.table,
-                     workload=choices.workload, history_sha256=sha,
+                     workload=choices.workload, **history.hash_fields(),
                      source={"continued": os.path.relpath(path), "diverged": d, "git_commit": git_commit()})
     if plan.get("invariant"):
         continued.update(invariant=plan["invariant"], strict=bool(plan.get("strict")))
@@ -441,7 +454,7 @@ def _shrunk(console, args, plan, history, found, invariant, strict, source, what
     best = shrinker.run()
     elapsed = time.monotonic() - t0
     after = size(best, shrinker.history)
-    best.update(invariant=invariant, strict=strict, history_sha256=shrinker.history.sha256(),
+    best.update(invariant=invariant, strict=strict, **shrinker.history.hash_fields(),
                 source=source,
                 shrunk={"before": before, "after": after, "runs": shrinker.runs, "steps": shrinker.accepted,
                         "seconds": round(elapsed, 1), "budget_s": args.budget_s,

@@ -24,6 +24,7 @@ from model import MODEL as CORRECT
 from model import io
 from model.records import decode_node
 from scenarios.script import NetRule, ScriptedWorld
+from history.record import hash_version
 
 TAKEOVER_MS = 15_000  # ttl + grace at the defaults (T-1)
 
@@ -164,7 +165,7 @@ def _f2_under_both(plan_name: str, variant_name: str):
         assert unexplained == [], "\n".join(v.explain(h) for v in unexplained)
         assert "INV-11" in {v.invariant for v in found.get("F-2", ())}
         if model == variant_name:
-            assert h.sha256() == plan["history_sha256"]
+            assert h.sha256(hash_version(plan)) == plan["history_sha256"]
 
 
 def test_q4_the_campaigns_extra_f2_seed_is_not_the_other_readings():

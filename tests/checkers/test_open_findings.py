@@ -12,6 +12,7 @@ from pathlib import Path
 from checkers import CHECKERS, check_all, failover
 from checkers.findings import classify
 from counterexamples.shrink import run_plan
+from history.record import hash_version
 
 PLANS = Path(__file__).parents[1] / "plans"
 INV7 = PLANS / "inv7-request-at-a-draining-node.json"
@@ -21,7 +22,7 @@ SHIFTED = PLANS / "quiet-faults-shifted-by-a-shrink.json"
 def _replayed(path: Path):
     plan = json.loads(path.read_text())
     h = run_plan(plan)
-    assert h.sha256() == plan["history_sha256"]
+    assert h.sha256(hash_version(plan)) == plan["history_sha256"]
     return h
 
 

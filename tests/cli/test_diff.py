@@ -254,3 +254,13 @@ def test_a_failover_slower_beyond_chance_is_worse(campaigns, capsys, tmp_path):
     out = " ".join(out.split())
     assert status == 1 and "failover p50: 18000 ms (17500 .. 18600) -> 19500 ms (19000 .. 20100), slower beyond " \
                            "chance" in out
+
+
+def test_reports_of_two_hash_encodings_are_warned(campaigns, capsys, tmp_path):
+    """An older report (no hash_version: its hashes JSON's) against one of today's: the digests differ whatever
+    the runs did, and diff says so (history/record.py, HASH_VERSION)."""
+    old = load(campaigns["a"])
+    assert old["hash_version"] == 2
+    del old["hash_version"]
+    status, out, _err = diff(capsys, write(tmp_path, "old", old), campaigns["b"])
+    assert status == 0 and "hashes are of two encodings (hash_version 1 and 2)" in out, out

@@ -38,7 +38,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def recorded():
     """Seed 7 of the swarm recorded as a plan (every decision in it, in the order its run made them)."""
     plan, history = record_seed(SEED, "correct", "swarm", {})
-    plan["history_sha256"] = history.sha256()
+    plan.update(history.hash_fields())
     return plan, history
 
 
@@ -182,7 +182,8 @@ def test_reports_replay_after_the_recipe_s_kind_is_added_for_real():
 def test_a_hash_of_the_old_kind_still_matches(recorded, tmp_path):
     """A plan whose hash covers every option (written before issue 46) replays as itself."""
     plan, history = recorded
-    old = dict(plan, history_sha256=history.sha256_every_option())
+    old = {k: v for k, v in plan.items() if k != "hash_version"}  # (a plan of then holds none: JSON's encoding)
+    old["history_sha256"] = history.sha256_every_option()
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     r = run("replay", str(path))
@@ -244,3 +245,65 @@ def test_replay_continue_on_the_command_line(recorded, tmp_path):
     assert continued["seed"] == 3 and continued["source"]["diverged"]["asked"] == keys[5]
     r = run("replay", str(out))  # the continued run is a plan like any other: it replays as itself
     assert r.returncode in (0, 1) and "matches the counterexample" in r.stdout, r.stdout[-2000:]
+
+
+def test_a_report_and_a_plan_of_the_json_encoding_replay_as_the_same_run(recorded, tmp_path):
+    """The hash's encoding moved (issue 46, part 5: marshal for the events, `hash_version` 2 in what the tool
+    writes): a report or a plan that holds no `hash_version` is of the JSON encoding, and its hash is computed
+    that way, so it replays as the same run (exit 0, not 5); a report's seeds in the new one, as the tool writes
+    them now. A version this tool does not know is refused in one line (exit 2)."""
+    from history.record import HASH_VERSION
+
+    plan, history = recorded
+    path = str(tmp_path / "r.json")
+    r = run("--seeds", "1", "--start", str(SEED), "--workers", "1", "--report", path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    report = json.load(open(path))
+    assert report["hash_version"] == HASH_VERSION == 2 and report["seed_hashes"] == [history.sha256()]
+    older = dict(report, seed_hashes=[history.sha256(1)])
+    del older["hash_version"]
+    json.dump(older, open(path, "w"))
+    r = run("replay", path, "--seed", str(SEED))
+    assert r.returncode == 0 and "matches the report: the replay is byte-identical" in r.stdout, r.stdout[-2000:]
+    assert f"history sha256: {history.sha256(1)}" in r.stdout
+    # the new hash in a report that says it is of the JSON encoding: the run changed
+    json.dump(dict(older, seed_hashes=[history.sha256()]), open(path, "w"))
+    assert run("replay", path, "--seed", str(SEED)).returncode == 5
+    json.dump(dict(report, hash_version=3), open(path, "w"))
+    r = run("replay", path, "--seed", str(SEED))
+    assert r.returncode == 2 and "hash_version 3" in r.stderr, r.stderr[-2000:]
+
+    assert plan["hash_version"] == 2
+    old = {k: v for k, v in plan.items() if k != "hash_version"}
+    old["history_sha256"] = history.sha256(1)
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(old))
+    r = run("replay", str(p))
+    assert r.returncode == 0 and "matches the counterexample: the replay is byte-identical" in r.stdout, r.stdout[-2000:]
+    p.write_text(json.dumps(dict(old, history_sha256=history.sha256())))
+    assert run("replay", str(p)).returncode == 5
+    p.write_text(json.dumps(plan))
+    r = run("replay", str(p))
+    assert r.returncode == 0 and "matches the counterexample: the replay is byte-identical" in r.stdout, r.stdout[-2000:]
+    # --continue writes the continued run in the new encoding, whatever the plan's was
+    p.write_text(json.dumps(old))
+    out = tmp_path / "cont.json"
+    r = run("replay", "--continue", str(p), "--report", str(out))
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    cont = json.loads(out.read_text())
+    assert cont["hash_version"] == 2 and cont["history_sha256"] == history.sha256()
+
+
+def test_shards_of_two_encodings_do_not_merge(tmp_path):
+    from campaign.report import merge_reports
+    from house.errors import UsageError
+
+    paths = [str(tmp_path / f"s{k}.json") for k in (1, 2)]
+    for k, path in enumerate(paths, 1):
+        r = run("--seeds", "2", "--shard", f"{k}/2", "--workers", "1", "--report", path)
+        assert r.returncode == 0, r.stderr[-2000:]
+    a, b = (json.load(open(p)) for p in paths)
+    merge_reports([a, b], str(tmp_path / "m.json"))
+    del b["hash_version"]
+    with pytest.raises(UsageError, match="different encodings"):
+        merge_reports([a, b], str(tmp_path / "m.json"))

@@ -63,7 +63,7 @@ def shrunk(tmp_path_factory, shrunk_named):
     for name in NAMED:
         seed, inv, plan, history, best, shrinker = shrunk_named[name]
         best = dict(best)
-        best.update(invariant=inv, history_sha256=shrinker.history.sha256(),
+        best.update(invariant=inv, **shrinker.history.hash_fields(),
                     shrunk={"before": size(plan, history), "after": size(best, shrinker.history)})
         path = str(folder / f"{name}.json")
         write_plan(path, best)

@@ -78,7 +78,7 @@ def make(name: str, scenario: str, seeds: range, budget_s: float) -> dict | None
     t0 = time.monotonic()
     shrinker = Shrinker(plan, e.catches, budget_s, keeps=caught_alone(e.catches))
     best = shrinker.run()
-    best.update(invariant=e.catches, strict=False, history_sha256=shrinker.history.sha256(),
+    best.update(invariant=e.catches, strict=False, **shrinker.history.hash_fields(),
                 source={"seed": seed, "scenario": scenario,
                         "command": f"python tests/kits/brokenplans.py {name} --budget-s {budget_s:g}"},
                 shrunk={"before": before, "after": size(best, shrinker.history), "runs": shrinker.runs,
@@ -203,8 +203,10 @@ def again(path: str, budget_s: float) -> dict:
     with open(path) as f:
         plan = json.load(f)
     name = os.path.basename(path)[:-len(".json")]
+    from history.record import hash_version
+
     history = run_plan(plan)
-    if history.sha256() != plan["history_sha256"]:
+    if history.sha256(hash_version(plan)) != plan["history_sha256"]:
         raise SystemExit(f"{path}: its replay is not the run it stored (re-record it first)")
     if name in AGAIN:
         keeps = AGAIN[name]
@@ -215,7 +217,7 @@ def again(path: str, budget_s: float) -> dict:
         if unexplained or not found:
             raise SystemExit(f"{path}: a correct model's plan shows no finding alone; name its condition in AGAIN")
         keeps = same_findings(found)
-    stored = {k: v for k, v in plan.items() if k not in ("history_sha256", "source", "shrunk")}
+    stored = {k: v for k, v in plan.items() if k not in ("history_sha256", "hash_version", "source", "shrunk")}
     t0 = time.monotonic()
     shrinker = Shrinker(stored, plan["invariant"], budget_s, keeps=keeps)
     best = shrinker.run()
@@ -223,7 +225,7 @@ def again(path: str, budget_s: float) -> dict:
     shrunk["again"] = {"from": size(plan, history), "runs": shrinker.runs,
                        "seconds": round(time.monotonic() - t0, 1),
                        "command": f"python tests/kits/brokenplans.py --again {stored_as(path)}"}
-    return dict(best, history_sha256=shrinker.history.sha256(), source=plan.get("source"), shrunk=shrunk)
+    return dict(best, **shrinker.history.hash_fields(), source=plan.get("source"), shrunk=shrunk)
 
 
 def dump(plan: dict) -> str:

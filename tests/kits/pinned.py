@@ -47,7 +47,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PINNED = os.path.join(ROOT, "tests", "plans", "pinned")
-META = ("history_sha256", "source", "shrunk", "test")  # what a stored plan holds beside the plan itself
+META = ("history_sha256", "hash_version", "source", "shrunk", "test")  # what a stored plan holds beside the plan itself
 
 _given: dict[str, dict] = {}  # name -> the plan to use instead of the stored one (while shrinking)
 _stored: dict[str, dict] = {}
@@ -81,11 +81,13 @@ def run(name: str, model: str | None = None):
     key = (name, model)
     if name not in _given and key in _runs:
         return _runs[key]
+    from history.record import hash_version
+
     h = run_plan(dict(p, model=model))
     if name not in _given:
-        if model == p["model"] and p.get("history_sha256") not in (None, h.sha256()):
+        if model == p["model"] and p.get("history_sha256") not in (None, h.sha256(hash_version(p))):
             raise AssertionError(f"{os.path.relpath(path_of(name), ROOT)} no longer replays the run it stored "
-                                 f"(history hash {h.sha256()[:12]}, stored {p['history_sha256'][:12]}): the world's "
+                                 f"(history hash {h.sha256(hash_version(p))[:12]}, stored {p['history_sha256'][:12]}): the world's "
                                  f"behaviour changed under it; re-record it (tests/kits/pinned.py) and review what "
                                  f"its test asserts")
         _runs[key] = h
@@ -111,10 +113,10 @@ def record(seed: int, model: str, scenario: str, checkout: str | None) -> dict:
         from counterexamples.shrink import record_seed
 
         p, h = record_seed(seed, model, scenario, None)
-        return dict(p, history_sha256=h.sha256())
+        return dict(p, **h.hash_fields())
     code = ("import json, sys; sys.path.insert(0, '.'); from campaign import compiled; compiled.install(); "
             "from counterexamples.shrink import record_seed; "
-            f"p, h = record_seed({seed}, {model!r}, {scenario!r}, None); p['history_sha256'] = h.sha256(); "
+            f"p, h = record_seed({seed}, {model!r}, {scenario!r}, None); p.update(h.hash_fields()); "
             "print(json.dumps(p))")
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
@@ -176,7 +178,7 @@ def shrink(name: str, whole: dict, tests: list[str], budget_s: float, source: di
         best = shrinker.run()
         if keeps(best, shrinker.history) is None:
             raise SystemExit(f"{name}: {' or '.join(tests)} fails on the counterexample shrunk for {invariant}")
-        return dict(best, history_sha256=shrinker.history.sha256(), test=tests,
+        return dict(best, **shrinker.history.hash_fields(), test=tests,
                     source=dict(source, invariant=invariant),
                     shrunk={"before": size(bare, history), "after": size(best, shrinker.history),
                             "runs": shrinker.runs, "seconds": round(time.monotonic() - t0, 1)})
@@ -185,7 +187,7 @@ def shrink(name: str, whole: dict, tests: list[str], budget_s: float, source: di
     t0 = time.monotonic()
     shrinker = Shrinker(bare, "the test", budget_s, keeps=keeps)
     best = shrinker.run()
-    return dict(best, history_sha256=shrinker.history.sha256(), test=tests, source=source,
+    return dict(best, **shrinker.history.hash_fields(), test=tests, source=source,
                 shrunk={"before": size(bare, history), "after": size(best, shrinker.history), "runs": shrinker.runs,
                         "seconds": round(time.monotonic() - t0, 1)})
 

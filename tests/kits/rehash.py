@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from counterexamples.shrink import run_plan  # noqa: E402
+from history.record import hash_version  # noqa: E402
 
 
 def without(history, kinds: set[str]):
@@ -51,10 +52,11 @@ def main(argv: list[str]) -> int:
         if old is None:
             continue
         history = run_plan(plan)
-        new = history.sha256()
+        version = hash_version(plan)  # (the plan keeps the encoding it was written with: its hash is re-recorded in it)
+        new = history.sha256(version)
         if new == old:
             continue
-        if new_kinds is not None and without(history, new_kinds).sha256() != old:
+        if new_kinds is not None and without(history, new_kinds).sha256(version) != old:
             changed.append(path.relative_to(ROOT))
             continue
         moved.append(path.relative_to(ROOT))
