@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from history.record import check_hash_version
 from house.errors import UsageError
 
 # --- the rules a configuration must hold ------------------------------------------------------------
@@ -198,17 +199,6 @@ MERGE_SCHEMA = {"counts": _DICT, "rules_hit": _DICT, "coverage": _DICT, "not_jud
                 "protocol_findings": _DICT, "configurations": _DICT, "seed_params": _LIST, "raw": _DICT,
                 "elapsed_s": _NUM, "seed_hashes": _LIST, "failures": _LIST, "failing_seeds": _LIST,
                 "tool_failures": _LIST, "margins": _DICT}
-
-
-def check_hash_version(doc: dict, what: str) -> None:
-    """A stored report's or plan's `hash_version` (the encoding its history hashes are of), if it holds one, is
-    one this tool computes: UsageError otherwise (a file written by a newer tool)."""
-    from history.record import HASH_VERSIONS
-
-    v = doc.get("hash_version", 1)
-    if not _is_int(v) or v not in HASH_VERSIONS:
-        raise UsageError(f"{what} holds history hashes of an encoding this tool does not know (hash_version "
-                         f"{v!r}; it knows {', '.join(map(str, HASH_VERSIONS))}): written by a newer tool?")
 
 
 def check_report(report, path: str, merging: bool = False) -> dict:

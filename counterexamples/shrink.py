@@ -164,7 +164,7 @@ def is_plan(doc) -> bool:
 
 def check_plan(doc: dict, path: str) -> dict:
     """A counterexample file's plan, checked enough to run (one-line errors otherwise)."""
-    from campaign.validate import check_hash_version
+    from history.record import check_hash_version
     from model.params import Params, ParamsError
 
     for key in PLAN_KEYS:

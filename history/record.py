@@ -31,6 +31,17 @@ HASH_VERSION = 2
 HASH_VERSIONS = (1, 2)
 
 
+def check_hash_version(doc: dict, what: str) -> None:
+    """A stored report's or plan's `hash_version` (the encoding its history hashes are of), if it holds one, is
+    one this tool computes: UsageError otherwise (a file written by a newer tool)."""
+    from house.errors import UsageError
+
+    v = doc.get("hash_version", 1)
+    if not isinstance(v, int) or isinstance(v, bool) or v not in HASH_VERSIONS:
+        raise UsageError(f"{what} holds history hashes of an encoding this tool does not know (hash_version "
+                         f"{v!r}; it knows {', '.join(map(str, HASH_VERSIONS))}): written by a newer tool?")
+
+
 def hash_version(doc: dict):
     """The encoding a stored report's or plan's hashes are of: its `hash_version`, 1 when it holds none (written
     before the version was recorded). Not checked here: `History.encode` refuses one it does not know."""
