@@ -45,6 +45,7 @@ from itertools import islice
 from history import History, Violation
 
 from . import ledger
+from .facts import pauses
 from .ledger import Row
 from .registry import invariant, once
 
@@ -92,11 +93,7 @@ class _Run:
         for i in history.of_kind("told"):
             if ev[i].fields.command == "stop":
                 self.stop_told.setdefault(ev[i].proc, ev[i].t_ms)
-        self.pauses: dict[int, list[tuple[int, int]]] = {}
-        for i in history.of_kind("fault"):
-            f = ev[i].fields
-            if f.what == "pause" and ev[i].proc >= 0:
-                self.pauses.setdefault(ev[i].proc, []).append((ev[i].t_ms, ev[i].t_ms + (f.ms or 0)))
+        self.pauses: dict[int, list[tuple[int, int]]] = pauses(history)  # (the checkers' one copy: read only)
         quiet = history.of_kind("quiet")
         self.quiet_at = ev[quiet[0]].t_ms if quiet else None
         # (proc, key, sent_ms) of each write whose 2xx reached its process before its timeout (`record_reply`:

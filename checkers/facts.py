@@ -308,8 +308,11 @@ def segment_generation(segment: str) -> int:
 def pauses(history: History) -> dict[int, list[tuple[int, int]]]:
     """Per process, the true-time spans of its pauses, as the world recorded them (`fault` "pause" on the
     process, issue 47: it took no step; its inputs, its commands and its outgoing requests waited until it
-    resumed)."""
-    out: dict[int, list[tuple[int, int]]] = {}
+    resumed). Computed once per history (kept in its cache, shared: do not change it)."""
+    out = history.cache.get("pauses")
+    if out is not None:
+        return out
+    out = history.cache["pauses"] = {}
     events = history.events
     for i in history.of_kind("fault"):
         t, p, _kind, f = events[i]

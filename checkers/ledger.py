@@ -195,16 +195,17 @@ def _rows(history: History) -> list[Row]:
     out = []
     append = out.append
     for s in history.requests:
-        node = node_of[s.proc]
-        kc = key_class(s.op, s.key, node)
-        k = (s.purpose, s.op, kc)
+        # (its fields unpacked at once: compiled, each `s.field` is a generic attribute read, seven a request)
+        t, p, op, key, purpose, answer, reply_lost, _entries, _sdk, _detail = s
+        node = node_of[p]
+        kc = key_class(op, key, node)
+        k = (purpose, op, kc)
         cause = causes.get(k)
         if cause is None:
             cause = causes[k] = cause_of(s, kc)
-        t = s.sent_ms
-        ts = told.get(s.proc)
+        ts = told.get(p)
         ph = phase_at(t, quiet_at, ts) if ts else ("quiet" if quiet_at is not None and t >= quiet_at else "fault")
-        oc = "2xx" if s.answer == "2xx" and not s.reply_lost else outcome(s)
+        oc = "2xx" if answer == "2xx" and not reply_lost else outcome(s)
         append(new(Row, (s, node, kc, oc, ph, cause)))
     return out
 
@@ -234,7 +235,8 @@ def node_ms(history: History) -> dict[str, int]:
 
 def table(history: History) -> Counter:
     """(operation, key class, outcome, phase, cause) -> requests."""
-    return Counter((r.sent.op, r.key_class, r.outcome, r.phase, r.cause) for r in rows(history))
+    # (a list, not a generator: compiled, each step of a generator is a coroutine's send)
+    return Counter([(s.op, kc, oc, ph, cause) for s, _node, kc, oc, ph, cause in rows(history)])
 
 
 SEP = " | "
