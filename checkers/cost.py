@@ -45,7 +45,7 @@ from itertools import islice
 from history import History, Violation
 
 from . import ledger
-from .facts import pauses
+from .facts import keyed, pauses
 from .ledger import Row
 from .registry import invariant, once
 
@@ -75,15 +75,16 @@ class _Run:
         self.rereads: set[tuple[int, str, int]] = set()  # (proc, key, sent_ms) of each NL-9 re-read
         by_proc = self.by_proc
         for r in self.rows:
-            s = r.sent
-            if not s.sdk_retry:
-                rs = by_proc.get(s.proc)
+            # (the request's fields unpacked at once: compiled, each `s.field` is a generic attribute read)
+            sent_ms, proc, _op, key, purpose, _answer, _lost, _entries, sdk_retry, _detail = r.sent
+            if not sdk_retry:
+                rs = by_proc.get(proc)
                 if rs is None:
-                    by_proc[s.proc] = [r]
+                    by_proc[proc] = [r]
                 else:
                     rs.append(r)
-            if s.purpose == "lease_reread":
-                self.rereads.add((s.proc, s.key, s.sent_ms))
+            if purpose == "lease_reread":
+                self.rereads.add((proc, key, sent_ms))
         self._attempts: dict[int, list] = {}
         ev = history.events
         self.ended: dict[int, int] = {}
@@ -407,10 +408,10 @@ def check_no_renewals(history: History) -> list[Violation]:
     known: dict[tuple[int, str, str], int] = {}  # (proc, key, "held ...") -> the answer that showed it landed
     out = []
     flagged: set[int] = set()
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "owners/", "record_reply"):
         e = ev[i]
         f = e.fields
-        if not str.startswith(f.key, "owners/") or not str.startswith(f.state or "", "held "):
+        if not str.startswith(f.state or "", "held "):
             continue
         k = (e.proc, f.key, f.state)
         if f.op != "PUT":
@@ -458,7 +459,7 @@ def _judge_run_outs(history: History) -> list[tuple[Violation | None, int]]:
         return []  # not the ADR's arithmetic: the claim does not apply
     ev = history.events
     acks: dict[int, list[tuple[int, int, int]]] = {}  # proc -> (answered at, written_at on its clock, event)
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "nodes/", "record_reply"):
         e = ev[i]
         f = e.fields
         proc = history.processes[e.proc] if e.proc >= 0 else None

@@ -29,7 +29,7 @@ from history import History
 from scenarios.presets import PRESETS
 
 from . import registry
-from .facts import Facts, facts
+from .facts import Facts, facts, keyed
 from .margins import takeover_margins
 from .registry import Context, point
 
@@ -134,9 +134,9 @@ def _old_beat_at_horizon(c: Context) -> bool:
     events, procs = history.events, history.processes
     near = 3 * p.heartbeat_period_ms - p.heartbeat_period_ms // 4
     last: dict[int, int] = {}
-    for i in history.of_kind("apply"):
+    for i in keyed(history, "nodes/", "apply"):
         _t, q, _kind, f = events[i]
-        if q >= 0 and f.op == "PUT" and str.startswith(f.key, "nodes/") and str.startswith(f.state, "node ") \
+        if q >= 0 and f.op == "PUT" and str.startswith(f.state, "node ") \
                 and str.startswith(procs[q].machine, "om"):
             local = procs[q].clock.local(f.sent_ms if isinstance(f.sent_ms, int) else events[i].t_ms)
             if q in last and local - last[q] >= near:

@@ -29,6 +29,7 @@ checkers read them only to cross-check them against these facts.
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 from model.params import Params
@@ -135,6 +136,29 @@ def facts(history: History) -> Facts:
     return cached
 
 
+def keyed(history: History, prefix: str, *kinds: str) -> list[int]:
+    """The indices of the events of `kinds` (kinds with a `key` field: `apply`, `fault_delete`, `fault_put`,
+    `record_reply`, `refused`...) whose key begins with `prefix`, a key's first part with its slash ("nodes/",
+    "owners/", "leases/", "wal/"), in order. Indexed once per history and kinds (kept in its cache, shared: do
+    not change it): a checker that reads one class of keys no longer walks the others (a seed applies four data
+    writes for every write of an owners/ record)."""
+    cache = history.cache
+    n = len(history.events)
+    index = cache.get(("keyed",) + kinds)
+    if index is None or index[0] != n:
+        by_prefix: dict[str, list[int]] = {}
+        events = history.events
+        for i in history.of_kind(*kinds):
+            key = events[i].fields.key
+            first = key[:key.find("/") + 1]
+            if first in by_prefix:
+                by_prefix[first].append(i)
+            else:
+                by_prefix[first] = [i]
+        index = cache[("keyed",) + kinds] = (n, by_prefix)
+    return index[1].get(prefix, [])
+
+
 def act_actor(key: str) -> str:
     """The actor a data key belongs to: wal/<actor>/<segment>."""
     return key[len(DATA):].rsplit("/", 1)[0]
@@ -155,9 +179,9 @@ def _rebuild(history: History) -> Facts:
 
     # --- node leases from applied live writes --------------------------------------------
     raw: dict[int, list[list[int]]] = {}
-    for i in history.of_kind("apply"):
+    for i in keyed(history, NODES, "apply"):
         t, p, kind, f = events[i]
-        if p < 0 or not str.startswith(f.key, NODES) or f.op != "PUT":
+        if p < 0 or f.op != "PUT":
             continue
         parts = f.state.split(" ")
         pr = procs[p]
@@ -184,7 +208,8 @@ def _rebuild(history: History) -> Facts:
         if t < h.end_ms:
             h.end_ms, h.closed, h.how_closed = max(t, h.start_ms), i, how
 
-    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+    writes = ("apply", "fault_delete", "fault_put")
+    for i in sorted(keyed(history, OWNERS, *writes) + keyed(history, LEASES, *writes)):  # (the two in their order)
         t, p, kind, f = events[i]
         key = f.key
         if str.startswith(key, OWNERS):
@@ -236,7 +261,7 @@ def _rebuild(history: History) -> Facts:
             fx.acts.append((t, p, f.actor, "acknowledged a data write", i))
         elif kind == "apply" and str.startswith(f.key, DATA) and f.op == "PUT" and p >= 0:
             fx.acts.append((sent_ms(events[i]), p, act_actor(f.key), "sent a data write", i))
-    fx.acts.sort(key=lambda a: (a[0], a[4]))
+    fx.acts.sort(key=itemgetter(0, 4))  # (time, event)
     began: dict[tuple[int, str, int], int] = {}  # (proc, actor, generation) -> its first hold_began
     for i in history.of_kind("hold_began"):
         t, p, _kind, f = events[i]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from history import History, Violation
 
-from .facts import Facts, facts, pauses, sent_ms
+from .facts import Facts, facts, keyed, pauses, sent_ms
 from .registry import Context, invariant, margin, once
 
 INVARIANT = "INV-1"
@@ -49,9 +49,9 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     procs = history.processes
     flagged: set[tuple[int, int | None]] = set()  # (process, the lease window before the send): one each
     paused = pauses(history)
-    for i in history.of_kind("apply"):
+    for i in keyed(history, "owners/", "apply"):
         _t, q, _kind, f = events[i]
-        if q < 0 or not str.startswith(f.key, "owners/") or not str.startswith(f.state, "held "):
+        if q < 0 or not str.startswith(f.state, "held "):
             continue
         pr = procs[q]
         if f.state.split(" ")[1:3] != [pr.node_id, pr.instance]:
