@@ -182,12 +182,15 @@ def cause_of(s: Sent, kc: str) -> str:
 
 def rows(history: History) -> list[Row]:
     """Every request of the history's ledger with its place (computed once per history); [] without a ledger."""
-    return once(history, "ledger_rows", lambda: _rows(history))
+    return once(history, "ledger_rows", lambda: _rows(history))[0]
 
 
-def _rows(history: History) -> list[Row]:
+def _rows(history: History) -> tuple[list[Row], dict[tuple[str, str, str, str, str], int]]:
+    """The rows, and their count per (operation, key class, outcome, phase, cause): `table`'s, counted as each
+    row is made (a second pass read five fields of every row again, two of them through its request)."""
+    counts: dict[tuple[str, str, str, str, str], int] = {}
     if not history.requests:
-        return []
+        return [], counts
     quiet_at, told = _phases(history)
     node_of = [p.node_id for p in history.processes]
     causes: dict[tuple[str, str, str], str] = {}  # (purpose, op, key class) -> cause, each checked once
@@ -207,7 +210,9 @@ def _rows(history: History) -> list[Row]:
         ph = phase_at(t, quiet_at, ts) if ts else ("quiet" if quiet_at is not None and t >= quiet_at else "fault")
         oc = "2xx" if answer == "2xx" and not reply_lost else outcome(s)
         append(new(Row, (s, node, kc, oc, ph, cause)))
-    return out
+        counted = (op, kc, oc, ph, cause)
+        counts[counted] = counts.get(counted, 0) + 1
+    return out, counts
 
 
 def node_ms(history: History) -> dict[str, int]:
@@ -235,8 +240,7 @@ def node_ms(history: History) -> dict[str, int]:
 
 def table(history: History) -> Counter:
     """(operation, key class, outcome, phase, cause) -> requests."""
-    # (a list, not a generator: compiled, each step of a generator is a coroutine's send)
-    return Counter([(s.op, kc, oc, ph, cause) for s, _node, kc, oc, ph, cause in rows(history)])
+    return Counter(once(history, "ledger_rows", lambda: _rows(history))[1])  # (a copy: the caller's own)
 
 
 SEP = " | "
