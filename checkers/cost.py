@@ -264,9 +264,10 @@ _ABOUT_ACTORS = ("owners/", "leases/", "wal/ list", "wal/ segment")
 def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     by_actor: dict[str, list[Row]] = {}
     for r in run.by_proc.get(p, ()):
-        if r.key_class not in _ABOUT_ACTORS and r.cause != "acquisition":
+        s, _node, kc, _outcome, _phase, cause = r  # (unpacked once: compiled, each `.field` is a generic read)
+        if kc not in _ABOUT_ACTORS and cause != "acquisition":
             continue  # (the lease, the listing, fences: about no actor)
-        if r.cause == "resolver" or str.startswith(r.sent.purpose, "pending_"):
+        if cause == "resolver" or str.startswith(s.purpose, "pending_"):
             continue  # background work, not the hold's (OR-6's retries, OR-8's resolver)
         actor = r.actor
         if actor is not None:

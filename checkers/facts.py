@@ -40,6 +40,7 @@ OWNERS = "owners/"
 NODES = "nodes/"
 LEASES = "leases/"
 DATA = "wal/"
+KEY_CLASSES = (NODES, OWNERS, LEASES, DATA)  # the key classes `keyed` indexes (a key's first part with its slash)
 
 
 @dataclass(slots=True)
@@ -169,21 +170,31 @@ def keyed(history: History, prefix: str, *kinds: str) -> list[int]:
     "owners/", "leases/", "wal/"), in order. Indexed once per history and kinds (kept in its cache, shared: do
     not change it): a checker that reads one class of keys no longer walks the others (a seed applies four data
     writes for every write of an owners/ record)."""
+    events = history.events
+    if prefix not in KEY_CLASSES:  # (no checker asks for another: a scan, not an index)
+        return [i for i in history.of_kind(*kinds) if str.startswith(events[i].fields.key, prefix)]
     cache = history.cache
-    n = len(history.events)
+    n = len(events)
     index = cache.get(("keyed",) + kinds)
     if index is None or index[0] != n:
-        by_prefix: dict[str, list[int]] = {}
-        events = history.events
+        # (by `str.startswith`, one C call each, not the key's first part cut out: a method call and a new string)
+        nodes: list[int] = []
+        owners: list[int] = []
+        leases: list[int] = []
+        data: list[int] = []
         for i in history.of_kind(*kinds):
-            key = events[i].fields.key
-            first = key[:key.find("/") + 1]
-            if first in by_prefix:
-                by_prefix[first].append(i)
-            else:
-                by_prefix[first] = [i]
-        index = cache[("keyed",) + kinds] = (n, by_prefix)
-    return index[1].get(prefix, [])
+            _t, _p, _kind, f = events[i]
+            key = f.key
+            if str.startswith(key, NODES):
+                nodes.append(i)
+            elif str.startswith(key, OWNERS):
+                owners.append(i)
+            elif str.startswith(key, LEASES):
+                leases.append(i)
+            elif str.startswith(key, DATA):
+                data.append(i)
+        index = cache[("keyed",) + kinds] = (n, {NODES: nodes, OWNERS: owners, LEASES: leases, DATA: data})
+    return index[1][prefix]
 
 
 def act_actor(key: str) -> str:

@@ -185,12 +185,12 @@ def rows(history: History) -> list[Row]:
     return once(history, "ledger_rows", lambda: _rows(history))[0]
 
 
-def _rows(history: History) -> tuple[list[Row], dict[tuple[str, str, str, str, str], int]]:
+def _rows(history: History) -> tuple[list[Row], Counter]:
     """The rows, and their count per (operation, key class, outcome, phase, cause): `table`'s, counted as each
     row is made (a second pass read five fields of every row again, two of them through its request)."""
-    counts: dict[tuple[str, str, str, str, str], int] = {}
     if not history.requests:
-        return [], counts
+        return [], Counter()
+    counted: list[tuple[str, str, str, str, str]] = []  # (counted at the end: a Counter counts in C)
     quiet_at, told = _phases(history)
     node_of = [p.node_id for p in history.processes]
     causes: dict[tuple[str, str, str], str] = {}  # (purpose, op, key class) -> cause, each checked once
@@ -210,9 +210,8 @@ def _rows(history: History) -> tuple[list[Row], dict[tuple[str, str, str, str, s
         ph = phase_at(t, quiet_at, ts) if ts else ("quiet" if quiet_at is not None and t >= quiet_at else "fault")
         oc = "2xx" if answer == "2xx" and not reply_lost else outcome(s)
         append(new(Row, (s, node, kc, oc, ph, cause)))
-        counted = (op, kc, oc, ph, cause)
-        counts[counted] = counts.get(counted, 0) + 1
-    return out, counts
+        counted.append((op, kc, oc, ph, cause))
+    return out, Counter(counted)
 
 
 def node_ms(history: History) -> dict[str, int]:
