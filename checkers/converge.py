@@ -47,7 +47,7 @@ from bisect import bisect_right
 
 from history import History, Violation
 
-from .facts import Facts, act_actor, facts
+from .facts import Facts, act_actor, facts, keyed
 from .registry import Context, Measure, invariant, point
 
 INVARIANT = "CONV-1"
@@ -484,9 +484,9 @@ def _lock_given_back(c: Context) -> bool:
 def _two_unknown_acquires(c: Context) -> bool:
     events = c.history.events
     last: dict[tuple[int, str], tuple[int, bool]] = {}  # (proc, key) -> (generation, unknown) of its last acquire
-    for i in c.history.of_kind("record_reply"):
+    for i in keyed(c.history, "owners/", "record_reply"):
         _t, p, _kind, f = events[i]
-        if f.op != "PUT" or not str.startswith(f.key, "owners/") or not str.startswith(f.state, "held "):
+        if f.op != "PUT" or not str.startswith(f.state, "held "):
             continue
         g = int(f.state.split(" ")[3])
         unknown = f.status in ("timed_out", "conflict")
@@ -506,10 +506,8 @@ def _same_id_met_open_entry(c: Context) -> bool:
     events = history.events
     procs = history.processes
     open_: dict[tuple[int, str], int] = {}  # (proc, key) -> the generation of its unresolved acquisition
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "owners/", "record_reply"):
         _t, p, _kind, f = events[i]
-        if not str.startswith(f.key, "owners/"):
-            continue
         if f.op == "PUT" and str.startswith(f.state, "held "):
             if f.status in ("timed_out", "conflict"):
                 open_[(p, f.key)] = int(f.state.split(" ")[3])

@@ -45,6 +45,7 @@ from itertools import islice
 from history import History, Violation
 
 from . import ledger
+from .facts import keyed, pauses
 from .ledger import Row
 from .registry import invariant, once
 
@@ -74,15 +75,16 @@ class _Run:
         self.rereads: set[tuple[int, str, int]] = set()  # (proc, key, sent_ms) of each NL-9 re-read
         by_proc = self.by_proc
         for r in self.rows:
-            s = r.sent
-            if not s.sdk_retry:
-                rs = by_proc.get(s.proc)
+            # (the request's fields unpacked at once: compiled, each `s.field` is a generic attribute read)
+            sent_ms, proc, _op, key, purpose, _answer, _lost, _entries, sdk_retry, _detail = r.sent
+            if not sdk_retry:
+                rs = by_proc.get(proc)
                 if rs is None:
-                    by_proc[s.proc] = [r]
+                    by_proc[proc] = [r]
                 else:
                     rs.append(r)
-            if s.purpose == "lease_reread":
-                self.rereads.add((s.proc, s.key, s.sent_ms))
+            if purpose == "lease_reread":
+                self.rereads.add((proc, key, sent_ms))
         self._attempts: dict[int, list] = {}
         ev = history.events
         self.ended: dict[int, int] = {}
@@ -92,11 +94,7 @@ class _Run:
         for i in history.of_kind("told"):
             if ev[i].fields.command == "stop":
                 self.stop_told.setdefault(ev[i].proc, ev[i].t_ms)
-        self.pauses: dict[int, list[tuple[int, int]]] = {}
-        for i in history.of_kind("fault"):
-            f = ev[i].fields
-            if f.what == "pause" and ev[i].proc >= 0:
-                self.pauses.setdefault(ev[i].proc, []).append((ev[i].t_ms, ev[i].t_ms + (f.ms or 0)))
+        self.pauses: dict[int, list[tuple[int, int]]] = pauses(history)  # (the checkers' one copy: read only)
         quiet = history.of_kind("quiet")
         self.quiet_at = ev[quiet[0]].t_ms if quiet else None
         # (proc, key, sent_ms) of each write whose 2xx reached its process before its timeout (`record_reply`:
@@ -266,9 +264,10 @@ _ABOUT_ACTORS = ("owners/", "leases/", "wal/ list", "wal/ segment")
 def _attempts(run: _Run, p: int) -> list[tuple[str, list[Row]]]:
     by_actor: dict[str, list[Row]] = {}
     for r in run.by_proc.get(p, ()):
-        if r.key_class not in _ABOUT_ACTORS and r.cause != "acquisition":
+        s, _node, kc, _outcome, _phase, cause = r  # (unpacked once: compiled, each `.field` is a generic read)
+        if kc not in _ABOUT_ACTORS and cause != "acquisition":
             continue  # (the lease, the listing, fences: about no actor)
-        if r.cause == "resolver" or str.startswith(r.sent.purpose, "pending_"):
+        if cause == "resolver" or str.startswith(s.purpose, "pending_"):
             continue  # background work, not the hold's (OR-6's retries, OR-8's resolver)
         actor = r.actor
         if actor is not None:
@@ -410,10 +409,10 @@ def check_no_renewals(history: History) -> list[Violation]:
     known: dict[tuple[int, str, str], int] = {}  # (proc, key, "held ...") -> the answer that showed it landed
     out = []
     flagged: set[int] = set()
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "owners/", "record_reply"):
         e = ev[i]
         f = e.fields
-        if not str.startswith(f.key, "owners/") or not str.startswith(f.state or "", "held "):
+        if not str.startswith(f.state or "", "held "):
             continue
         k = (e.proc, f.key, f.state)
         if f.op != "PUT":
@@ -461,7 +460,7 @@ def _judge_run_outs(history: History) -> list[tuple[Violation | None, int]]:
         return []  # not the ADR's arithmetic: the claim does not apply
     ev = history.events
     acks: dict[int, list[tuple[int, int, int]]] = {}  # proc -> (answered at, written_at on its clock, event)
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "nodes/", "record_reply"):
         e = ev[i]
         f = e.fields
         proc = history.processes[e.proc] if e.proc >= 0 else None

@@ -29,7 +29,7 @@ from history import History
 from scenarios.presets import PRESETS
 
 from . import registry
-from .facts import Facts, facts
+from .facts import Facts, facts, keyed
 from .margins import takeover_margins
 from .registry import Context, point
 
@@ -134,9 +134,9 @@ def _old_beat_at_horizon(c: Context) -> bool:
     events, procs = history.events, history.processes
     near = 3 * p.heartbeat_period_ms - p.heartbeat_period_ms // 4
     last: dict[int, int] = {}
-    for i in history.of_kind("apply"):
+    for i in keyed(history, "nodes/", "apply"):
         _t, q, _kind, f = events[i]
-        if q >= 0 and f.op == "PUT" and str.startswith(f.key, "nodes/") and str.startswith(f.state, "node ") \
+        if q >= 0 and f.op == "PUT" and str.startswith(f.state, "node ") \
                 and str.startswith(procs[q].machine, "om"):
             local = procs[q].clock.local(f.sent_ms if isinstance(f.sent_ms, int) else events[i].t_ms)
             if q in last and local - last[q] >= near:
@@ -207,8 +207,13 @@ TIMED_OUT = "timed_out"
 def _answer_times(c: Context) -> list[tuple[int, int, int, str]]:
     """(round trip ms, event, process, status) of every answer the world delivered that records its send."""
     events = c.history.events
-    return [(events[i].t_ms - events[i].fields.sent_ms, i, events[i].proc, events[i].fields.status)
-            for i in c.history.of_kind(*ANSWERS) if events[i].fields.sent_ms is not None]
+    out = []
+    for i in c.history.of_kind(*ANSWERS):
+        t, q, _kind, f = events[i]  # (unpacked once: compiled, each `.field` is a generic attribute read)
+        sent = f.sent_ms
+        if sent is not None:
+            out.append((t - sent, i, q, f.status))
+    return out
 
 
 @point("reply just under its timeout", "a reply came in the last tenth of its attempt timeout", topic="timing")

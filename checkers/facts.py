@@ -29,6 +29,7 @@ checkers read them only to cross-check them against these facts.
 from __future__ import annotations
 
 from bisect import bisect_right
+from operator import itemgetter
 from dataclasses import dataclass, field
 
 from model.params import Params
@@ -39,6 +40,7 @@ OWNERS = "owners/"
 NODES = "nodes/"
 LEASES = "leases/"
 DATA = "wal/"
+KEY_CLASSES = (NODES, OWNERS, LEASES, DATA)  # the key classes `keyed` indexes (a key's first part with its slash)
 
 
 @dataclass(slots=True)
@@ -93,6 +95,7 @@ class Facts:
 
     by_proc_actor: dict[tuple[int, str], list[Hold]] = field(default_factory=dict)
     lease_starts: dict[int, list[int]] = field(default_factory=dict)  # proc -> its lease windows' starts
+    _held: dict | None = field(default=None, repr=False)  # held_spans(), built when first asked for
 
     def valid_at(self, h: Hold, t: int) -> bool:
         """Is hold h valid at true time t: its record names it, and (new holds) its lease is valid."""
@@ -104,6 +107,32 @@ class Facts:
             if self.valid_at(h, t):
                 return h
         return None
+
+    def held_spans(self) -> dict[tuple[int, str], tuple[list[int], list[int]]]:
+        """(proc, actor) -> the true-time spans in which some hold of the actor by the process is valid, merged:
+        (their starts, their ends). `valid_hold(p, actor, t)` is not None exactly when t falls in one (the union
+        of the holds' `windows`): a checker that asks it of every act finds the answer by bisection, not by four
+        calls an act. Built once."""
+        held = self._held
+        if held is None:
+            spans: dict[tuple[int, str], list[tuple[int, int]]] = {}
+            for h in self.holds:
+                ws = self.windows(h)
+                if ws:
+                    spans.setdefault((h.proc, h.actor), []).extend(ws)
+            held = self._held = {}
+            for k, ws in spans.items():
+                ws.sort()
+                starts: list[int] = []
+                ends: list[int] = []
+                for a, b in ws:
+                    if ends and a <= ends[-1]:
+                        ends[-1] = max(ends[-1], b)
+                    else:
+                        starts.append(a)
+                        ends.append(b)
+                held[k] = (starts, ends)
+        return held
 
     def windows(self, h: Hold) -> list[tuple[int, int]]:
         """The true-time intervals in which hold h is valid."""
@@ -135,6 +164,39 @@ def facts(history: History) -> Facts:
     return cached
 
 
+def keyed(history: History, prefix: str, *kinds: str) -> list[int]:
+    """The indices of the events of `kinds` (kinds with a `key` field: `apply`, `fault_delete`, `fault_put`,
+    `record_reply`, `refused`...) whose key begins with `prefix`, a key's first part with its slash ("nodes/",
+    "owners/", "leases/", "wal/"), in order. Indexed once per history and kinds (kept in its cache, shared: do
+    not change it): a checker that reads one class of keys no longer walks the others (a seed applies four data
+    writes for every write of an owners/ record)."""
+    events = history.events
+    if prefix not in KEY_CLASSES:  # (no checker asks for another: a scan, not an index)
+        return [i for i in history.of_kind(*kinds) if str.startswith(events[i].fields.key, prefix)]
+    cache = history.cache
+    n = len(events)
+    index = cache.get(("keyed",) + kinds)
+    if index is None or index[0] != n:
+        # (by `str.startswith`, one C call each, not the key's first part cut out: a method call and a new string)
+        nodes: list[int] = []
+        owners: list[int] = []
+        leases: list[int] = []
+        data: list[int] = []
+        for i in history.of_kind(*kinds):
+            _t, _p, _kind, f = events[i]
+            key = f.key
+            if str.startswith(key, NODES):
+                nodes.append(i)
+            elif str.startswith(key, OWNERS):
+                owners.append(i)
+            elif str.startswith(key, LEASES):
+                leases.append(i)
+            elif str.startswith(key, DATA):
+                data.append(i)
+        index = cache[("keyed",) + kinds] = (n, {NODES: nodes, OWNERS: owners, LEASES: leases, DATA: data})
+    return index[1][prefix]
+
+
 def act_actor(key: str) -> str:
     """The actor a data key belongs to: wal/<actor>/<segment>."""
     return key[len(DATA):].rsplit("/", 1)[0]
@@ -155,9 +217,9 @@ def _rebuild(history: History) -> Facts:
 
     # --- node leases from applied live writes --------------------------------------------
     raw: dict[int, list[list[int]]] = {}
-    for i in history.of_kind("apply"):
+    for i in keyed(history, NODES, "apply"):
         t, p, kind, f = events[i]
-        if p < 0 or not str.startswith(f.key, NODES) or f.op != "PUT":
+        if p < 0 or f.op != "PUT":
             continue
         parts = f.state.split(" ")
         pr = procs[p]
@@ -184,7 +246,8 @@ def _rebuild(history: History) -> Facts:
         if t < h.end_ms:
             h.end_ms, h.closed, h.how_closed = max(t, h.start_ms), i, how
 
-    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+    writes = ("apply", "fault_delete", "fault_put")
+    for i in sorted(keyed(history, OWNERS, *writes) + keyed(history, LEASES, *writes)):  # (the two in their order)
         t, p, kind, f = events[i]
         key = f.key
         if str.startswith(key, OWNERS):
@@ -236,7 +299,7 @@ def _rebuild(history: History) -> Facts:
             fx.acts.append((t, p, f.actor, "acknowledged a data write", i))
         elif kind == "apply" and str.startswith(f.key, DATA) and f.op == "PUT" and p >= 0:
             fx.acts.append((sent_ms(events[i]), p, act_actor(f.key), "sent a data write", i))
-    fx.acts.sort(key=lambda a: (a[0], a[4]))
+    fx.acts.sort(key=itemgetter(0, 4))  # (time, event)
     began: dict[tuple[int, str, int], int] = {}  # (proc, actor, generation) -> its first hold_began
     for i in history.of_kind("hold_began"):
         t, p, _kind, f = events[i]
@@ -308,8 +371,11 @@ def segment_generation(segment: str) -> int:
 def pauses(history: History) -> dict[int, list[tuple[int, int]]]:
     """Per process, the true-time spans of its pauses, as the world recorded them (`fault` "pause" on the
     process, issue 47: it took no step; its inputs, its commands and its outgoing requests waited until it
-    resumed)."""
-    out: dict[int, list[tuple[int, int]]] = {}
+    resumed). Computed once per history (kept in its cache, shared: do not change it)."""
+    out = history.cache.get("pauses")
+    if out is not None:
+        return out
+    out = history.cache["pauses"] = {}
     events = history.events
     for i in history.of_kind("fault"):
         t, p, _kind, f = events[i]

@@ -36,7 +36,7 @@ from model.params import Params
 from history import History, Violation
 
 from .bounds import FENCES_AT_ONCE
-from .facts import Facts, facts
+from .facts import Facts, facts, keyed
 from .registry import Context, Measure, invariant, margin, once, point
 
 INVARIANT = "INV-7"
@@ -132,7 +132,7 @@ def _acknowledged(history: History) -> dict[int, list[int]]:
     procs = history.processes
     events = history.events
     out: dict[int, list[int]] = {}
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "nodes/", "record_reply"):
         t, p, _kind, f = events[i]
         if p < 0 or f.status != "ok" or f.op not in ("PUT", "GET"):
             continue

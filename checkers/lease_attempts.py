@@ -32,7 +32,7 @@ from model.params import Params
 
 from history import History, Violation
 
-from .facts import NODES, pauses
+from .facts import NODES, keyed, pauses
 from .registry import Context, invariant, margin, once
 
 INVARIANT = "LEASE-2"
@@ -76,7 +76,7 @@ def _judge(history: History) -> tuple[list[Violation], int | None, int | None]:
     flagged: set[int] = set()
     last_failed: dict[int, int] = {}  # proc -> when its last lease write was answered, unacknowledged (NL-9)
     rereads: dict[int, list[int]] = {}  # proc -> the send times of its NL-9 re-reads
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, NODES, "record_reply"):
         t, p, _kind, f = events[i]
         pr = procs[p]
         if f.key != NODES + pr.node_id:

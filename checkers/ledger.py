@@ -182,12 +182,15 @@ def cause_of(s: Sent, kc: str) -> str:
 
 def rows(history: History) -> list[Row]:
     """Every request of the history's ledger with its place (computed once per history); [] without a ledger."""
-    return once(history, "ledger_rows", lambda: _rows(history))
+    return once(history, "ledger_rows", lambda: _rows(history))[0]
 
 
-def _rows(history: History) -> list[Row]:
+def _rows(history: History) -> tuple[list[Row], Counter]:
+    """The rows, and their count per (operation, key class, outcome, phase, cause): `table`'s, counted as each
+    row is made (a second pass read five fields of every row again, two of them through its request)."""
     if not history.requests:
-        return []
+        return [], Counter()
+    counted: list[tuple[str, str, str, str, str]] = []  # (counted at the end: a Counter counts in C)
     quiet_at, told = _phases(history)
     node_of = [p.node_id for p in history.processes]
     causes: dict[tuple[str, str, str], str] = {}  # (purpose, op, key class) -> cause, each checked once
@@ -195,18 +198,20 @@ def _rows(history: History) -> list[Row]:
     out = []
     append = out.append
     for s in history.requests:
-        node = node_of[s.proc]
-        kc = key_class(s.op, s.key, node)
-        k = (s.purpose, s.op, kc)
+        # (its fields unpacked at once: compiled, each `s.field` is a generic attribute read, seven a request)
+        t, p, op, key, purpose, answer, reply_lost, _entries, _sdk, _detail = s
+        node = node_of[p]
+        kc = key_class(op, key, node)
+        k = (purpose, op, kc)
         cause = causes.get(k)
         if cause is None:
             cause = causes[k] = cause_of(s, kc)
-        t = s.sent_ms
-        ts = told.get(s.proc)
+        ts = told.get(p)
         ph = phase_at(t, quiet_at, ts) if ts else ("quiet" if quiet_at is not None and t >= quiet_at else "fault")
-        oc = "2xx" if s.answer == "2xx" and not s.reply_lost else outcome(s)
+        oc = "2xx" if answer == "2xx" and not reply_lost else outcome(s)
         append(new(Row, (s, node, kc, oc, ph, cause)))
-    return out
+        counted.append((op, kc, oc, ph, cause))
+    return out, Counter(counted)
 
 
 def node_ms(history: History) -> dict[str, int]:
@@ -234,7 +239,7 @@ def node_ms(history: History) -> dict[str, int]:
 
 def table(history: History) -> Counter:
     """(operation, key class, outcome, phase, cause) -> requests."""
-    return Counter((r.sent.op, r.key_class, r.outcome, r.phase, r.cause) for r in rows(history))
+    return Counter(once(history, "ledger_rows", lambda: _rows(history))[1])  # (a copy: the caller's own)
 
 
 SEP = " | "

@@ -23,7 +23,7 @@ what a restore would see, and a later acknowledgement would promise data built o
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from itertools import islice
 
 from history import History, Violation
@@ -94,32 +94,37 @@ def check(history: History, fx: Facts | None = None) -> list[Violation]:
                     f"of the {h.describe(history)} (listing sent at {sent / 1000:.3f} s)",
                     tuple(sorted((k, j)))))
                 break
-    out.extend(_acts_after_failed_uploads(history, fx, acts))
+    out.extend(_acts_after_failed_uploads(history, fx, acts, act_times))
     return out
 
 
-def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict) -> list[Violation]:
+def _acts_after_failed_uploads(history: History, fx: Facts, acts: dict, act_times: dict) -> list[Violation]:
     """OR-5: no new work in a hold after the world answered one of its uploads with a failure."""
     out = []
     events = history.events
-    seen: set[tuple[int, str, int]] = set()  # one per hold (its process, actor and generation), not per actor
+    # one judgement per hold (its process, actor and generation), not per actor, and per hold only from its first
+    # failed upload: a later one's acts (those after it, in time order) are some of the first's, judged already
+    seen: dict[tuple[int, str, int], int] = {}  # hold -> the time of the failed upload it was judged from
     for i in history.of_kind("upload_failed"):
         t, p, _kind, f = events[i]
         actor = act_actor(f.key)
         gen = segment_generation(f.key.rsplit("/", 1)[1])
-        if (p, actor, gen) in seen:
+        if seen.get((p, actor, gen), 1 << 62) <= t:
             continue
+        seen[(p, actor, gen)] = t
         holds = fx.by_proc_actor.get((p, actor), ())
-        for t_act, j in acts.get((p, actor), ()):
-            if t_act <= t:
+        mine = acts.get((p, actor), ())
+        # the acts after t (in time order: found by bisection), those that start new work
+        for t_act, j in islice(mine, bisect_right(act_times[(p, actor)], t) if mine else 0, None):
+            if events[j].kind not in NEW_WORK:
                 continue
             h = max((h for h in holds if h.start_ms <= t_act), key=lambda h: h.start_ms, default=None)
-            if h is not None and h.generation == gen and events[j].kind in NEW_WORK:
+            if h is not None and h.generation == gen:
                 out.append(Violation(
                     INVARIANT,
                     f"{history.processes[p].label} acted for {actor} at generation {gen} at {t_act / 1000:.3f} s "
                     f"({events[j].kind}), after its upload of {f.key} failed ({f.status}) at {t / 1000:.3f} s: a failed "
                     f"upload abandons the hold (OR-5)", (i, j)))
-                seen.add((p, actor, gen))
+                seen[(p, actor, gen)] = -1  # reported: once per hold
                 break
     return out

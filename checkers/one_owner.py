@@ -22,9 +22,11 @@ margin: how long after that time bound each acquisition freed by it was sent (`r
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
 from history import History, Violation
 
-from .facts import Facts, facts, pauses, sent_ms
+from .facts import Facts, facts, keyed, pauses, sent_ms
 from .registry import Context, invariant, margin, once
 
 INVARIANT = "INV-1"
@@ -49,9 +51,9 @@ def _acquired_without_lease(history: History, fx: Facts) -> list[Violation]:
     procs = history.processes
     flagged: set[tuple[int, int | None]] = set()  # (process, the lease window before the send): one each
     paused = pauses(history)
-    for i in history.of_kind("apply"):
+    for i in keyed(history, "owners/", "apply"):
         _t, q, _kind, f = events[i]
-        if q < 0 or not str.startswith(f.key, "owners/") or not str.startswith(f.state, "held "):
+        if q < 0 or not str.startswith(f.state, "held "):
             continue
         pr = procs[q]
         if f.state.split(" ")[1:3] != [pr.node_id, pr.instance]:
@@ -158,9 +160,13 @@ def _acts_outside_holds(history: History, fx: Facts) -> list[Violation]:
     # one per process, actor and the hold it last had (none: -1): a later hold, or another process, is a new
     # occurrence (issue 44: one per actor let a finding that explained the first hide the rest)
     flagged: set[tuple[int, str, int]] = set()
+    held = fx.held_spans()  # (valid_hold(p, actor, t) is not None: t in one of these, found by bisection)
     for t, p, actor, what, i in fx.acts:
-        if fx.valid_hold(p, actor, t) is not None:
-            continue
+        spans = held.get((p, actor))
+        if spans is not None:
+            k = bisect_right(spans[0], t) - 1
+            if k >= 0 and t < spans[1][k]:
+                continue
         before = [h for h in fx.by_proc_actor.get((p, actor), ()) if h.start_ms <= t]
         occurrence = (p, actor, before[-1].opened if before else -1)
         if occurrence in flagged:

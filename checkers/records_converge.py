@@ -47,6 +47,7 @@ bound at the end is work still going: CONV-1 judges whether it ever ends. The mo
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import itemgetter
 
 from model.io import CONFLICT, NOT_FOUND, OK, PRECONDITION_FAILED, PUT, TIMED_OUT
 
@@ -56,7 +57,7 @@ from history import History, Violation
 from history.record import MONO_SLEW_PPM
 
 from .converge import claim
-from .facts import Facts, facts, merge_windows, minus
+from .facts import Facts, facts, keyed, merge_windows, minus
 from .pending_entries import PENDING_AT_ONCE  # BD-2's cap, the checkers' own statement
 from .registry import Context, invariant, margin, once, point
 
@@ -110,10 +111,8 @@ class _Io:
         self.puts: dict[tuple[int, str], list[tuple[int, str, str, int, int]]] = {}  # -> (sent, state, status,
         #                                                                           answered at, event)
         self.reads: dict[tuple[int, str], list[tuple[int, str, str, int]]] = {}  # -> (sent, status, state, event)
-        for i in history.of_kind("record_reply"):
+        for i in keyed(history, OWNERS, "record_reply"):
             t, p, _kind, f = events[i]
-            if not str.startswith(f.key, OWNERS):
-                continue
             k = (p, f.key)
             self.sends.setdefault(k, []).append(f.sent_ms)
             if f.status == OK and str.startswith(f.state, "held "):
@@ -246,7 +245,7 @@ def known_own_lease(history: History) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     learnt: set[int] = set()  # processes that learnt a live write of their own landed
     reread: dict[int, int] = {}  # proc -> the answer of its failed lease write its next read re-reads after
-    for i in history.of_kind("record_reply"):
+    for i in keyed(history, "nodes/", "record_reply"):
         t, q, _kind, f = events[i]
         if q < 0 or f.key != "nodes/" + procs[q].node_id:
             continue
@@ -323,10 +322,8 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
     # --- the records, interval by interval ---------------------------------------------------------
     intervals: list[tuple[str, int, int, int]] = []  # (key, landed at, until, apply event)
     current: dict[str, tuple[int, int]] = {}  # key -> (landed at, apply event) of a record naming someone
-    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+    for i in keyed(history, OWNERS, "apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if not str.startswith(f.key, OWNERS):
-            continue
         cur = current.pop(f.key, None)
         if cur is not None:
             intervals.append((f.key, cur[0], t, cur[1]))
@@ -334,7 +331,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None]:
             current[f.key] = (t, i)
     for key, (t, i) in current.items():
         intervals.append((key, t, end, i))
-    intervals.sort(key=lambda x: (x[1], x[0]))
+    intervals.sort(key=itemgetter(1, 0))  # (landed at, key)
 
     for key, t_r, until, a_ev in intervals:
         f = events[a_ev].fields

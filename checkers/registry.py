@@ -33,7 +33,7 @@ from typing import Any, Callable
 
 from history import History, Violation
 
-from .facts import Facts
+from .facts import Facts, keyed
 
 INVARIANT_KINDS = ("safety", "liveness")
 _ID = re.compile(r"[A-Z]+-[0-9]+$")  # INV-7, LEASE-1, NL-11 (docs/protocol.md's ids, and checkers' own families)
@@ -119,9 +119,10 @@ class Margin:
 class Context:
     """One history as the coverage points read it. `scan(f)` is `f(self)`, computed once per history;
     `faults(what)` and `writes(prefix)` are the indices of the faults of a kind and of the applied
-    writes under a key prefix, in order (each one pass over the history for every kind or prefix)."""
+    writes under a key prefix, in order (each one pass over the history for every kind or prefix; the
+    writes are facts.keyed's index, which the checkers share)."""
 
-    __slots__ = ("history", "facts", "params", "_scans", "_faults", "_writes")
+    __slots__ = ("history", "facts", "params", "_scans", "_faults")
 
     def __init__(self, history: History, fx: Facts) -> None:
         self.history = history
@@ -129,7 +130,6 @@ class Context:
         self.params = fx.params
         self._scans: dict = {}
         self._faults: dict[str, list[int]] | None = None
-        self._writes: dict[str, list[int]] | None = None
 
     def scan(self, f: Callable[["Context"], Any]) -> Any:
         try:
@@ -150,14 +150,7 @@ class Context:
 
     def writes(self, prefix: str) -> list[int]:
         """`prefix`: a key's first part with its slash ("nodes/", "owners/", "leases/", "wal/")."""
-        by_prefix = self._writes
-        if by_prefix is None:
-            by_prefix = self._writes = {}
-            events = self.history.events
-            for i in self.history.of_kind("apply"):
-                key = events[i].fields.key
-                by_prefix.setdefault(key[:key.find("/") + 1], []).append(i)
-        return by_prefix.get(prefix, [])
+        return keyed(self.history, prefix, "apply")
 
 
 _invariants: dict[str, Invariant] = {}

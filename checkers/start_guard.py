@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from history import History, Violation
 
-from .facts import Facts, facts, sent_ms
+from .facts import Facts, facts, keyed, sent_ms
 from .lease import start_writes
 from .registry import Context, invariant, margin, once, point
 
@@ -107,8 +107,7 @@ def _judge(history: History, fx: Facts) -> tuple[list[Violation], int | None, in
         what = "start guard passed" if g_event != first.event else "first node-lease write was sent"
         # the guard's last round read every key at some instant of its last R ms: LIST, then one GET
         # per key, each within an attempt timeout, half a period after the round before
-        keys = len({events[k].fields.key for k in history.of_kind("apply")
-                    if str.startswith(events[k].fields.key, "nodes/")})
+        keys = len({events[k].fields.key for k in keyed(history, "nodes/", "apply")})
         window = p.heartbeat_period_ms // 2 + (keys + 1) * p.attempt_timeout_ms
         shown = False
         # the keys its listings of nodes/ answered within that span showed (the world's record; None: it

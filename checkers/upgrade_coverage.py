@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .facts import sent_ms
+from .facts import keyed, sent_ms
 from .registry import Context, point
 
 LOST_OR_FAILED = ("request_lost", "fail_fast", "reply_lost")
@@ -103,10 +103,8 @@ def _races(c: Context) -> _Races:
     # each version of an old heartbeat: (key, applied at, written_at on its writer's clock, replaced at)
     versions: list[list] = []
     current: dict[str, list] = {}
-    for i in history.of_kind("apply", "fault_delete", "fault_put"):
+    for i in keyed(history, "nodes/", "apply", "fault_delete", "fault_put"):
         t, q, kind, f = events[i]
-        if not str.startswith(f.key, "nodes/"):
-            continue
         old = current.pop(f.key, None)
         if old is not None:
             old[3] = t
