@@ -233,6 +233,17 @@ def test_f3_the_kept_plan_passes_strict_only_under_the_variant():
     assert variant(F3).plans == (F3_PLAN,)
 
 
+def test_f3_the_variant_also_ends_the_form_with_two_unanswered_writes():
+    """Seed 13963's plan (NL-7, INV-10: two writes of the check unanswered, the second's object fenced, the
+    fence deleted and the absent object fenced by the operator): INV-10 under the correct model; under the
+    variant NL-9's re-read after the first write's timeout finds no object, not the instance's own write, so
+    the instance exits and its restart takes a new one. Not in the variant's recorded plans (its verdicts
+    were recorded before this form was kept)."""
+    plan = "tests/plans/f3-check-writes-lost-then-deleted.json"
+    assert run_plans("correct", [plan]) == {plan: ["INV-10"]}
+    assert run_plans(F3, [plan]) == {plan: []}
+
+
 # --- what the variant must not change ------------------------------------------------------------------
 
 
