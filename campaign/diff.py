@@ -141,10 +141,11 @@ def compare(old: dict, new: dict, coverage_tol: float = COVERAGE_TOL_PP, margin_
     change beyond its tolerance; empty: nothing got worse)."""
     from checkers.confidence import apart, clopper_pearson, precedence_p  # (the command line imports no checker)
     from checkers.paired import finding_seeds, findings_paired, less_often, more_often
+    from history.record import hash_version
 
     worse: list[str] = []
     warnings = list(warnings or [])
-    versions = (old.get("hash_version", 1), new.get("hash_version", 1))  # (history/record.py: absent, JSON's)
+    versions = (hash_version(old), hash_version(new))
     if versions[0] != versions[1]:
         warnings.append(f"the reports' history hashes are of two encodings (hash_version {versions[0]} and "
                         f"{versions[1]}): their digests differ whether the runs do or not")

@@ -493,15 +493,16 @@ def merge_reports(reports: list[dict], report_path: str) -> dict:
     the same digest, counts, failures, coverage and distributions. Raises UsageError if they are
     not the slices of one campaign."""
     from checkers.coverage import missed as missed_points
+    from history.record import hash_version
 
     if not reports:
         raise UsageError("merge needs at least one report")
     parts = sorted(reports, key=lambda r: r["seeds"]["start"])
     first = parts[0]
     for r in parts:
-        if r.get("hash_version", 1) != first.get("hash_version", 1):
+        if hash_version(r) != hash_version(first):
             raise UsageError(f"the reports' history hashes are of different encodings (hash_version "
-                             f"{first.get('hash_version', 1)} and {r.get('hash_version', 1)}): one was written by an "
+                             f"{hash_version(first)} and {hash_version(r)}): one was written by an "
                              f"older tool; run its seeds again with this one")
         for key in ("world", "model", "scenario", "params", "strict"):
             if r.get(key) != first.get(key):

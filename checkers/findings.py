@@ -512,20 +512,24 @@ def _check_reads(history: History, p: int, after: int, until: int) -> list[tuple
     return out
 
 
+def _unanswered_writes(history: History, p: int, until: int) -> list:
+    """p's live writes that landed by true time `until`, if p never learnt of any of them (no answer delivered
+    to it showed one: each sent it back to its start check keeping its instance, NL-7); [] otherwise."""
+    writes = [w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= until]
+    return writes if all(_unacknowledged(history, p, w) for w in writes) else []
+
+
 def _in_its_check(history: History, p: int, fence: int):
     """Process p was back in its start check when the fence (event `fence`) landed over the object of
-    its last live write before it, and p never learnt of any of those writes (no answer delivered to it
-    showed one: NL-7 keeps its instance, and each failed write sends it back to the check). One write (the
-    late first write after its check), or more (each write of the check the same fate, seed 13963 of the
-    20,000-seed sweep with the pause draw: two writes whose answers were lost, then a third, sent from the
-    check, met the fence and its 412 came too late). Returns that last write (the one the fence replaced),
-    or None."""
+    its last live write before it, and p never learnt of any of those writes. One write (the late first
+    write after its check), or more (seed 13963 of the 20,000-seed sweep with the pause draw: two writes of
+    the check whose answers never came, then a third met the fence and its 412 came too late). Returns that
+    last write (the one the fence replaced), or None."""
     events = history.events
-    t_fence = events[fence].t_ms
-    writes = [w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= t_fence]
+    writes = _unanswered_writes(history, p, events[fence].t_ms)
     if not writes or events[fence].fields.prev_state != events[writes[-1].event].fields.state:
         return None
-    return writes[-1] if all(_unacknowledged(history, p, w) for w in writes) else None
+    return writes[-1]
 
 
 def _met_in_its_check(history: History, j: int):
@@ -535,10 +539,9 @@ def _met_in_its_check(history: History, j: int):
     replaced the object one of them left (p's own late write, fenced by a peer or the operator). Returns
     (the fence's event, p's write it replaced), or None."""
     events = history.events
-    t, p, _kind, f = events[j]
-    sent = sent_ms(events[j])
-    writes = [w for w in facts(history).live_writes.get(p, ()) if w.applied_ms <= sent]
-    if not writes or not all(_unacknowledged(history, p, w) for w in writes):
+    _t, p, _kind, f = events[j]
+    writes = _unanswered_writes(history, p, sent_ms(events[j]))
+    if not writes:
         return None
     fence = next((i for i in reversed(history.of_kind("apply")) if i < j and events[i].fields.key == f.key), None)
     if fence is None or events[fence].fields.state != f.met:
@@ -549,7 +552,8 @@ def _met_in_its_check(history: History, j: int):
 
 def _f3_cause(history: History, p: int, w, key: str, fence: int, gone_at: int) -> tuple:
     """F-3's cause as the plan holds it: the fate that kept p from learning that the write the fence replaced
-    landed (late, its reply lost or slowed), and what took the fence away (the mistaken delete, or the twin that wrote over it)."""
+    landed (late, its reply lost or slowed), and what took the fence away (the mistaken delete, or the twin
+    that wrote over it)."""
     pr = history.processes[p]
     events = history.events
     node = key[len("nodes/"):]
@@ -956,8 +960,8 @@ FINDINGS: tuple[Finding, ...] = (
             "instance writes only after its start check waited ttl plus grace, so once i's object was replaced i "
             "can no longer write.' With a mistaken delete (section 2: 'deleted anyway') or a twin replacing the "
             "fence, the instance whose late first write (or a later write of its check, none of them answered) was "
-            "fenced never reads its fence and writes again under the fenced instance. It held nothing meanwhile (it never had a valid lease), so no record it names "
-            "was freed under it.",
+            "fenced never reads its fence and writes again under the fenced instance. It held nothing meanwhile "
+            "(it never had a valid lease), so no record it names was freed under it.",
         reproduction="tests/checkers/test_findings.py::test_f3_a_fence_gone_before_the_check_read_it_lets_its_instance_write_again",
         chain=_fence_gone_before_read,
     ),

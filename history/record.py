@@ -36,7 +36,7 @@ def check_hash_version(doc: dict, what: str) -> None:
     one this tool computes: UsageError otherwise (a file written by a newer tool)."""
     from house.errors import UsageError
 
-    v = doc.get("hash_version", 1)
+    v = hash_version(doc)
     if not isinstance(v, int) or isinstance(v, bool) or v not in HASH_VERSIONS:
         raise UsageError(f"{what} holds history hashes of an encoding this tool does not know (hash_version "
                          f"{v!r}; it knows {', '.join(map(str, HASH_VERSIONS))}): written by a newer tool?")
